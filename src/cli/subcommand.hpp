@@ -1,0 +1,37 @@
+// Subcommand registry: each src/cli/cmd_*.cpp registers itself with CB_REGISTER_SUBCOMMAND, so
+// adding a subcommand is one new file (no switch, no edit of main.cpp). The CLI sources are
+// compiled straight into the executable, so static registration is never dropped by the linker.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace collbench::cli {
+
+// Called once the command line is parsed; returns the process exit code.
+using Action = std::function<int()>;
+
+struct Subcommand {
+  std::string name;
+  std::string description;
+  int order;  // position in --help
+  // Declares options on `app` (already created with name and description) and returns the
+  // action to run when this subcommand is chosen.
+  std::function<Action(CLI::App& app)> setup;
+};
+
+std::vector<Subcommand>& subcommand_registry();
+
+struct SubcommandRegistrar {
+  explicit SubcommandRegistrar(Subcommand sub) { subcommand_registry().push_back(std::move(sub)); }
+};
+
+}  // namespace collbench::cli
+
+#define CB_CLI_CONCAT2(a, b) a##b
+#define CB_CLI_CONCAT(a, b) CB_CLI_CONCAT2(a, b)
+#define CB_REGISTER_SUBCOMMAND(...) \
+  static const ::collbench::cli::SubcommandRegistrar CB_CLI_CONCAT(cb_subcommand_, __LINE__){__VA_ARGS__}

@@ -1,0 +1,83 @@
+// Backend interfaces: memory, communicators and timers, with no MPI/CUDA/NCCL header.
+// A backend is chosen by name from a registry (backend_registry.hpp); the collectives
+// (collbench/coll) call only these interfaces.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collbench/core/dtype.hpp"
+#include "collbench/core/redop.hpp"
+
+namespace collbench::backend {
+
+// A buffer owned by a backend (host memory for MPI, device memory for NCCL). RAII.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  [[nodiscard]] virtual void* data() = 0;
+  [[nodiscard]] virtual std::size_t bytes() const = 0;
+};
+
+// One communicator (all ranks, or one domain). Counts are in elements.
+// In-place conventions: allreduce/alltoall: send == recv. allgather: send == recv + rank*sendcount.
+// reduce_scatter: send == recv (the full n*recvcount input); the result lands at element
+// offset reduce_scatter_in_place_offset(recvcount).
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int size() const = 0;
+
+  virtual void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) = 0;
+  virtual void reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype, Redop redop) = 0;
+  [[nodiscard]] virtual std::size_t reduce_scatter_in_place_offset(std::size_t recvcount) const = 0;
+  virtual void allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) = 0;
+  virtual void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) = 0;
+  // Counts and displacements in elements, one entry per peer.
+  virtual void alltoallv(const void* send, std::span<const std::size_t> send_counts,
+                         std::span<const std::size_t> send_displs, void* recv,
+                         std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                         Dtype dtype) = 0;
+  virtual void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) = 0;
+  virtual void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count,
+                        Dtype dtype) = 0;
+  virtual void barrier() = 0;
+  // Waits until every operation issued so far has completed (GPU: the stream).
+  virtual void synchronize() {}
+  // The algorithm the library reported for the last operation, when it says.
+  [[nodiscard]] virtual std::string algo_used() const { return {}; }
+};
+
+// Per-iteration timer. start(): the common start after the barrier; enter(): this rank enters
+// the collective (after any injected delay); stop(): the collective completed on this rank.
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start() = 0;
+  virtual void enter() = 0;
+  virtual void stop() = 0;
+  [[nodiscard]] virtual double total_us() = 0;   // stop - start
+  [[nodiscard]] virtual double inside_us() = 0;  // stop - enter
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  [[nodiscard]] virtual std::string name() const = 0;
+  [[nodiscard]] virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  virtual void upload(Buffer& dst, const void* host, std::size_t bytes) = 0;
+  virtual void download(void* host, Buffer& src, std::size_t bytes) = 0;
+  // Communicator over all ranks, and one per domain (ranks with the same color).
+  [[nodiscard]] virtual std::unique_ptr<Comm> world() = 0;
+  [[nodiscard]] virtual std::unique_ptr<Comm> split(int color, int key) = 0;
+  [[nodiscard]] virtual std::unique_ptr<Timer> timer() = 0;
+  // Library versions and settings for the run header ("mpi_library", "nccl_version", ...).
+  [[nodiscard]] virtual std::map<std::string, std::string> provenance() const = 0;
+};
+
+}  // namespace collbench::backend

@@ -1,0 +1,295 @@
+// MPI backend implementation.
+#include "collbench/backend/mpi/mpi_backend.hpp"
+
+#include <sched.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "collbench/backend/mpi/mpi_check.hpp"
+#include "collbench/backend/mpi/mpi_types.hpp"
+
+namespace collbench::backend {
+
+void throw_mpi_error(int code, const char* call, const char* file, int line) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  throw RuntimeFailure(fmt::format("{}:{}: {} failed: {}", file, line, call, text));
+}
+
+MpiCommHandle& MpiCommHandle::operator=(MpiCommHandle&& other) noexcept {
+  if (this != &other) {
+    MpiCommHandle old(release());
+    comm_ = other.release();
+  }
+  return *this;
+}
+
+MpiCommHandle::~MpiCommHandle() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_ != MPI_COMM_NULL && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_SELF && !finalized) {
+    MPI_Comm_free(&comm_);
+  }
+}
+
+MPI_Comm MpiCommHandle::release() {
+  MPI_Comm c = comm_;
+  comm_ = MPI_COMM_NULL;
+  return c;
+}
+
+void mpi_wait(MPI_Request& request, Progress progress) {
+  if (progress == Progress::spin) {
+    CB_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    return;
+  }
+  int done = 0;
+  for (;;) {
+    CB_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done != 0) return;
+    sched_yield();
+  }
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<std::size_t>(len));
+  if (const auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+namespace {
+
+int to_int_count(std::size_t count) {
+  if (count > static_cast<std::size_t>(INT_MAX)) {
+    throw InputError(fmt::format(
+        "message of {} elements exceeds MPI's int count limit ({}); use a smaller size or a wider dtype", count,
+        INT_MAX));
+  }
+  return static_cast<int>(count);
+}
+
+std::vector<int> to_int_counts(std::span<const std::size_t> counts) {
+  std::vector<int> out(counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) out[i] = to_int_count(counts[i]);
+  return out;
+}
+
+class HostBuffer final : public Buffer {
+ public:
+  explicit HostBuffer(std::size_t bytes) : bytes_(bytes) {
+    // 64-byte alignment, at least one cache line so data() is never null.
+    const std::size_t alloc = ((bytes + 63) / 64) * 64 + 64;
+    data_ = std::aligned_alloc(64, alloc);
+    if (data_ == nullptr) throw RuntimeFailure(fmt::format("cannot allocate {} bytes of host memory", bytes));
+    std::memset(data_, 0, alloc);
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer() override { std::free(data_); }
+  void* data() override { return data_; }
+  [[nodiscard]] std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_;
+};
+
+class MpiComm final : public Comm {
+ public:
+  MpiComm(MpiCommHandle comm, Progress progress) : comm_(std::move(comm)), progress_(progress) {
+    CB_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
+    CB_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
+  }
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int size() const override { return size_; }
+
+  void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
+    const void* s = send == recv ? MPI_IN_PLACE : send;
+    const int n = to_int_count(count);
+    if (progress_ == Progress::spin) {
+      CB_CHECK_MPI(MPI_Allreduce(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Iallreduce(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get(), &req));
+    mpi_wait(req, progress_);
+  }
+
+  void reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype, Redop redop) override {
+    const void* s = send == recv ? MPI_IN_PLACE : send;
+    const int n = to_int_count(recvcount);
+    to_int_count(recvcount * static_cast<std::size_t>(size_));
+    if (progress_ == Progress::spin) {
+      CB_CHECK_MPI(MPI_Reduce_scatter_block(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(
+        MPI_Ireduce_scatter_block(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get(), &req));
+    mpi_wait(req, progress_);
+  }
+
+  // MPI_IN_PLACE reduce_scatter_block leaves this rank's block at the start of the buffer.
+  [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t /*recvcount*/) const override { return 0; }
+
+  void allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) override {
+    const auto elem = dtype_size(dtype);
+    const bool in_place = static_cast<const char*>(send) ==
+                          static_cast<const char*>(recv) + static_cast<std::size_t>(rank_) * sendcount * elem;
+    const void* s = in_place ? MPI_IN_PLACE : send;
+    const int n = to_int_count(sendcount);
+    to_int_count(sendcount * static_cast<std::size_t>(size_));
+    const MPI_Datatype dt = mpi_datatype(dtype);
+    if (progress_ == Progress::spin) {
+      CB_CHECK_MPI(MPI_Allgather(s, n, dt, recv, n, dt, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Iallgather(s, n, dt, recv, n, dt, comm_.get(), &req));
+    mpi_wait(req, progress_);
+  }
+
+  void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) override {
+    const void* s = send == recv ? MPI_IN_PLACE : send;
+    const int n = to_int_count(count_per_peer);
+    const MPI_Datatype dt = mpi_datatype(dtype);
+    if (progress_ == Progress::spin) {
+      CB_CHECK_MPI(MPI_Alltoall(s, n, dt, recv, n, dt, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ialltoall(s, n, dt, recv, n, dt, comm_.get(), &req));
+    mpi_wait(req, progress_);
+  }
+
+  void alltoallv(const void* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
+                 void* recv, std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                 Dtype dtype) override {
+    const auto sc = to_int_counts(send_counts);
+    const auto sd = to_int_counts(send_displs);
+    const auto rc = to_int_counts(recv_counts);
+    const auto rd = to_int_counts(recv_displs);
+    const MPI_Datatype dt = mpi_datatype(dtype);
+    if (progress_ == Progress::spin) {
+      CB_CHECK_MPI(MPI_Alltoallv(send, sc.data(), sd.data(), dt, recv, rc.data(), rd.data(), dt, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ialltoallv(send, sc.data(), sd.data(), dt, recv, rc.data(), rd.data(), dt, comm_.get(), &req));
+    mpi_wait(req, progress_);
+  }
+
+  void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) override {
+    // Out-of-place semantics as NCCL: the root's send buffer ends up in every recv buffer.
+    if (rank_ == root && send != recv) std::memcpy(recv, send, count * dtype_size(dtype));
+    const int n = to_int_count(count);
+    if (progress_ == Progress::spin) {
+      CB_CHECK_MPI(MPI_Bcast(recv, n, mpi_datatype(dtype), root, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ibcast(recv, n, mpi_datatype(dtype), root, comm_.get(), &req));
+    mpi_wait(req, progress_);
+  }
+
+  void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count, Dtype dtype) override {
+    const int n = to_int_count(count);
+    const MPI_Datatype dt = mpi_datatype(dtype);
+    constexpr int kTag = 7301;
+    if (progress_ == Progress::spin) {
+      CB_CHECK_MPI(MPI_Sendrecv(send, n, dt, send_peer, kTag, recv, n, dt, recv_peer, kTag, comm_.get(),
+                                MPI_STATUS_IGNORE));
+      return;
+    }
+    MPI_Request reqs[2];
+    CB_CHECK_MPI(MPI_Irecv(recv, n, dt, recv_peer, kTag, comm_.get(), &reqs[0]));
+    CB_CHECK_MPI(MPI_Isend(send, n, dt, send_peer, kTag, comm_.get(), &reqs[1]));
+    mpi_wait(reqs[0], progress_);
+    mpi_wait(reqs[1], progress_);
+  }
+
+  void barrier() override {
+    if (progress_ == Progress::spin) {
+      CB_CHECK_MPI(MPI_Barrier(comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ibarrier(comm_.get(), &req));
+    mpi_wait(req, progress_);
+  }
+
+ private:
+  MpiCommHandle comm_;
+  Progress progress_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+class WallTimer final : public Timer {
+ public:
+  void start() override { start_ = MPI_Wtime(); }
+  void enter() override { enter_ = MPI_Wtime(); }
+  void stop() override { stop_ = MPI_Wtime(); }
+  [[nodiscard]] double total_us() override { return (stop_ - start_) * 1e6; }
+  [[nodiscard]] double inside_us() override { return (stop_ - enter_) * 1e6; }
+
+ private:
+  double start_ = 0, enter_ = 0, stop_ = 0;
+};
+
+class MpiBackend final : public Backend {
+ public:
+  explicit MpiBackend(const BackendOptions& options) : options_(options) {
+    if (options.buffers != "host" && options.buffers != "plain") {
+      throw InputError("--buffers " + options.buffers +
+                       " is not available on the mpi backend (host memory only); accepted: host");
+    }
+  }
+  [[nodiscard]] std::string name() const override { return "mpi"; }
+  [[nodiscard]] std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
+    return std::make_unique<HostBuffer>(bytes);
+  }
+  void upload(Buffer& dst, const void* host, std::size_t bytes) override { std::memcpy(dst.data(), host, bytes); }
+  void download(void* host, Buffer& src, std::size_t bytes) override { std::memcpy(host, src.data(), bytes); }
+
+  [[nodiscard]] std::unique_ptr<Comm> world() override {
+    MPI_Comm dup = MPI_COMM_NULL;
+    CB_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    return std::make_unique<MpiComm>(MpiCommHandle(dup), options_.progress);
+  }
+  [[nodiscard]] std::unique_ptr<Comm> split(int color, int key) override {
+    MPI_Comm sub = MPI_COMM_NULL;
+    CB_CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &sub));
+    return std::make_unique<MpiComm>(MpiCommHandle(sub), options_.progress);
+  }
+  [[nodiscard]] std::unique_ptr<Timer> timer() override { return std::make_unique<WallTimer>(); }
+  [[nodiscard]] std::map<std::string, std::string> provenance() const override {
+    int major = 0;
+    int minor = 0;
+    MPI_Get_version(&major, &minor);
+    return {{"mpi_library", mpi_library_version()},
+            {"mpi_standard", fmt::format("{}.{}", major, minor)},
+            {"progress", options_.progress == Progress::spin ? "spin" : "yield"}};
+  }
+
+ private:
+  BackendOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_mpi_backend(const BackendOptions& options) {
+  return std::make_unique<MpiBackend>(options);
+}
+
+}  // namespace collbench::backend

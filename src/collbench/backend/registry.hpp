@@ -1,0 +1,32 @@
+// Backend registry: name -> factory. `mpi` is always built; `nccl` when the binary was built
+// with CUDA (COLLBENCH_WITH_CUDA). Asking for a backend this binary or machine cannot serve
+// is an InputError (exit 2) that says why.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collbench/backend/backend.hpp"
+
+namespace collbench::backend {
+
+enum class Progress { spin, yield };
+
+struct BackendOptions {
+  Progress progress = Progress::spin;
+  std::string buffers = "host";  // host (mpi); plain | registered | symmetric (nccl)
+  std::string algo = "auto";
+};
+
+struct BackendEntry {
+  std::string name;
+  std::string description;
+  bool built;
+  std::unique_ptr<Backend> (*make)(const BackendOptions&);
+};
+
+const std::vector<BackendEntry>& backend_registry();
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);
+
+}  // namespace collbench::backend
