@@ -1,4 +1,119 @@
-// collbench entry point: builds the subcommand tree from the registry and maps errors to exit
-// codes (INTERFACES.md section 4).
+// collbench entry point: builds the subcommand tree from the registry, initialises MPI only for
+// subcommands that measure, and maps errors to the exit codes of INTERFACES.md section 4.
+#include <mpi.h>
+
+#include <algorithm>
 #include <cstdio>
-int main() { std::puts("collbench"); return 0; }
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/common_options.hpp"
+#include "cli/subcommand.hpp"
+#include "collbench/core/build_info.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/run/session.hpp"
+
+namespace collbench::cli {
+
+std::vector<Subcommand>& subcommand_registry() {
+  static std::vector<Subcommand> registry;
+  return registry;
+}
+
+}  // namespace collbench::cli
+
+namespace {
+
+int world_rank() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (initialized == 0 || finalized != 0) return 0;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+void print_error(const std::string& message) {
+  if (world_rank() == 0) std::fprintf(stderr, "collbench: error: %s\n", message.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace collbench;
+  cli::process_argv().assign(argv, argv + argc);
+  CLI::App app{"collbench: collective-communication benchmarks for GPU clusters (MPI on CPU, NCCL on GPU)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("collbench {} (git {}; backends: {})", build::kVersion,
+                                                build::kGitSha, build::kBackends));
+  app.footer(
+      "Examples:\n"
+      "  mpiexec -n 2 collbench run allreduce -b 8 -e 128M -f 2\n"
+      "  mpiexec -n 4 collbench sweep profiles/sweeps/cpu-smoke.yaml --out results/smoke.jsonl\n"
+      "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 aborted, 4 nothing comparable.");
+
+  auto& registry = cli::subcommand_registry();
+  std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  std::vector<std::pair<CLI::App*, const cli::Subcommand*>> subs;
+  std::vector<cli::Action> actions(registry.size());
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    CLI::App* sub = app.add_subcommand(registry[i].name, registry[i].description);
+    actions[i] = registry[i].setup(*sub);
+    subs.emplace_back(sub, &registry[i]);
+  }
+
+  // An unknown first word gets the list of subcommands and a suggestion, not CLI11's generic text.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto& sub : registry) names.push_back(sub.name);
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      print_error(unknown_name_message("command", argv[1], names));
+      return static_cast<int>(ExitCode::bad_input);
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(fmt::format("{} (run 'collbench --help' or 'collbench <command> --help')", e.what()));
+    return static_cast<int>(ExitCode::bad_input);
+  } catch (const Error& e) {
+    print_error(e.what());
+    return static_cast<int>(e.code());
+  }
+
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    if (!subs[i].first->parsed()) continue;
+    std::unique_ptr<run::MpiSession> session;
+    try {
+      if (subs[i].second->needs_mpi) session = std::make_unique<run::MpiSession>(&argc, &argv);
+      return actions[i]();
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::bad_input) {
+        // Input errors are detected identically on every rank (or agreed through rank 0):
+        // one message, and an orderly exit on every rank.
+        print_error(e.what());
+        return static_cast<int>(e.code());
+      }
+      // A run-time failure may be local to this rank: abort the job so no rank waits forever.
+      std::fprintf(stderr, "collbench: error (rank %d): %s\n", world_rank(), e.what());
+      if (session) MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
+      return static_cast<int>(e.code());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "collbench: internal error (rank %d): %s\n", world_rank(), e.what());
+      if (session) MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::aborted));
+      return static_cast<int>(ExitCode::aborted);
+    }
+  }
+  return static_cast<int>(ExitCode::bad_input);
+}

@@ -21,6 +21,7 @@ struct Subcommand {
   // Declares options on `app` (already created with name and description) and returns the
   // action to run when this subcommand is chosen.
   std::function<Action(CLI::App& app)> setup;
+  bool needs_mpi = false;  // main initialises MPI before the action (run under mpiexec)
 };
 
 std::vector<Subcommand>& subcommand_registry();

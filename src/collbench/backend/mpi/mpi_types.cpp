@@ -4,7 +4,6 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/core/minifloat.hpp"
@@ -41,10 +40,13 @@ void soft_reduce(void* in, void* inout, int* len, MPI_Datatype* dt) {
   }
 }
 
+SoftTypes g_types;
+bool g_created = false;
+
 SoftTypes& soft_types() {
-  static SoftTypes types;
-  static std::once_flag once;
-  std::call_once(once, [] {
+  SoftTypes& types = g_types;
+  if (!g_created) {
+    g_created = true;
     CB_CHECK_MPI(MPI_Type_dup(MPI_UINT16_T, &types.bf16));
     CB_CHECK_MPI(MPI_Type_dup(MPI_UINT16_T, &types.fp16));
     CB_CHECK_MPI(MPI_Type_dup(MPI_UINT8_T, &types.e4m3));
@@ -53,7 +55,7 @@ SoftTypes& soft_types() {
     CB_CHECK_MPI(MPI_Op_create(&soft_reduce<Redop::prod>, 1, &types.ops[1]));
     CB_CHECK_MPI(MPI_Op_create(&soft_reduce<Redop::min>, 1, &types.ops[2]));
     CB_CHECK_MPI(MPI_Op_create(&soft_reduce<Redop::max>, 1, &types.ops[3]));
-  });
+  }
   return types;
 }
 
@@ -63,6 +65,17 @@ bool is_soft(Dtype dtype) {
 }
 
 }  // namespace
+
+void free_mpi_types() {
+  if (!g_created) return;
+  for (MPI_Datatype* t : {&g_types.bf16, &g_types.fp16, &g_types.e4m3, &g_types.e5m2}) {
+    if (*t != MPI_DATATYPE_NULL) MPI_Type_free(t);
+  }
+  for (auto& op : g_types.ops) {
+    if (op != MPI_OP_NULL) MPI_Op_free(&op);
+  }
+  g_created = false;
+}
 
 MPI_Datatype mpi_datatype(Dtype dtype) {
   switch (dtype) {

@@ -14,4 +14,7 @@ namespace collbench::backend {
 MPI_Datatype mpi_datatype(Dtype dtype);
 MPI_Op mpi_op(Redop redop, Dtype dtype);
 
+// Frees the derived types and user ops (call before MPI_Finalize; safe if never created).
+void free_mpi_types();
+
 }  // namespace collbench::backend

@@ -1,0 +1,58 @@
+// An independent reference for harness overhead: the few lines any MPI benchmark has (barrier,
+// one call, MPI_Wtime, max over ranks, median). Uses none of collbench's code on purpose.
+//   mpiexec -n 2 bare_mpi allreduce|alltoall ITERS WARMUP BYTES...
+// prints "BYTES P50_US" per size.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 5) {
+    if (rank == 0) std::fprintf(stderr, "usage: bare_mpi allreduce|alltoall ITERS WARMUP BYTES...\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const bool alltoall = std::strcmp(argv[1], "alltoall") == 0;
+  const int iters = std::atoi(argv[2]);
+  const int warmup = std::atoi(argv[3]);
+  for (int a = 4; a < argc; ++a) {
+    const long bytes = std::atol(argv[a]);
+    const int count = static_cast<int>(bytes / 4);  // float32
+    std::vector<float> send(static_cast<std::size_t>(std::max(count, 1)), 1.0f);
+    std::vector<float> recv(send.size(), 0.0f);
+    auto op = [&] {
+      if (alltoall) {
+        MPI_Alltoall(send.data(), count / size, MPI_FLOAT, recv.data(), count / size, MPI_FLOAT, MPI_COMM_WORLD);
+      } else {
+        MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      }
+    };
+    for (int i = 0; i < warmup; ++i) op();
+    std::vector<double> local(static_cast<std::size_t>(iters));
+    for (int i = 0; i < iters; ++i) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      op();
+      local[static_cast<std::size_t>(i)] = (MPI_Wtime() - t0) * 1e6;
+    }
+    std::vector<double> worst(local.size());
+    MPI_Reduce(local.data(), worst.data(), iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      std::sort(worst.begin(), worst.end());
+      const double p50 = iters % 2 ? worst[static_cast<std::size_t>(iters / 2)]
+                                   : (worst[static_cast<std::size_t>(iters / 2 - 1)] + worst[static_cast<std::size_t>(iters / 2)]) / 2;
+      std::printf("%ld %.4f\n", bytes, p50);
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}

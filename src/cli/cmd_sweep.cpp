@@ -1,0 +1,79 @@
+// `collbench sweep FILE`: a YAML suite of cases (INTERFACES.md section 5); --dry-run prints the
+// cases, an estimated run time and the buffer memory per rank without running.
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/common_options.hpp"
+#include "cli/subcommand.hpp"
+#include "collbench/coll/collective.hpp"
+#include "collbench/core/units.hpp"
+
+namespace collbench::cli {
+namespace {
+
+struct SweepFlags {
+  std::string file;
+  bool dry_run = false;
+  int assume_ranks = 2;
+  StopFlags stop;
+  PlacementFlags placement;
+  OutputFlags output;
+};
+
+void print_dry_run(const plan::Sweep& sweep, int num_ranks) {
+  std::printf("# sweep '%s' from %s: %zu case(s)%s\n", sweep.name.c_str(), sweep.source.c_str(), sweep.cases.size(),
+              sweep.system ? fmt::format(", system {}", *sweep.system).c_str() : "");
+  std::printf("#%4s %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12s\n", "idx", "collective", "bytes", "dtype", "redop",
+              "algo", "scope", "place", "timing", "max time(s)");
+  double total_s = 0.0;
+  std::uint64_t peak_bytes = 0;
+  for (std::size_t i = 0; i < sweep.cases.size(); ++i) {
+    const auto& c = sweep.cases[i];
+    coll::find_collective(c.collective);
+    // Upper estimate: the time limit, plus verification and warm-up (about one time limit
+    // for tiny cases, negligible for long ones).
+    total_s += c.stop.max_time_s;
+    peak_bytes = std::max(peak_bytes, plan::estimated_buffer_bytes(c, num_ranks));
+    std::printf(" %4zu %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12.3g\n", i, c.collective.c_str(),
+                format_bytes(c.bytes).c_str(), std::string(to_string(c.dtype)).c_str(),
+                std::string(to_string(c.redop)).c_str(), c.algo.c_str(), std::string(to_string(c.scope)).c_str(),
+                c.in_place ? "in" : "out", std::string(to_string(c.timing)).c_str(), c.stop.max_time_s);
+  }
+  std::printf("# estimated run time: at most %.1f s (sum of per-case --max-time; adaptive stopping usually ends sooner)\n",
+              total_s);
+  std::printf("# buffer memory per rank: at most %s (largest case, %d ranks assumed)\n", format_bytes(peak_bytes).c_str(),
+              num_ranks);
+}
+
+Action setup(CLI::App& app) {
+  auto f = std::make_shared<SweepFlags>();
+  app.add_option("file", f->file, "Sweep file (YAML)")->required();
+  app.add_flag("--dry-run", f->dry_run, "Print the cases, estimated time and memory; run nothing");
+  app.add_option("--assume-ranks", f->assume_ranks, "Rank count for --dry-run estimates")->default_str("2");
+  add_stop_flags(app, *&f->stop, false);
+  add_placement_flags(app, f->placement);
+  add_output_flags(app, f->output);
+  app.footer(
+      "Examples:\n"
+      "  collbench sweep --dry-run profiles/sweeps/cpu-smoke.yaml\n"
+      "  mpiexec -n 4 collbench sweep profiles/sweeps/cpu-smoke.yaml --ranks-per-domain 2 --out results/smoke.jsonl");
+  return [f]() -> int {
+    plan::Sweep sweep = plan::load_sweep_file(f->file);
+    for (auto& c : sweep.cases) apply_stop_flags(f->stop, c);
+    if (f->dry_run) {
+      print_dry_run(sweep, f->assume_ranks);
+      return 0;
+    }
+    run::Runner runner(runner_options(f->output, f->placement, 0));
+    return exit_code_for(runner.run(sweep));
+  };
+}
+
+}  // namespace
+
+// --dry-run needs no MPI, but a sweep does; MPI singleton init is harmless for --dry-run.
+CB_REGISTER_SUBCOMMAND(Subcommand{"sweep", "Run a YAML sweep of many cases (under mpiexec)", 20, &setup, true});
+
+}  // namespace collbench::cli

@@ -1,0 +1,94 @@
+// Shared option declarations.
+#include "cli/common_options.hpp"
+
+#include "collbench/core/error.hpp"
+#include "collbench/core/units.hpp"
+
+namespace collbench::cli {
+
+std::vector<std::string>& process_argv() {
+  static std::vector<std::string> argv;
+  return argv;
+}
+
+void add_output_flags(CLI::App& app, OutputFlags& f) {
+  app.add_option("--out", f.out, "Write JSONL records to FILE (schema collbench.result/1)");
+  app.add_flag("--resume", f.resume, "Continue FILE: skip cases already in it (same configuration only)");
+  app.add_flag("--force", f.force, "Replace a non-empty FILE");
+  app.add_option("--format", f.format, "Console output")
+      ->check(CLI::IsMember({"table", "jsonl", "csv", "none"}))
+      ->default_str("table");
+}
+
+void add_placement_flags(CLI::App& app, PlacementFlags& f) {
+  app.add_option("--ranks-per-domain", f.ranks_per_domain,
+                 "Ranks per scale-up domain (rack-major; the last domain may be partial)");
+  app.add_option("--domain-sizes", f.domain_sizes, "Explicit domain sizes, e.g. 72,72,72,40");
+  app.add_flag("--allow-interleaved", f.allow_interleaved, "Accept domains whose ranks are not contiguous");
+  app.add_option("--progress", f.progress, "MPI progress: auto (yield when ranks exceed cores), spin, yield")
+      ->check(CLI::IsMember({"auto", "spin", "yield"}))
+      ->default_str("auto");
+}
+
+void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
+  app.add_option(short_names ? "-n,--iters" : "--iters", f.iters, "Fixed number of timed iterations (disables adaptive stopping)");
+  app.add_option(short_names ? "-w,--warmup" : "--warmup", f.warmup, "Warm-up iterations");
+  app.add_option("--min-iters", f.min_iters, "Minimum timed iterations");
+  app.add_option("--max-iters", f.max_iters, "Maximum timed iterations");
+  app.add_option("--batch", f.batch, "Operations per sample in --timing pipelined");
+  app.add_option("--max-noise", f.max_noise, "Stop when the median's 95% CI half-width is below this fraction");
+  app.add_option("--min-time", f.min_time, "Minimum timed duration per case (e.g. 50ms)");
+  app.add_option("--max-time", f.max_time, "Maximum timed duration per case (e.g. 2s)");
+}
+
+void apply_stop_flags(const StopFlags& f, plan::Case& c) {
+  if (f.iters) {
+    if (*f.iters < 1) throw InputError("-n/--iters must be at least 1");
+    c.stop.min_iters = c.stop.max_iters = *f.iters;
+    c.stop.min_time_s = 0.0;
+    c.stop.max_time_s = 1e12;
+  }
+  if (f.warmup) {
+    if (*f.warmup < 0) throw InputError("-w/--warmup must not be negative");
+    c.stop.warmup = *f.warmup;
+  }
+  if (f.min_iters) c.stop.min_iters = *f.min_iters;
+  if (f.max_iters) c.stop.max_iters = *f.max_iters;
+  if (f.batch) {
+    if (*f.batch < 1) throw InputError("--batch must be at least 1");
+    c.stop.batch = *f.batch;
+  }
+  if (f.max_noise) {
+    if (!(*f.max_noise > 0.0 && *f.max_noise < 1.0)) throw InputError("--max-noise must be a fraction in (0, 1), e.g. 0.01");
+    c.stop.max_noise = *f.max_noise;
+  }
+  if (f.min_time) c.stop.min_time_s = parse_duration_s(*f.min_time);
+  if (f.max_time) c.stop.max_time_s = parse_duration_s(*f.max_time);
+  if (c.stop.min_iters > c.stop.max_iters) {
+    throw InputError("--min-iters is larger than --max-iters");
+  }
+}
+
+run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& placement, int /*argc_hint*/) {
+  if (out.resume && out.force) throw InputError("--resume and --force exclude each other");
+  if ((out.resume || out.force) && out.out.empty()) throw InputError("--resume and --force need --out FILE");
+  if (placement.ranks_per_domain && placement.domain_sizes) {
+    throw InputError("--ranks-per-domain and --domain-sizes exclude each other");
+  }
+  run::RunnerOptions o;
+  o.progress = placement.progress;
+  o.placement.ranks_per_domain = placement.ranks_per_domain;
+  o.placement.domain_sizes = placement.domain_sizes;
+  o.placement.allow_interleaved = placement.allow_interleaved;
+  if (!out.out.empty()) o.out_path = out.out;
+  o.out_mode = out.resume ? record::OpenMode::resume : out.force ? record::OpenMode::force : record::OpenMode::create;
+  o.format = out.format;
+  o.argv = process_argv();
+  return o;
+}
+
+int exit_code_for(const run::RunSummary& summary) {
+  return summary.cases_failed > 0 ? static_cast<int>(ExitCode::check_failed) : 0;
+}
+
+}  // namespace collbench::cli

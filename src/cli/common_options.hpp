@@ -1,0 +1,49 @@
+// Options shared by the measuring subcommands (run, sweep, accept): stopping rule, placement,
+// progress and output. Declared once so every subcommand spells them the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "collbench/plan/sweep.hpp"
+#include "collbench/run/runner.hpp"
+
+namespace collbench::cli {
+
+struct OutputFlags {
+  std::string out;
+  bool resume = false;
+  bool force = false;
+  std::string format = "table";
+};
+
+struct PlacementFlags {
+  std::optional<int> ranks_per_domain;
+  std::optional<std::string> domain_sizes;
+  bool allow_interleaved = false;
+  std::string progress = "auto";
+};
+
+// Stopping-rule overrides (unset flags keep the case's own value).
+struct StopFlags {
+  std::optional<int> iters, warmup, max_iters, min_iters, batch;
+  std::optional<double> max_noise;
+  std::optional<std::string> min_time, max_time;
+};
+
+void add_output_flags(CLI::App& app, OutputFlags& f);
+void add_placement_flags(CLI::App& app, PlacementFlags& f);
+void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names);
+
+void apply_stop_flags(const StopFlags& f, plan::Case& c);
+run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& placement, int argc_hint);
+
+// The process's argv, for run headers (set by main before actions run).
+std::vector<std::string>& process_argv();
+
+// Exit code for a finished run: 1 when any case failed verification.
+int exit_code_for(const run::RunSummary& summary);
+
+}  // namespace collbench::cli

@@ -1,0 +1,57 @@
+// all-gather: S = total output per rank (n x chunk); busbw = algbw x (n-1)/n.
+#include "collbench/coll/collective.hpp"
+#include "collbench/coll/pattern.hpp"
+
+namespace collbench::coll {
+namespace {
+
+class AllGather final : public Collective {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "allgather"; }
+  [[nodiscard]] std::string_view description() const override { return "all-gather"; }
+  [[nodiscard]] std::string_view bytes_convention() const override { return "total output per rank (n x chunk)"; }
+  [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
+
+  [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
+    Shape s;
+    const std::uint64_t elem = dtype_size(dtype);
+    const auto ranks = static_cast<std::uint64_t>(n);
+    s.count = aligned_chunk_elems(requested_bytes / elem, ranks, elem);  // per-rank chunk, as nccl-tests prints it
+    s.bytes = s.count * ranks * elem;
+    s.send_elems = s.count;
+    s.recv_elems = s.count * ranks;
+    s.bytes_per_rank_send = s.count * elem;
+    s.bytes_per_rank_recv = s.bytes;
+    return s;
+  }
+
+  void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
+    for (std::size_t i = 0; i < s.send_elems; ++i) {
+      store_element(host_send, i, ctx.dtype, move_value(ctx.dtype, ctx.rank, 0, i));
+    }
+  }
+
+  [[nodiscard]] std::size_t in_place_input_offset(const Shape& s, const CaseContext& ctx) const override {
+    return static_cast<std::size_t>(ctx.rank) * s.count;
+  }
+
+  [[nodiscard]] std::uint64_t verify(const void* result, const Shape& s, const CaseContext& ctx) const override {
+    std::uint64_t wrong = 0;
+    const auto elem = dtype_size(ctx.dtype);
+    for (int src = 0; src < ctx.num_ranks; ++src) {
+      const auto* block = static_cast<const char*>(result) + static_cast<std::size_t>(src) * s.count * elem;
+      wrong += count_wrong_moved(block, s.count, ctx.dtype, src, 0, 0);
+    }
+    return wrong;
+  }
+
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+    comm.allgather(send, recv, s.count, ctx.dtype);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Collective> make_allgather() { return std::make_unique<AllGather>(); }
+
+}  // namespace collbench::coll

@@ -1,0 +1,48 @@
+// Exactly verifiable inputs (INTERFACES.md section 8). Pure functions shared by every backend
+// (the NCCL fill/check kernels use the same rules).
+//
+// Reductions: element i of the full vector receives a non-identity value from only the
+// k = contributors(...) ranks r = (i + j) mod n, j < k; every other rank holds the reduction's
+// identity. Rotating the contributor set across elements checks every rank, and bounding k and
+// the values keeps every partial result an exactly representable integer in any order of
+// reduction (sum < 2^4 for fp8 e4m3, < 2^8 for bfloat16, < 2^11 for float16, ...).
+//
+// Data movement (all-gather, all-to-all, broadcast, send/recv): the value of element i that
+// rank `src` sends to rank `dst` is a small integer mixed from (src, dst, i), so a block that
+// arrives at the wrong place or from the wrong peer is counted as wrong.
+#pragma once
+
+#include <cstdint>
+
+#include "collbench/core/dtype.hpp"
+#include "collbench/core/redop.hpp"
+
+namespace collbench::coll {
+
+struct ReducePattern {
+  int contributors;   // k
+  int max_value;      // contributor values lie in [1, max_value]
+  double identity;    // what non-contributors hold
+};
+
+// The pattern for a reduction in a dtype on n ranks.
+ReducePattern reduce_pattern(Redop redop, Dtype dtype, int num_ranks);
+
+// Input held by `rank` at global element `elem_idx`.
+double reduce_input(const ReducePattern& p, Redop redop, int rank, int num_ranks, std::uint64_t elem_idx);
+
+// The exact reduction result at global element `elem_idx`.
+double reduce_expected(const ReducePattern& p, Redop redop, int num_ranks, std::uint64_t elem_idx);
+
+// Largest value used by data-movement patterns in a dtype (values lie in [1, limit]).
+int move_value_limit(Dtype dtype);
+
+// Value of element `elem_idx` that rank `src` sends to rank `dst` (dst = 0 where the payload
+// is the same for every receiver).
+double move_value(Dtype dtype, int src, int dst, std::uint64_t elem_idx);
+
+// A value that differs from `value` in every dtype (used by fault injection to corrupt one
+// element so that verification must catch it).
+double corrupted(double value);
+
+}  // namespace collbench::coll

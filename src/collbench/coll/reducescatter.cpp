@@ -1,0 +1,55 @@
+// reduce-scatter: S = total input per rank (n x recv chunk); busbw = algbw x (n-1)/n.
+// Sizes that do not split evenly are rounded down per rank to whole 16-byte units, as nccl-tests does.
+#include "collbench/coll/collective.hpp"
+#include "collbench/coll/pattern.hpp"
+
+namespace collbench::coll {
+namespace {
+
+class ReduceScatter final : public Collective {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "reducescatter"; }
+  [[nodiscard]] std::string_view description() const override { return "reduce-scatter (sum/prod/min/max)"; }
+  [[nodiscard]] std::string_view bytes_convention() const override { return "total input per rank (n x chunk)"; }
+  [[nodiscard]] bool has_redop() const override { return true; }
+  [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
+
+  [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
+    Shape s;
+    const std::uint64_t elem = dtype_size(dtype);
+    const auto ranks = static_cast<std::uint64_t>(n);
+    s.count = aligned_chunk_elems(requested_bytes / elem, ranks, elem);  // per-rank chunk, as nccl-tests prints it
+    s.bytes = s.count * ranks * elem;
+    s.send_elems = s.count * ranks;
+    s.recv_elems = s.count;
+    s.bytes_per_rank_send = s.bytes;
+    s.bytes_per_rank_recv = s.count * elem;
+    return s;
+  }
+
+  void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
+    const ReducePattern p = reduce_pattern(ctx.redop, ctx.dtype, ctx.num_ranks);
+    for (std::size_t i = 0; i < s.send_elems; ++i) {
+      store_element(host_send, i, ctx.dtype, reduce_input(p, ctx.redop, ctx.rank, ctx.num_ranks, i));
+    }
+  }
+
+  [[nodiscard]] std::size_t in_place_result_offset(const Shape& s, const CaseContext&,
+                                                   const backend::Comm& comm) const override {
+    return comm.reduce_scatter_in_place_offset(s.count);
+  }
+
+  [[nodiscard]] std::uint64_t verify(const void* result, const Shape& s, const CaseContext& ctx) const override {
+    return count_wrong_reduce(result, s.recv_elems, static_cast<std::uint64_t>(ctx.rank) * s.count, ctx);
+  }
+
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+    comm.reduce_scatter(send, recv, s.count, ctx.dtype, ctx.redop);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Collective> make_reducescatter() { return std::make_unique<ReduceScatter>(); }
+
+}  // namespace collbench::coll

@@ -1,0 +1,52 @@
+// A Case: one measurement to make (collective, size, dtype, reduction, backend, algorithm,
+// scope, placement-independent settings, stopping rule). Plans expand into Cases; the runner
+// measures Cases; records name them by case_key. Pure C++.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collbench/core/dtype.hpp"
+#include "collbench/core/names.hpp"
+#include "collbench/core/redop.hpp"
+
+namespace collbench::plan {
+
+// When to stop timing a case (DESIGN.md "Measurement rules").
+struct StopRule {
+  int warmup = 5;             // -w
+  int min_iters = 10;
+  int max_iters = 100000;     // -n N sets min_iters = max_iters = N
+  double min_time_s = 0.05;   // --min-time
+  double max_time_s = 2.0;    // --max-time
+  double max_noise = 0.01;    // --max-noise: relative 95% CI half-width of the median
+  int batch = 20;             // pipelined: operations per timed sample
+};
+
+struct Case {
+  std::string collective = "allreduce";
+  Redop redop = Redop::sum;
+  Dtype dtype = Dtype::float32;
+  std::string backend = "mpi";
+  std::string algo = "auto";
+  Scope scope = Scope::global;
+  bool in_place = false;
+  Timing timing = Timing::isolated;
+  std::string buffers = "host";
+  int graph = 0;              // CUDA-graph replays (GPU backends); 0 = off
+  int root = 0;
+  bool check = true;          // -c: verify before timing
+  std::uint64_t bytes = 0;    // requested (rounded down per collective when run)
+  StopRule stop;
+  // Collective-specific parameters (MoE workload, tokens, routing, ...), as given.
+  std::map<std::string, std::string> params;
+};
+
+// Geometric (factor > 1) or arithmetic (increment > 0) size series from min to max inclusive,
+// as nccl-tests' -b/-e/-f/-i. InputError when min > max or neither step is usable.
+std::vector<std::uint64_t> size_series(std::uint64_t min_bytes, std::uint64_t max_bytes, double factor,
+                                       std::uint64_t increment);
+
+}  // namespace collbench::plan

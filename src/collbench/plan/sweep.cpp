@@ -1,0 +1,268 @@
+// Sweep YAML loader. Messages name the file, line and key, and list the accepted values.
+#include "collbench/plan/sweep.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "collbench/core/error.hpp"
+#include "collbench/core/units.hpp"
+
+namespace collbench::plan {
+namespace {
+
+struct Ctx {
+  std::string source;
+  [[nodiscard]] std::string where(const YAML::Node& node, std::string_view key) const {
+    const auto mark = node.Mark();
+    if (mark.line >= 0) return fmt::format("{}:{}: key '{}'", source, mark.line + 1, key);
+    return fmt::format("{}: key '{}'", source, key);
+  }
+};
+
+const std::vector<std::string> kTopKeys{"name", "description", "system", "defaults", "cases"};
+
+std::vector<std::string> scalars(const YAML::Node& node, const Ctx& ctx, std::string_view key) {
+  std::vector<std::string> out;
+  if (node.IsScalar()) {
+    out.push_back(node.as<std::string>());
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) {
+      if (!item.IsScalar()) throw InputError(ctx.where(item, key) + ": list items must be plain values");
+      out.push_back(item.as<std::string>());
+    }
+    if (out.empty()) throw InputError(ctx.where(node, key) + ": empty list");
+  } else {
+    throw InputError(ctx.where(node, key) + ": expected a value or a list of values");
+  }
+  return out;
+}
+
+std::string scalar(const YAML::Node& node, const Ctx& ctx, std::string_view key) {
+  if (!node.IsScalar()) throw InputError(ctx.where(node, key) + ": expected a single value");
+  return node.as<std::string>();
+}
+
+bool parse_bool(const std::string& v, const std::string& where) {
+  if (v == "true" || v == "yes" || v == "on" || v == "1") return true;
+  if (v == "false" || v == "no" || v == "off" || v == "0") return false;
+  throw InputError(where + ": '" + v + "' is not a boolean; accepted: true, false");
+}
+
+int parse_int(const std::string& v, const std::string& where, int min_value) {
+  try {
+    std::size_t pos = 0;
+    const long x = std::stol(v, &pos);
+    if (pos != v.size() || x < min_value || x > 1000000000L) throw std::invalid_argument("range");
+    return static_cast<int>(x);
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{}: '{}' is not an integer >= {}", where, v, min_value));
+  }
+}
+
+double parse_fraction(const std::string& v, const std::string& where) {
+  try {
+    std::size_t pos = 0;
+    const double x = std::stod(v, &pos);
+    if (pos != v.size() || !(x > 0.0) || x >= 1.0) throw std::invalid_argument("range");
+    return x;
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{}: '{}' is not a fraction in (0, 1), e.g. 0.01", where, v));
+  }
+}
+
+// Wraps an InputError from a value parser with the location.
+template <class F>
+auto at(const std::string& where, F&& f) {
+  try {
+    return f();
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+}
+
+// Applies one scalar setting to a Case.
+void apply(Case& c, const std::string& key, const std::string& value, const std::string& where) {
+  if (key == "collective") c.collective = value;
+  else if (key == "backend") c.backend = at(where, [&] { return parse_backend(value); });
+  else if (key == "dtype") c.dtype = at(where, [&] { return parse_dtype(value); });
+  else if (key == "redop") c.redop = at(where, [&] { return parse_redop(value); });
+  else if (key == "algo") c.algo = at(where, [&] { return parse_algorithm(value); });
+  else if (key == "scope") c.scope = at(where, [&] { return parse_scope(value); });
+  else if (key == "timing") c.timing = at(where, [&] { return parse_timing(value); });
+  else if (key == "buffers") c.buffers = at(where, [&] { return parse_buffer_kind(value); });
+  else if (key == "in_place") c.in_place = parse_bool(value, where);
+  else if (key == "check") c.check = parse_bool(value, where);
+  else if (key == "bytes") c.bytes = at(where, [&] { return parse_bytes(value); });
+  else if (key == "root") c.root = parse_int(value, where, 0);
+  else if (key == "graph") c.graph = parse_int(value, where, 0);
+  else if (key == "warmup") c.stop.warmup = parse_int(value, where, 0);
+  else if (key == "min_iters") c.stop.min_iters = parse_int(value, where, 1);
+  else if (key == "max_iters") c.stop.max_iters = parse_int(value, where, 1);
+  else if (key == "iters") c.stop.min_iters = c.stop.max_iters = parse_int(value, where, 1);
+  else if (key == "batch") c.stop.batch = parse_int(value, where, 1);
+  else if (key == "max_noise") c.stop.max_noise = parse_fraction(value, where);
+  else if (key == "min_time") c.stop.min_time_s = at(where, [&] { return parse_duration_s(value); });
+  else if (key == "max_time") c.stop.max_time_s = at(where, [&] { return parse_duration_s(value); });
+  else c.params[key] = value;  // collective-specific (workload, tokens, ...): checked by the collective
+}
+
+}  // namespace
+
+const std::vector<std::string>& sweep_case_keys() {
+  static const std::vector<std::string> kKeys{
+      "collective", "bytes",     "backend",   "dtype",     "redop",    "algo",     "scope",
+      "timing",     "buffers",   "in_place",  "check",     "root",     "graph",    "warmup",
+      "min_iters",  "max_iters", "iters",     "batch",     "max_noise", "min_time", "max_time",
+      // MoE harness parameters (profiles/workloads)
+      "workload",   "tokens",    "routing",   "ep_size",   "imbalance", "counts_exchange", "seed"};
+  return kKeys;
+}
+
+Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) {
+  Ctx ctx{source_name};
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}: invalid YAML: {}", source_name, e.mark.line + 1, e.msg));
+  }
+  if (!root.IsMap()) throw InputError(source_name + ": a sweep file must be a mapping with keys: " + join(kTopKeys));
+  Sweep sweep;
+  sweep.source = source_name;
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
+      throw InputError(ctx.where(kv.first, key) + ": " + unknown_name_message("top-level key", key, kTopKeys));
+    }
+  }
+  if (!root["name"]) throw InputError(source_name + ": missing required key 'name'");
+  sweep.name = scalar(root["name"], ctx, "name");
+  if (root["description"]) sweep.description = scalar(root["description"], ctx, "description");
+  if (root["system"]) sweep.system = scalar(root["system"], ctx, "system");
+  const auto& keys = sweep_case_keys();
+
+  Case defaults;
+  if (const auto d = root["defaults"]) {
+    if (!d.IsMap()) throw InputError(ctx.where(d, "defaults") + ": expected a mapping of case settings");
+    for (const auto& kv : d) {
+      const auto key = kv.first.as<std::string>();
+      const std::string where = ctx.where(kv.first, "defaults." + key);
+      if (key == "collective" || key == "bytes" ||
+          std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        std::vector<std::string> allowed;
+        for (const auto& k : keys) {
+          if (k != "collective" && k != "bytes") allowed.push_back(k);
+        }
+        throw InputError(where + ": " + unknown_name_message("defaults key", key, allowed));
+      }
+      if (kv.second.IsMap()) {
+        std::ostringstream os;
+        os << YAML::Flow << kv.second;
+        defaults.params[key] = os.str();
+      } else {
+        apply(defaults, key, scalar(kv.second, ctx, key), where);
+      }
+    }
+  }
+
+  const auto cases = root["cases"];
+  if (!cases || !cases.IsSequence() || cases.size() == 0) {
+    throw InputError(source_name + ": key 'cases' must be a non-empty list of case entries");
+  }
+  for (const auto& entry : cases) {
+    if (!entry.IsMap()) throw InputError(ctx.where(entry, "cases") + ": each case entry must be a mapping");
+    if (!entry["collective"]) throw InputError(ctx.where(entry, "cases") + ": case entry without 'collective'");
+    // Each key contributes a list of alternatives; the cross product runs in file order.
+    using Setter = std::function<void(Case&)>;
+    std::vector<std::vector<Setter>> axes;
+    bool has_bytes = false;
+    for (const auto& kv : entry) {
+      const auto key = kv.first.as<std::string>();
+      const std::string where = ctx.where(kv.first, key);
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        throw InputError(where + ": " + unknown_name_message("case key", key, keys));
+      }
+      std::vector<Setter> alternatives;
+      if (key == "bytes") {
+        has_bytes = true;
+        std::vector<std::uint64_t> sizes;
+        if (kv.second.IsMap()) {
+          std::uint64_t min_b = 0, max_b = 0, inc = 0;
+          double factor = 2.0;
+          bool have_min = false, have_max = false;
+          for (const auto& b : kv.second) {
+            const auto bk = b.first.as<std::string>();
+            const std::string bw = ctx.where(b.first, "bytes." + bk);
+            const auto v = scalar(b.second, ctx, bk);
+            if (bk == "min") { min_b = at(bw, [&] { return parse_bytes(v); }); have_min = true; }
+            else if (bk == "max") { max_b = at(bw, [&] { return parse_bytes(v); }); have_max = true; }
+            else if (bk == "factor") {
+              try { factor = std::stod(v); } catch (const std::exception&) {
+                throw InputError(bw + ": '" + v + "' is not a number");
+              }
+            } else if (bk == "step" || bk == "increment") inc = at(bw, [&] { return parse_bytes(v); });
+            else throw InputError(bw + ": " + unknown_name_message("bytes key", bk, {"min", "max", "factor", "step"}));
+          }
+          if (!have_min || !have_max) throw InputError(where + ": a bytes range needs both 'min' and 'max'");
+          sizes = at(where, [&] { return size_series(min_b, max_b, factor, inc); });
+        } else {
+          for (const auto& v : scalars(kv.second, ctx, key)) sizes.push_back(at(where, [&] { return parse_bytes(v); }));
+        }
+        for (auto s : sizes) alternatives.emplace_back([s](Case& c) { c.bytes = s; });
+      } else if (kv.second.IsMap()) {
+        std::ostringstream os;
+        os << YAML::Flow << kv.second;
+        const std::string text = os.str();
+        alternatives.emplace_back([key, text](Case& c) { c.params[key] = text; });
+      } else {
+        for (const auto& v : scalars(kv.second, ctx, key)) {
+          Case probe;  // validate now, so errors point at the file
+          apply(probe, key, v, where);
+          alternatives.emplace_back([key, v, where](Case& c) { apply(c, key, v, where); });
+        }
+      }
+      axes.push_back(std::move(alternatives));
+    }
+    if (!has_bytes && !entry["workload"]) {
+      throw InputError(ctx.where(entry, "cases") + ": case entry without 'bytes' (e.g. bytes: {min: 1K, max: 16M, factor: 4})");
+    }
+    // Cross product, first axis slowest (an odometer over the axes).
+    std::vector<std::size_t> idx(axes.size(), 0);
+    for (bool done = false; !done;) {
+      Case c = defaults;
+      for (std::size_t a = 0; a < axes.size(); ++a) axes[a][idx[a]](c);
+      sweep.cases.push_back(std::move(c));
+      done = true;
+      for (std::size_t a = axes.size(); a-- > 0;) {
+        if (++idx[a] < axes[a].size()) {
+          done = false;
+          break;
+        }
+        idx[a] = 0;
+      }
+    }
+  }
+  return sweep;
+}
+
+Sweep load_sweep_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read sweep file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_sweep(ss.str(), path);
+}
+
+std::uint64_t estimated_buffer_bytes(const Case& c, int num_ranks) {
+  // Upper bound without the collective's exact rounding: send + recv of the largest side.
+  const std::uint64_t n = static_cast<std::uint64_t>(std::max(num_ranks, 1));
+  if (c.collective == "allgather" || c.collective == "reducescatter") return c.bytes + c.bytes / n;
+  return c.in_place ? c.bytes : 2 * c.bytes;
+}
+
+}  // namespace collbench::plan

@@ -1,0 +1,264 @@
+// Record (de)serialisation. Every key of INTERFACES.md section 3 is always written (null where
+// not applicable), so readers and the JSON Schema can rely on it.
+#include "collbench/record/record.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "collbench/core/error.hpp"
+
+namespace collbench::record {
+
+using nlohmann::json;
+
+TimeStats TimeStats::from(const stats::Summary& s) {
+  return TimeStats{s.p50, s.p5, s.p95, s.p99, s.min, s.max, s.mean, s.stdev, s.cv, s.ci95_low, s.ci95_high};
+}
+
+std::string make_case_key(const CaseRecord& r) {
+  std::string sizes;
+  for (std::size_t i = 0; i < r.domain_sizes.size(); ++i) sizes += (i ? "," : "") + std::to_string(r.domain_sizes[i]);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.collective, r.redop.value_or("-"), r.dtype, r.backend,
+                     r.algo_requested, r.scope, r.in_place ? "inplace" : "outofplace", r.bytes, r.num_ranks, sizes);
+}
+
+namespace {
+
+template <class T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json to_json(const TimeStats& t) {
+  return {{"p50", t.p50},   {"p5", t.p5},         {"p95", t.p95},          {"p99", t.p99},
+          {"min", t.min},   {"max", t.max},       {"mean", t.mean},        {"stdev", t.stdev},
+          {"cv", t.cv},     {"ci95_low", t.ci95_low}, {"ci95_high", t.ci95_high}};
+}
+
+// Typed access with a message that names the field.
+template <class T>
+T get(const json& j, const char* key) {
+  if (!j.contains(key)) throw InputError(fmt::format("record is missing key '{}'", key));
+  try {
+    return j.at(key).get<T>();
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("record key '{}' has the wrong type: {}", key, e.what()));
+  }
+}
+
+template <class T>
+std::optional<T> get_opt(const json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return get<T>(j, key);
+}
+
+}  // namespace
+
+json to_json(const RunHeader& h) {
+  json hosts = json::array();
+  for (const auto& x : h.hosts) {
+    hosts.push_back({{"rank", x.rank},          {"host", x.host},   {"pid", x.pid},
+                     {"gpu_name", opt(x.gpu_name)}, {"gpu_uuid", opt(x.gpu_uuid)},
+                     {"pci_bus_id", opt(x.pci_bus_id)}, {"nic", opt(x.nic)}});
+  }
+  return {{"kind", "run_header"},
+          {"schema", kSchema},
+          {"run_id", h.run_id},
+          {"started_at", h.started_at},
+          {"tool", {{"version", h.tool_version}, {"git_sha", h.git_sha}, {"backends_built", h.backends_built}}},
+          {"argv", h.argv},
+          {"config", h.config},
+          {"launcher", h.launcher},
+          {"mpi_library", opt(h.mpi_library)},
+          {"cuda_runtime", opt(h.cuda_runtime)},
+          {"cuda_driver", opt(h.cuda_driver)},
+          {"nccl_version", opt(h.nccl_version)},
+          {"hosts", hosts},
+          {"env", h.env},
+          {"system", h.system},
+          {"fault", opt(h.fault)}};
+}
+
+json to_json(const CaseRecord& r) {
+  json per_rank = nullptr;
+  if (r.per_rank) per_rank = {{"mean_us", r.per_rank->mean_us}, {"max_us", r.per_rank->max_us}, {"wait_us", r.per_rank->wait_us}};
+  json by_rank = json::object();
+  for (const auto& [rank, n] : r.wrong_by_rank) by_rank[std::to_string(rank)] = n;
+  json model = nullptr;
+  if (r.model) {
+    const auto& m = *r.model;
+    model = {{"system", m.system},
+             {"bound_time_us", m.bound_time_us},
+             {"bound_algbw_gbps", m.bound_algbw_gbps},
+             {"bound_busbw_gbps", m.bound_busbw_gbps},
+             {"expected_time_us", m.expected_time_us},
+             {"expected_busbw_gbps", m.expected_busbw_gbps},
+             {"efficiency", m.efficiency},
+             {"wire_bytes_per_rank", m.wire_bytes_per_rank}};
+  }
+  json j = {{"kind", "case"},
+            {"schema", kSchema},
+            {"run_id", r.run_id},
+            {"case_key", r.case_key},
+            {"collective", r.collective},
+            {"redop", opt(r.redop)},
+            {"dtype", r.dtype},
+            {"backend", r.backend},
+            {"algo_requested", r.algo_requested},
+            {"algo_used", opt(r.algo_used)},
+            {"scope", r.scope},
+            {"in_place", r.in_place},
+            {"timing", r.timing},
+            {"buffers", r.buffers},
+            {"graph", r.graph},
+            {"bytes", r.bytes},
+            {"count", r.count},
+            {"bytes_per_rank_send", r.bytes_per_rank_send},
+            {"bytes_per_rank_recv", r.bytes_per_rank_recv},
+            {"bytes_max_rank", opt(r.bytes_max_rank)},
+            {"bytes_logical_total", opt(r.bytes_logical_total)},
+            {"num_ranks", r.num_ranks},
+            {"domain_sizes", r.domain_sizes},
+            {"num_domains", r.num_domains},
+            {"iterations", r.iterations},
+            {"warmup", r.warmup},
+            {"time_us", r.time_us ? to_json(*r.time_us) : json(nullptr)},
+            {"samples_us", r.samples_us},
+            {"samples_dropped", r.samples_dropped},
+            {"per_rank", per_rank},
+            {"stop_reason", r.stop_reason},
+            {"algbw_gbps", r.algbw_gbps},
+            {"busbw_gbps", r.busbw_gbps},
+            {"checked", r.checked},
+            {"wrong", {{"total", r.wrong_total}, {"by_rank", by_rank}}},
+            {"model", model},
+            {"workload", r.workload},
+            {"overlap", r.overlap},
+            {"status", r.status},
+            {"reason", opt(r.reason)},
+            {"fault", opt(r.fault)}};
+  for (auto it = r.extra.begin(); it != r.extra.end(); ++it) {
+    if (!j.contains(it.key())) j[it.key()] = *it;
+  }
+  return j;
+}
+
+RunHeader header_from_json(const json& j) {
+  RunHeader h;
+  h.run_id = get<std::string>(j, "run_id");
+  h.started_at = get<std::string>(j, "started_at");
+  const auto tool = get<json>(j, "tool");
+  h.tool_version = get<std::string>(tool, "version");
+  h.git_sha = get<std::string>(tool, "git_sha");
+  h.backends_built = get<std::vector<std::string>>(tool, "backends_built");
+  h.argv = get<std::vector<std::string>>(j, "argv");
+  h.config = get<json>(j, "config");
+  h.launcher = get<std::string>(j, "launcher");
+  h.mpi_library = get_opt<std::string>(j, "mpi_library");
+  h.cuda_runtime = get_opt<std::string>(j, "cuda_runtime");
+  h.cuda_driver = get_opt<std::string>(j, "cuda_driver");
+  h.nccl_version = get_opt<std::string>(j, "nccl_version");
+  for (const auto& x : get<json>(j, "hosts")) {
+    HostInfo hi;
+    hi.rank = get<int>(x, "rank");
+    hi.host = get<std::string>(x, "host");
+    hi.pid = get<long>(x, "pid");
+    hi.gpu_name = get_opt<std::string>(x, "gpu_name");
+    hi.gpu_uuid = get_opt<std::string>(x, "gpu_uuid");
+    hi.pci_bus_id = get_opt<std::string>(x, "pci_bus_id");
+    hi.nic = get_opt<std::string>(x, "nic");
+    h.hosts.push_back(std::move(hi));
+  }
+  h.env = get<std::map<std::string, std::string>>(j, "env");
+  h.system = j.value("system", json(nullptr));
+  h.fault = get_opt<std::string>(j, "fault");
+  return h;
+}
+
+CaseRecord case_from_json(const json& j) {
+  static const std::vector<std::string> kKnown{
+      "kind",      "schema",   "run_id",      "case_key",   "collective",  "redop",  "dtype",    "backend",
+      "algo_requested", "algo_used", "scope", "in_place",  "timing",      "buffers", "graph",   "bytes",
+      "count",     "bytes_per_rank_send", "bytes_per_rank_recv", "bytes_max_rank", "bytes_logical_total",
+      "num_ranks", "domain_sizes", "num_domains", "iterations", "warmup", "time_us", "samples_us",
+      "samples_dropped", "per_rank", "stop_reason", "algbw_gbps", "busbw_gbps", "checked", "wrong", "model",
+      "workload", "overlap", "status", "reason", "fault"};
+  CaseRecord r;
+  r.run_id = get<std::string>(j, "run_id");
+  r.case_key = get<std::string>(j, "case_key");
+  r.collective = get<std::string>(j, "collective");
+  r.redop = get_opt<std::string>(j, "redop");
+  r.dtype = get<std::string>(j, "dtype");
+  r.backend = get<std::string>(j, "backend");
+  r.algo_requested = get<std::string>(j, "algo_requested");
+  r.algo_used = get_opt<std::string>(j, "algo_used");
+  r.scope = get<std::string>(j, "scope");
+  r.in_place = get<bool>(j, "in_place");
+  r.timing = get<std::string>(j, "timing");
+  r.buffers = get<std::string>(j, "buffers");
+  r.graph = j.value("graph", 0);
+  r.bytes = get<std::uint64_t>(j, "bytes");
+  r.count = get<std::uint64_t>(j, "count");
+  r.bytes_per_rank_send = get<std::uint64_t>(j, "bytes_per_rank_send");
+  r.bytes_per_rank_recv = get<std::uint64_t>(j, "bytes_per_rank_recv");
+  r.bytes_max_rank = get_opt<std::uint64_t>(j, "bytes_max_rank");
+  r.bytes_logical_total = get_opt<std::uint64_t>(j, "bytes_logical_total");
+  r.num_ranks = get<int>(j, "num_ranks");
+  r.domain_sizes = get<std::vector<int>>(j, "domain_sizes");
+  r.num_domains = get<int>(j, "num_domains");
+  r.iterations = get<int>(j, "iterations");
+  r.warmup = get<int>(j, "warmup");
+  if (const auto t = get_opt<json>(j, "time_us")) {
+    TimeStats ts;
+    ts.p50 = get<double>(*t, "p50");
+    ts.p5 = get<double>(*t, "p5");
+    ts.p95 = get<double>(*t, "p95");
+    ts.p99 = get<double>(*t, "p99");
+    ts.min = get<double>(*t, "min");
+    ts.max = get<double>(*t, "max");
+    ts.mean = get<double>(*t, "mean");
+    ts.stdev = get<double>(*t, "stdev");
+    ts.cv = get<double>(*t, "cv");
+    ts.ci95_low = get<double>(*t, "ci95_low");
+    ts.ci95_high = get<double>(*t, "ci95_high");
+    r.time_us = ts;
+  }
+  r.samples_us = get<std::vector<double>>(j, "samples_us");
+  r.samples_dropped = j.value("samples_dropped", std::uint64_t{0});
+  if (const auto pr = get_opt<json>(j, "per_rank")) {
+    r.per_rank = PerRank{get<std::vector<double>>(*pr, "mean_us"), get<std::vector<double>>(*pr, "max_us"),
+                         get<std::vector<double>>(*pr, "wait_us")};
+  }
+  r.stop_reason = get<std::string>(j, "stop_reason");
+  r.algbw_gbps = get<double>(j, "algbw_gbps");
+  r.busbw_gbps = get<double>(j, "busbw_gbps");
+  r.checked = get<bool>(j, "checked");
+  const auto wrong = get<json>(j, "wrong");
+  r.wrong_total = get<std::uint64_t>(wrong, "total");
+  const json by_rank = get<json>(wrong, "by_rank");
+  for (auto it = by_rank.begin(); it != by_rank.end(); ++it) r.wrong_by_rank[std::stoi(it.key())] = it->get<std::uint64_t>();
+  if (const auto m = get_opt<json>(j, "model")) {
+    ModelFields mf;
+    mf.system = get<std::string>(*m, "system");
+    mf.bound_time_us = get<double>(*m, "bound_time_us");
+    mf.bound_algbw_gbps = get<double>(*m, "bound_algbw_gbps");
+    mf.bound_busbw_gbps = get<double>(*m, "bound_busbw_gbps");
+    mf.expected_time_us = get<double>(*m, "expected_time_us");
+    mf.expected_busbw_gbps = get<double>(*m, "expected_busbw_gbps");
+    mf.efficiency = get<double>(*m, "efficiency");
+    mf.wire_bytes_per_rank = get<double>(*m, "wire_bytes_per_rank");
+    r.model = mf;
+  }
+  r.workload = j.value("workload", json(nullptr));
+  r.overlap = j.value("overlap", json(nullptr));
+  r.status = get<std::string>(j, "status");
+  r.reason = get_opt<std::string>(j, "reason");
+  r.fault = get_opt<std::string>(j, "fault");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end()) r.extra[it.key()] = *it;
+  }
+  return r;
+}
+
+}  // namespace collbench::record

@@ -1,0 +1,110 @@
+// Result records (INTERFACES.md section 3, schema collbench.result/1): the run header and one
+// self-contained case record per measured case. One record type feeds every writer; readers
+// (reports, gates, import, resume) parse the same structs back. Pure C++ (nlohmann::json).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collbench/stats/summary.hpp"
+
+namespace collbench::record {
+
+inline constexpr const char* kSchema = "collbench.result/1";
+
+struct HostInfo {
+  int rank = 0;
+  std::string host;
+  long pid = 0;
+  std::optional<std::string> gpu_name, gpu_uuid, pci_bus_id, nic;
+};
+
+struct RunHeader {
+  std::string run_id;
+  std::string started_at;  // ISO 8601 UTC
+  std::string tool_version, git_sha;
+  std::vector<std::string> backends_built;
+  std::vector<std::string> argv;
+  nlohmann::json config;  // the fully resolved sweep
+  std::string launcher;   // mpiexec, srun, singleton
+  std::optional<std::string> mpi_library, cuda_runtime, cuda_driver, nccl_version;
+  std::vector<HostInfo> hosts;
+  std::map<std::string, std::string> env;
+  nlohmann::json system;  // {name, digest} or null
+  std::optional<std::string> fault;
+};
+
+struct TimeStats {
+  double p50 = 0, p5 = 0, p95 = 0, p99 = 0, min = 0, max = 0, mean = 0, stdev = 0, cv = 0;
+  double ci95_low = 0, ci95_high = 0;
+  static TimeStats from(const stats::Summary& s);
+};
+
+struct PerRank {
+  std::vector<double> mean_us, max_us, wait_us;
+};
+
+struct ModelFields {
+  std::string system;
+  double bound_time_us = 0, bound_algbw_gbps = 0, bound_busbw_gbps = 0;
+  double expected_time_us = 0, expected_busbw_gbps = 0;
+  double efficiency = 0;  // bound time / measured p50
+  double wire_bytes_per_rank = 0;
+};
+
+struct CaseRecord {
+  // identity
+  std::string run_id, case_key, collective;
+  std::optional<std::string> redop;  // null for collectives without a reduction
+  std::string dtype, backend, algo_requested;
+  std::optional<std::string> algo_used;
+  std::string scope;
+  bool in_place = false;
+  std::string timing, buffers;
+  int graph = 0;
+  // size
+  std::uint64_t bytes = 0, count = 0, bytes_per_rank_send = 0, bytes_per_rank_recv = 0;
+  std::optional<std::uint64_t> bytes_max_rank, bytes_logical_total;
+  // placement
+  int num_ranks = 0;
+  std::vector<int> domain_sizes;
+  int num_domains = 0;
+  // timing
+  int iterations = 0, warmup = 0;
+  std::optional<TimeStats> time_us;
+  std::vector<double> samples_us;
+  std::uint64_t samples_dropped = 0;
+  std::optional<PerRank> per_rank;
+  std::string stop_reason;
+  // bandwidth
+  double algbw_gbps = 0, busbw_gbps = 0;
+  // check
+  bool checked = false;
+  std::uint64_t wrong_total = 0;
+  std::map<int, std::uint64_t> wrong_by_rank;
+  // annotations filled by later layers
+  std::optional<ModelFields> model;
+  nlohmann::json workload;  // null unless MoE
+  nlohmann::json overlap;   // null unless overlap mode
+  // status
+  std::string status = "ok";  // ok | waived | failed
+  std::optional<std::string> reason;
+  std::optional<std::string> fault;
+  // extra fields (added by later schema revisions, or by import: e.g. "source")
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+// case_key = collective|redop|dtype|backend|algo_requested|scope|in_place|bytes|num_ranks|domain_sizes
+std::string make_case_key(const CaseRecord& r);
+
+nlohmann::json to_json(const RunHeader& h);
+nlohmann::json to_json(const CaseRecord& r);
+RunHeader header_from_json(const nlohmann::json& j);   // InputError on missing/invalid fields
+CaseRecord case_from_json(const nlohmann::json& j);
+
+}  // namespace collbench::record

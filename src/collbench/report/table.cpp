@@ -1,0 +1,115 @@
+// Table and CSV rendering.
+#include "collbench/report/table.hpp"
+
+#include <fmt/format.h>
+
+namespace collbench::report {
+
+using record::CaseRecord;
+
+namespace {
+
+std::string domains_text(const CaseRecord& r) {
+  std::string s;
+  for (std::size_t i = 0; i < r.domain_sizes.size(); ++i) s += (i ? "," : "") + std::to_string(r.domain_sizes[i]);
+  return s;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+bool needs_new_header(const CaseRecord& prev, const CaseRecord& next) {
+  return prev.collective != next.collective || prev.backend != next.backend || prev.num_ranks != next.num_ranks ||
+         prev.domain_sizes != next.domain_sizes || prev.timing != next.timing;
+}
+
+std::string table_header(const CaseRecord& first) {
+  std::string out = fmt::format("# {}  backend {}  ranks {}  domains [{}]  timing {}\n", first.collective,
+                                first.backend, first.num_ranks, domains_text(first), first.timing);
+  out += fmt::format("#{:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6}\n",
+                     "size", "count", "type", "redop", "algo", "scope", "place", "time", "p99", "algbw", "busbw",
+                     "#wrong", "samples", "%bound");
+  out += fmt::format("#{:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6}\n",
+                     "(B)", "(elements)", "", "", "", "", "", "(us)", "(us)", "(GB/s)", "(GB/s)", "", "", "");
+  return out;
+}
+
+std::string table_row(const CaseRecord& r) {
+  const std::string place = r.in_place ? "in" : "out";
+  const std::string algo = r.algo_used ? *r.algo_used : r.algo_requested;
+  if (r.status == "waived" || !r.time_us) {
+    return fmt::format(" {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5}  {}: {}\n", r.bytes, r.count, r.dtype,
+                       r.redop.value_or("-"), algo, r.scope, place, r.status, r.reason.value_or(""));
+  }
+  const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
+  const std::string pct = r.model ? fmt::format("{:.1f}", 100.0 * r.model->efficiency) : "-";
+  return fmt::format(" {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10.2f} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7} {:>6}\n",
+                     r.bytes, r.count, r.dtype, r.redop.value_or("-"), algo, r.scope, place, r.time_us->p50,
+                     r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations, pct);
+}
+
+std::string table_footer(const std::vector<CaseRecord>& records) {
+  std::uint64_t wrong = 0;
+  double busbw_sum = 0.0;
+  std::size_t measured = 0;
+  std::size_t waived = 0;
+  for (const auto& r : records) {
+    wrong += r.wrong_total;
+    if (r.time_us) {
+      busbw_sum += r.busbw_gbps;
+      ++measured;
+    }
+    if (r.status == "waived") ++waived;
+  }
+  std::string out = fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+  out += fmt::format("# Avg bus bandwidth    : {:.6g}\n", measured ? busbw_sum / static_cast<double>(measured) : 0.0);
+  if (waived) out += fmt::format("# Waived cases         : {}\n", waived);
+  return out;
+}
+
+std::string render_table(const std::vector<CaseRecord>& records) {
+  std::string out;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (i == 0 || needs_new_header(records[i - 1], records[i])) out += table_header(records[i]);
+    out += table_row(records[i]);
+  }
+  out += table_footer(records);
+  return out;
+}
+
+std::string csv_header() {
+  return "collective,backend,algo_requested,algo_used,scope,in_place,timing,dtype,redop,bytes,count,num_ranks,"
+         "domain_sizes,iterations,p50_us,p5_us,p95_us,p99_us,min_us,max_us,mean_us,cv,algbw_gbps,busbw_gbps,"
+         "wrong,status,bound_time_us,expected_time_us,efficiency,case_key\n";
+}
+
+std::string csv_row(const CaseRecord& r) {
+  const auto t = r.time_us.value_or(record::TimeStats{});
+  const auto num = [](double v) { return fmt::format("{:.6g}", v); };
+  const bool m = r.model.has_value();
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                     r.collective, r.backend, r.algo_requested, r.algo_used.value_or(""), r.scope,
+                     r.in_place ? "true" : "false", r.timing, r.dtype, r.redop.value_or(""), r.bytes, r.count,
+                     r.num_ranks, csv_escape(domains_text(r)), r.iterations, num(t.p50), num(t.p5), num(t.p95),
+                     num(t.p99), num(t.min), num(t.max), num(t.mean), num(t.cv), num(r.algbw_gbps), num(r.busbw_gbps),
+                     r.wrong_total, r.status, m ? num(r.model->bound_time_us) : "",
+                     m ? num(r.model->expected_time_us) : "", m ? num(r.model->efficiency) : "",
+                     csv_escape(r.case_key));
+}
+
+std::string render_csv(const std::vector<CaseRecord>& records) {
+  std::string out = csv_header();
+  for (const auto& r : records) out += csv_row(r);
+  return out;
+}
+
+}  // namespace collbench::report

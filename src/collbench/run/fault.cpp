@@ -1,0 +1,151 @@
+// COLLBENCH_FAULT parsing.
+#include "collbench/run/fault.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "collbench/core/error.hpp"
+#include "collbench/core/names.hpp"
+
+namespace collbench::run {
+namespace {
+
+const std::vector<std::string> kKinds{"corrupt", "delay", "slow", "slow-pair", "hang"};
+
+std::vector<std::string> keys_for(const std::string& kind) {
+  if (kind == "corrupt") return {"rank", "case", "iter"};
+  if (kind == "delay") return {"rank", "us", "case", "iter"};
+  if (kind == "slow") return {"factor", "case", "iter"};
+  if (kind == "slow-pair") return {"a", "b", "factor", "case", "iter"};
+  return {"rank", "case", "iter"};  // hang
+}
+
+double number(const std::string& item, const std::string& key, const std::string& value) {
+  try {
+    std::size_t pos = 0;
+    const double v = std::stod(value, &pos);
+    if (pos != value.size() || v < 0) throw std::invalid_argument("bad");
+    return v;
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}='{}' is not a non-negative number", item, key, value));
+  }
+}
+
+}  // namespace
+
+FaultPlan FaultPlan::parse(const std::string& text) {
+  FaultPlan plan;
+  plan.text_ = text;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const auto colon = item.find(':');
+    FaultItem f;
+    f.kind = item.substr(0, colon);
+    if (std::find(kKinds.begin(), kKinds.end(), f.kind) == kKinds.end()) {
+      throw InputError("COLLBENCH_FAULT: " + unknown_name_message("fault kind", f.kind, kKinds));
+    }
+    const auto allowed = keys_for(f.kind);
+    if (colon != std::string::npos && colon + 1 < item.size()) {
+      for (const auto& kv : split_list(item.substr(colon + 1), "COLLBENCH_FAULT")) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos) {
+          throw InputError(fmt::format("COLLBENCH_FAULT item '{}': '{}' is not key=value", item, kv));
+        }
+        const std::string key = kv.substr(0, eq);
+        const std::string value = kv.substr(eq + 1);
+        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+          throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}", item,
+                                       unknown_name_message("key for " + f.kind, key, allowed)));
+        }
+        const double v = number(item, key, value);
+        if (key == "rank") f.rank = static_cast<int>(v);
+        else if (key == "case") f.case_index = static_cast<int>(v);
+        else if (key == "iter") f.iter = static_cast<int>(v);
+        else if (key == "us") f.us = v;
+        else if (key == "factor") f.factor = v;
+        else if (key == "a") f.a = static_cast<int>(v);
+        else if (key == "b") f.b = static_cast<int>(v);
+      }
+    }
+    const bool needs_rank = f.kind == "corrupt" || f.kind == "delay" || f.kind == "hang";
+    if (needs_rank && !f.rank) throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs rank=R", item));
+    if (f.kind == "delay" && f.us <= 0) throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs us=U > 0", item));
+    if ((f.kind == "slow" || f.kind == "slow-pair") && f.factor <= 0) {
+      throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs factor=F > 0", item));
+    }
+    if (f.kind == "slow-pair" && (f.a < 0 || f.b < 0)) {
+      throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs a=A,b=B", item));
+    }
+    plan.items_.push_back(f);
+  }
+  return plan;
+}
+
+FaultPlan FaultPlan::from_env() {
+  const char* text = std::getenv("COLLBENCH_FAULT");
+  if (text == nullptr || *text == '\0') return {};
+  return parse(text);
+}
+
+bool FaultPlan::selects(const FaultItem& f, int case_index, std::optional<int> iter) {
+  if (f.case_index && *f.case_index != case_index) return false;
+  if (f.iter && iter && *f.iter != *iter) return false;
+  return true;
+}
+
+bool FaultPlan::affects_case(int case_index) const {
+  for (const auto& f : items_) {
+    if (selects(f, case_index, std::nullopt)) return true;
+  }
+  return false;
+}
+
+bool FaultPlan::corrupt(int rank, int case_index) const {
+  for (const auto& f : items_) {
+    if (f.kind == "corrupt" && f.rank == rank && selects(f, case_index, std::nullopt)) return true;
+  }
+  return false;
+}
+
+double FaultPlan::delay_us(int rank, int case_index, int iter) const {
+  double us = 0.0;
+  for (const auto& f : items_) {
+    if (f.kind == "delay" && f.rank == rank && selects(f, case_index, iter)) us += f.us;
+  }
+  return us;
+}
+
+double FaultPlan::slow_factor(int case_index) const {
+  double factor = 1.0;
+  for (const auto& f : items_) {
+    if (f.kind == "slow" && selects(f, case_index, std::nullopt)) factor *= f.factor;
+  }
+  return factor;
+}
+
+double FaultPlan::pair_factor(int rank_a, int rank_b, int case_index) const {
+  double factor = 1.0;
+  for (const auto& f : items_) {
+    if (f.kind == "slow-pair" && selects(f, case_index, std::nullopt) &&
+        ((f.a == rank_a && f.b == rank_b) || (f.a == rank_b && f.b == rank_a))) {
+      factor *= f.factor;
+    }
+  }
+  return factor;
+}
+
+bool FaultPlan::hang(int rank, int case_index, int iter) const {
+  for (const auto& f : items_) {
+    if (f.kind == "hang" && f.rank == rank && selects(f, case_index, iter)) return true;
+  }
+  return false;
+}
+
+}  // namespace collbench::run

@@ -1,0 +1,46 @@
+// Fault injection (INTERFACES.md section 6): COLLBENCH_FAULT="kind:key=value,...;..." with
+// kinds corrupt, delay, slow, slow-pair, hang; `case=K` and `iter=I` select where an item
+// applies (default everywhere). Test-only; every affected record carries the string.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace collbench::run {
+
+struct FaultItem {
+  std::string kind;              // corrupt | delay | slow | slow-pair | hang
+  std::optional<int> rank;       // corrupt, delay, hang
+  std::optional<int> case_index;
+  std::optional<int> iter;
+  double us = 0.0;               // delay
+  double factor = 1.0;           // slow, slow-pair
+  int a = -1, b = -1;            // slow-pair
+};
+
+class FaultPlan {
+ public:
+  FaultPlan() = default;
+  // InputError naming the item, key and accepted values on malformed text.
+  static FaultPlan parse(const std::string& text);
+  static FaultPlan from_env();  // COLLBENCH_FAULT, empty when unset
+
+  [[nodiscard]] bool empty() const { return items_.empty(); }
+  [[nodiscard]] const std::string& text() const { return text_; }
+  // Whether any item applies to this case (for the record's `fault` field).
+  [[nodiscard]] bool affects_case(int case_index) const;
+  [[nodiscard]] bool corrupt(int rank, int case_index) const;
+  [[nodiscard]] double delay_us(int rank, int case_index, int iter) const;
+  [[nodiscard]] double slow_factor(int case_index) const;
+  [[nodiscard]] double pair_factor(int rank_a, int rank_b, int case_index) const;
+  [[nodiscard]] bool hang(int rank, int case_index, int iter) const;
+  [[nodiscard]] const std::vector<FaultItem>& items() const { return items_; }
+
+ private:
+  [[nodiscard]] static bool selects(const FaultItem& f, int case_index, std::optional<int> iter);
+  std::vector<FaultItem> items_;
+  std::string text_;
+};
+
+}  // namespace collbench::run

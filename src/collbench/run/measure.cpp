@@ -1,0 +1,193 @@
+// Verification and timing loop.
+#include "collbench/run/measure.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "collbench/coll/pattern.hpp"
+#include "collbench/stats/summary.hpp"
+
+namespace collbench::run {
+namespace {
+
+void sleep_us(double us) {
+  if (us > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us));
+}
+
+[[noreturn]] void hang_forever(int rank, int case_index, int iter) {
+  std::fprintf(stderr, "collbench: injected hang on rank %d at case %d iteration %d\n", rank, case_index, iter);
+  std::fflush(stderr);
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+// Buffers for one case: two (out of place) or one (in place), plus the launch pointers.
+struct CaseBuffers {
+  std::unique_ptr<backend::Buffer> send, recv;
+  const void* send_ptr = nullptr;
+  void* recv_ptr = nullptr;
+  std::size_t result_offset_elems = 0;
+  std::size_t result_elems = 0;
+};
+
+CaseBuffers allocate_and_fill(const MeasureInput& in, const coll::Shape& shape, const coll::CaseContext& ctx) {
+  const std::size_t elem = dtype_size(ctx.dtype);
+  CaseBuffers b;
+  const auto& coll = *in.collective;
+  if (ctx.in_place) {
+    const std::size_t elems = shape.in_place_elems();
+    std::vector<unsigned char> host(std::max<std::size_t>(elems * elem, 1), 0);
+    const std::size_t input_offset = coll.in_place_input_offset(shape, ctx);
+    coll.fill(host.data() + input_offset * elem, shape, ctx);
+    b.recv = in.backend->allocate(host.size());
+    in.backend->upload(*b.recv, host.data(), host.size());
+    auto* base = static_cast<unsigned char*>(b.recv->data());
+    b.send_ptr = base + input_offset * elem;
+    b.recv_ptr = base;
+    b.result_offset_elems = coll.in_place_result_offset(shape, ctx, *in.comm);
+  } else {
+    std::vector<unsigned char> host(std::max<std::size_t>(shape.send_elems * elem, 1), 0);
+    coll.fill(host.data(), shape, ctx);
+    b.send = in.backend->allocate(host.size());
+    in.backend->upload(*b.send, host.data(), host.size());
+    b.recv = in.backend->allocate(std::max<std::size_t>(shape.recv_elems * elem, 1));
+    b.send_ptr = b.send->data();
+    b.recv_ptr = b.recv->data();
+  }
+  b.result_elems = shape.recv_elems;
+  return b;
+}
+
+std::uint64_t verify_once(const MeasureInput& in, CaseBuffers& b, const coll::Shape& shape,
+                          const coll::CaseContext& ctx) {
+  in.collective->launch(*in.comm, b.send_ptr, b.recv_ptr, shape, ctx);
+  in.comm->synchronize();
+  const std::size_t elem = dtype_size(ctx.dtype);
+  std::vector<unsigned char> host(std::max<std::size_t>(b.recv->bytes(), 1));
+  in.backend->download(host.data(), *b.recv, b.recv->bytes());
+  unsigned char* result = host.data() + b.result_offset_elems * elem;
+  if (in.faults->corrupt(in.world_rank, in.case_index) && b.result_elems > 0) {
+    // Flip one element so that verification must catch it and name this rank.
+    const std::size_t victim = b.result_elems / 2;
+    store_element(result, victim, ctx.dtype, coll::corrupted(load_element(result, victim, ctx.dtype)));
+  }
+  return in.collective->verify(result, shape, ctx);
+}
+
+}  // namespace
+
+std::string stop_reason(const plan::StopRule& rule, const std::vector<double>& samples, double elapsed_s) {
+  const auto n = static_cast<int>(samples.size());
+  if (n >= rule.max_iters) return "max_iters";
+  if (elapsed_s >= rule.max_time_s) return "max_time";
+  if (n >= rule.min_iters && elapsed_s >= rule.min_time_s) {
+    const auto s = stats::summarize(samples);
+    if (s.relative_ci_half_width() <= rule.max_noise) return "converged";
+  }
+  return {};
+}
+
+Measurement measure(const MeasureInput& in) {
+  const plan::Case& spec = *in.spec;
+  const auto& coll = *in.collective;
+  backend::Comm& comm = *in.comm;
+  const Control& control = *in.control;
+  Measurement m;
+
+  coll::CaseContext ctx;
+  ctx.dtype = spec.dtype;
+  ctx.redop = spec.redop;
+  ctx.rank = comm.rank();
+  ctx.num_ranks = comm.size();
+  ctx.in_place = spec.in_place;
+  ctx.root = spec.root;
+  m.shape = coll.shape(spec.bytes, spec.dtype, ctx.rank, ctx.num_ranks);
+  CaseBuffers buffers = allocate_and_fill(in, m.shape, ctx);
+
+  // 1. Verify before timing.
+  std::uint64_t wrong = 0;
+  if (spec.check) {
+    wrong = verify_once(in, buffers, m.shape, ctx);
+    m.checked = true;
+  }
+  m.wrong_by_rank = control.gather(wrong);
+
+  // 2. Warm-up (excluded from every statistic).
+  for (int i = 0; i < spec.stop.warmup; ++i) coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
+  comm.synchronize();
+
+  // 3. Timed rounds.
+  auto timer = in.backend->timer();
+  const double slow = in.faults->slow_factor(in.case_index);
+  const bool pipelined = spec.timing == Timing::pipelined;
+  const int batch = pipelined ? std::max(spec.stop.batch, 1) : 1;
+  double pair_slow = 1.0;
+  if (coll.name() == "sendrecv") {
+    const int n = ctx.num_ranks;
+    pair_slow = std::max(in.faults->pair_factor(ctx.rank, (ctx.rank + 1) % n, in.case_index),
+                         in.faults->pair_factor(ctx.rank, (ctx.rank + n - 1) % n, in.case_index));
+  }
+
+  double sum_total = 0.0;
+  double max_total = 0.0;
+  double sum_inside = 0.0;
+  int iter = 0;
+  int round = std::clamp(spec.stop.min_iters, 1, 16);
+  const double t_begin = MPI_Wtime();
+  std::vector<double> local_total;
+  std::vector<double> round_max;
+  for (;;) {
+    local_total.assign(static_cast<std::size_t>(round), 0.0);
+    for (int r = 0; r < round; ++r, ++iter) {
+      if (in.faults->hang(in.world_rank, in.case_index, iter)) hang_forever(in.world_rank, in.case_index, iter);
+      control.barrier(in.progress);
+      timer->start();
+      sleep_us(in.faults->delay_us(in.world_rank, in.case_index, iter));
+      timer->enter();
+      for (int b = 0; b < batch; ++b) coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
+      comm.synchronize();
+      if (pair_slow > 1.0) sleep_us((pair_slow - 1.0) * timer->inside_us());
+      timer->stop();
+      const double total = timer->total_us() * slow / batch;
+      const double inside = timer->inside_us() * slow / batch;
+      local_total[static_cast<std::size_t>(r)] = total;
+      sum_total += total;
+      sum_inside += inside;
+      max_total = std::max(max_total, total);
+    }
+    control.max_to_root(local_total, round_max);
+    std::string reason;
+    int next_round = 0;
+    if (control.rank() == 0) {
+      m.samples_us.insert(m.samples_us.end(), round_max.begin(), round_max.end());
+      const double elapsed = MPI_Wtime() - t_begin;
+      reason = stop_reason(spec.stop, m.samples_us, elapsed);
+      // Next round: double, but do not overrun the iteration or time limits by much.
+      const double per_iter_s = elapsed / static_cast<double>(std::max(iter, 1));
+      const double time_left = spec.stop.max_time_s - elapsed;
+      const int by_time = per_iter_s > 0 ? static_cast<int>(time_left / per_iter_s) + 1 : round * 2;
+      next_round = std::clamp(std::min({round * 2, spec.stop.max_iters - iter, by_time}), 1, 4096);
+    }
+    reason = control.broadcast_string(reason);
+    if (!reason.empty()) {
+      m.stop_reason = reason;
+      break;
+    }
+    int nr = next_round;
+    MPI_Bcast(&nr, 1, MPI_INT, 0, control.comm());
+    round = nr;
+  }
+  m.iterations = iter;
+
+  const double mean = iter > 0 ? sum_total / iter : 0.0;
+  const double wait = iter > 0 ? sum_inside / iter : 0.0;
+  m.rank_mean_us = control.gather(mean);
+  m.rank_max_us = control.gather(max_total);
+  m.rank_wait_us = control.gather(wait);
+  return m;
+}
+
+}  // namespace collbench::run

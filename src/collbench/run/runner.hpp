@@ -1,0 +1,50 @@
+// Runs a planned sweep under MPI: resolves placement and progress, creates backends and
+// communicators once, measures every case, and hands each finished record to the sinks
+// (JSONL file, console table/CSV/JSONL) on rank 0 as soon as it exists.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collbench/plan/sweep.hpp"
+#include "collbench/record/jsonl.hpp"
+#include "collbench/record/record.hpp"
+#include "collbench/run/session.hpp"
+
+namespace collbench::run {
+
+struct RunnerOptions {
+  std::string progress = "auto";        // auto | spin | yield
+  PlacementOptions placement;
+  std::optional<std::string> out_path;  // JSONL results file
+  record::OpenMode out_mode = record::OpenMode::create;
+  std::string format = "table";         // console: table | jsonl | csv | none
+  std::vector<std::string> argv;
+  std::size_t max_samples_kept = 10000;
+  bool show_progress = true;            // progress line on stderr when it is a terminal
+};
+
+struct RunSummary {
+  int cases_run = 0;
+  int cases_skipped = 0;  // already in the file (--resume)
+  int cases_failed = 0;   // wrong elements or failed status
+  int cases_waived = 0;
+  std::vector<record::CaseRecord> records;  // rank 0
+};
+
+class Runner {
+ public:
+  explicit Runner(RunnerOptions options);
+  // Collective over all ranks. Throws InputError (same on every rank) on bad input.
+  RunSummary run(const plan::Sweep& sweep);
+
+ private:
+  RunnerOptions options_;
+};
+
+// The resolved configuration stored in the run header (and compared by --resume).
+nlohmann::json sweep_config_json(const plan::Sweep& sweep, const Placement& placement, const std::string& progress);
+
+}  // namespace collbench::run

@@ -1,0 +1,200 @@
+// MPI session, control channel and run provenance.
+#include "collbench/run/session.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "collbench/backend/mpi/mpi_check.hpp"
+#include "collbench/backend/mpi/mpi_types.hpp"
+#include "collbench/core/error.hpp"
+
+extern char** environ;
+
+namespace collbench::run {
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized == 0) {
+    int provided = 0;
+    CB_CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    owns_ = true;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiSession::~MpiSession() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owns_ && finalized == 0) {
+    backend::free_mpi_types();
+    MPI_Finalize();
+  }
+}
+
+Control::Control() {
+  MPI_Comm dup = MPI_COMM_NULL;
+  CB_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+  comm_ = backend::MpiCommHandle(dup);
+  MPI_Comm_rank(dup, &rank_);
+  MPI_Comm_size(dup, &size_);
+}
+
+void Control::barrier(backend::Progress progress) const {
+  if (progress == backend::Progress::spin) {
+    CB_CHECK_MPI(MPI_Barrier(comm_.get()));
+    return;
+  }
+  MPI_Request req;
+  CB_CHECK_MPI(MPI_Ibarrier(comm_.get(), &req));
+  backend::mpi_wait(req, progress);
+}
+
+void Control::max_to_root(const std::vector<double>& local, std::vector<double>& out) const {
+  if (rank_ == 0) out.resize(local.size());
+  CB_CHECK_MPI(MPI_Reduce(local.data(), rank_ == 0 ? out.data() : nullptr, static_cast<int>(local.size()), MPI_DOUBLE,
+                          MPI_MAX, 0, comm_.get()));
+}
+
+std::vector<double> Control::gather(double value) const {
+  std::vector<double> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+  CB_CHECK_MPI(MPI_Gather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm_.get()));
+  return all;
+}
+
+std::vector<std::uint64_t> Control::gather(std::uint64_t value) const {
+  std::vector<std::uint64_t> all(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+  CB_CHECK_MPI(MPI_Gather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, 0, comm_.get()));
+  return all;
+}
+
+bool Control::broadcast_flag(bool flag) const {
+  int v = flag ? 1 : 0;
+  CB_CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT, 0, comm_.get()));
+  return v != 0;
+}
+
+std::string Control::broadcast_string(const std::string& s) const {
+  int len = static_cast<int>(s.size());
+  CB_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT, 0, comm_.get()));
+  std::string out(static_cast<std::size_t>(len), '\0');
+  if (rank_ == 0) out = s;
+  CB_CHECK_MPI(MPI_Bcast(out.data(), len, MPI_CHAR, 0, comm_.get()));
+  return out;
+}
+
+ProcessInfo gather_process_info(const Control& control) {
+  ProcessInfo info;
+  info.rank = control.rank();
+  info.size = control.size();
+  // Ranks sharing memory = ranks on this host.
+  MPI_Comm local = MPI_COMM_NULL;
+  CB_CHECK_MPI(MPI_Comm_split_type(control.comm(), MPI_COMM_TYPE_SHARED, info.rank, MPI_INFO_NULL, &local));
+  backend::MpiCommHandle local_owner(local);
+  MPI_Comm_rank(local, &info.local_rank);
+  MPI_Comm_size(local, &info.ranks_on_host);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  info.cores_available = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  // Host names and pids of every rank.
+  constexpr int kHostLen = 256;
+  std::array<char, kHostLen> host{};
+  gethostname(host.data(), kHostLen - 1);
+  std::vector<char> hosts(static_cast<std::size_t>(info.size) * kHostLen);
+  CB_CHECK_MPI(MPI_Allgather(host.data(), kHostLen, MPI_CHAR, hosts.data(), kHostLen, MPI_CHAR, control.comm()));
+  const long pid = static_cast<long>(getpid());
+  std::vector<long> pids(static_cast<std::size_t>(info.size));
+  CB_CHECK_MPI(MPI_Allgather(&pid, 1, MPI_LONG, pids.data(), 1, MPI_LONG, control.comm()));
+  for (int r = 0; r < info.size; ++r) {
+    record::HostInfo h;
+    h.rank = r;
+    const char* name = hosts.data() + static_cast<std::size_t>(r) * kHostLen;
+    h.host = std::string(name, strnlen(name, kHostLen));
+    h.pid = pids[static_cast<std::size_t>(r)];
+    info.hosts.push_back(std::move(h));
+  }
+  return info;
+}
+
+Placement resolve_placement(const ProcessInfo& info, const PlacementOptions& options,
+                            std::optional<int> profile_ranks_per_domain, std::string& warning) {
+  if (options.domain_sizes) return placement_from_sizes(info.size, parse_domain_sizes(*options.domain_sizes));
+  if (options.ranks_per_domain) return placement_from_ranks_per_domain(info.size, *options.ranks_per_domain);
+  if (profile_ranks_per_domain) {
+    Placement p = placement_from_ranks_per_domain(info.size, *profile_ranks_per_domain);
+    p.source = "system";
+    return p;
+  }
+  std::vector<std::string> keys;
+  for (const auto& h : info.hosts) keys.push_back(h.host);
+  Placement p = placement_from_keys(keys, options.allow_interleaved, "host");
+  warning = fmt::format(
+      "domains taken from hosts ({} domain(s) of [{}] ranks): a host is not a rack; pass --ranks-per-domain or "
+      "--domain-sizes, or a --system profile, to model scale-up domains",
+      p.num_domains(), fmt::join(p.domain_sizes, ","));
+  return p;
+}
+
+backend::Progress choose_progress(const std::string& mode, const ProcessInfo& info) {
+  if (mode == "spin") return backend::Progress::spin;
+  if (mode == "yield") return backend::Progress::yield;
+  if (mode != "auto") throw InputError(unknown_name_message("progress mode", mode, {"auto", "spin", "yield"}));
+  return info.ranks_on_host > info.cores_available ? backend::Progress::yield : backend::Progress::spin;
+}
+
+std::string detect_launcher() {
+  if (std::getenv("SLURM_PROCID") != nullptr && std::getenv("SLURM_JOB_ID") != nullptr) return "srun";
+  if (std::getenv("OMPI_COMM_WORLD_RANK") != nullptr || std::getenv("PMI_RANK") != nullptr ||
+      std::getenv("PMIX_RANK") != nullptr || std::getenv("HYDRA_CONTROL_FD") != nullptr) {
+    return "mpiexec";
+  }
+  return "singleton";
+}
+
+std::map<std::string, std::string> relevant_env() {
+  static constexpr std::array<const char*, 6> kPrefixes{"NCCL_", "MPICH_", "UCX_", "OMPI_", "CUDA_", "COLLBENCH_"};
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = entry.substr(0, eq);
+    for (const char* p : kPrefixes) {
+      if (key.rfind(p, 0) == 0) env[key] = entry.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+std::string utc_now_iso8601() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf.data();
+}
+
+std::string new_run_id() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y%m%dT%H%M%SZ", &tm);
+  std::random_device rd;
+  return fmt::format("{}-{:08x}", buf.data(), rd());
+}
+
+}  // namespace collbench::run

@@ -1,0 +1,88 @@
+// The MPI environment of one collbench process: MPI_Init/Finalize (RAII), world rank and
+// size, hosts, placement into domains, and the progress mode. The runner's control traffic
+// (sample gathers, stop decisions, wrong-element counts) goes over its own duplicate of
+// MPI_COMM_WORLD so it never interferes with the measured communicator.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collbench/backend/mpi/mpi_backend.hpp"
+#include "collbench/core/placement.hpp"
+#include "collbench/record/record.hpp"
+
+namespace collbench::run {
+
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  ~MpiSession();
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return size_; }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  bool owns_ = false;
+};
+
+struct PlacementOptions {
+  std::optional<int> ranks_per_domain;
+  std::optional<std::string> domain_sizes;
+  bool allow_interleaved = false;
+};
+
+struct ProcessInfo {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;       // rank among the ranks on this host
+  int ranks_on_host = 1;
+  int cores_available = 1;  // CPUs this process may run on
+  std::vector<record::HostInfo> hosts;  // per rank (gathered on every rank)
+};
+
+// Control channel over a private duplicate of MPI_COMM_WORLD.
+class Control {
+ public:
+  Control();
+  [[nodiscard]] MPI_Comm comm() const { return comm_.get(); }
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return size_; }
+  void barrier(backend::Progress progress) const;
+  // Element-wise max over ranks into rank 0's `out` (resized there).
+  void max_to_root(const std::vector<double>& local, std::vector<double>& out) const;
+  // Gathers one double per rank on rank 0.
+  [[nodiscard]] std::vector<double> gather(double value) const;
+  [[nodiscard]] std::vector<std::uint64_t> gather(std::uint64_t value) const;
+  [[nodiscard]] bool broadcast_flag(bool flag) const;
+  [[nodiscard]] std::string broadcast_string(const std::string& s) const;
+
+ private:
+  backend::MpiCommHandle comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+ProcessInfo gather_process_info(const Control& control);
+
+// Resolves domains (INTERFACES.md section 2): explicit flags > system profile > host.
+// `warning` receives the "a host is not a rack" note when the host fallback is used.
+Placement resolve_placement(const ProcessInfo& info, const PlacementOptions& options,
+                            std::optional<int> profile_ranks_per_domain, std::string& warning);
+
+// "spin" / "yield" / "auto": auto yields when ranks on a host exceed its cores.
+backend::Progress choose_progress(const std::string& mode, const ProcessInfo& info);
+
+// Run-header facts: launcher, relevant environment, start time, run id.
+std::string detect_launcher();
+std::map<std::string, std::string> relevant_env();
+std::string utc_now_iso8601();
+std::string new_run_id();
+
+}  // namespace collbench::run

@@ -1,0 +1,148 @@
+// The runner under MPI: domain scope with 2 domains, records' structure, and fault injection
+// (a corrupted element is caught and counted against the right rank).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "collbench/run/runner.hpp"
+
+namespace {
+
+using namespace collbench;
+
+int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+plan::Sweep small_sweep(const std::string& collective, Scope scope, std::vector<std::uint64_t> sizes) {
+  plan::Sweep s;
+  s.name = "test";
+  s.source = "<test>";
+  for (auto b : sizes) {
+    plan::Case c;
+    c.collective = collective;
+    c.scope = scope;
+    c.bytes = b;
+    c.stop.min_iters = c.stop.max_iters = 5;
+    c.stop.warmup = 1;
+    c.stop.min_time_s = 0;
+    s.cases.push_back(c);
+  }
+  return s;
+}
+
+run::RunnerOptions quiet() {
+  run::RunnerOptions o;
+  o.format = "none";
+  o.show_progress = false;
+  return o;
+}
+
+TEST(RunnerMpi, DomainScopeRunsEachDomainAtOnce) {
+  const int n = world_size();
+  if (n % 2 != 0) GTEST_SKIP() << "needs an even rank count";
+  auto o = quiet();
+  o.placement.ranks_per_domain = n / 2;
+  run::Runner runner(o);
+  for (const char* name : {"allreduce", "alltoall"}) {
+    const auto summary = runner.run(small_sweep(name, Scope::domain, {4096, 65536}));
+    EXPECT_EQ(summary.cases_failed, 0);
+    if (world_rank() != 0) continue;
+    ASSERT_EQ(summary.records.size(), 2u);
+    for (const auto& r : summary.records) {
+      EXPECT_EQ(r.scope, "domain");
+      EXPECT_EQ(r.num_ranks, n);
+      EXPECT_EQ(r.num_domains, 2);
+      EXPECT_EQ(r.domain_sizes, (std::vector<int>{n / 2, n / 2}));
+      EXPECT_EQ(r.extra.at("comm_ranks").get<int>(), n / 2);  // busbw uses the domain communicator
+      EXPECT_EQ(r.wrong_total, 0u);
+      EXPECT_TRUE(r.checked);
+      EXPECT_EQ(r.iterations, 5);
+      ASSERT_TRUE(r.per_rank.has_value());
+      EXPECT_EQ(r.per_rank->mean_us.size(), static_cast<std::size_t>(n));
+      // busbw = algbw x factor(domain size)
+      const double factor = std::string(name) == "allreduce" ? 2.0 * (n / 2 - 1) / (n / 2) : (n / 2 - 1.0) / (n / 2);
+      EXPECT_NEAR(r.busbw_gbps, r.algbw_gbps * factor, 1e-12);
+    }
+  }
+}
+
+TEST(RunnerMpi, GlobalScopeUnevenDomainSizes) {
+  const int n = world_size();
+  if (n < 3) GTEST_SKIP() << "needs 3+ ranks";
+  auto o = quiet();
+  o.placement.domain_sizes = std::to_string(n - 1) + ",1";
+  run::Runner runner(o);
+  const auto summary = runner.run(small_sweep("reducescatter", Scope::domain, {1000}));
+  EXPECT_EQ(summary.cases_failed, 0);
+  if (world_rank() == 0) {
+    ASSERT_EQ(summary.records.size(), 1u);
+    EXPECT_EQ(summary.records[0].domain_sizes, (std::vector<int>{n - 1, 1}));
+  }
+}
+
+TEST(RunnerMpi, CorruptFaultIsCaughtAndNamesTheRank) {
+  if (world_size() < 2) GTEST_SKIP();
+  setenv("COLLBENCH_FAULT", "corrupt:rank=1", 1);
+  run::Runner runner(quiet());
+  const auto summary = runner.run(small_sweep("allreduce", Scope::global, {4096}));
+  unsetenv("COLLBENCH_FAULT");
+  EXPECT_EQ(summary.cases_failed, 1);  // agreed on every rank
+  if (world_rank() != 0) return;
+  const auto& r = summary.records.at(0);
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(r.wrong_total, 1u);
+  ASSERT_EQ(r.wrong_by_rank.size(), 1u);
+  EXPECT_EQ(r.wrong_by_rank.at(1), 1u);
+  EXPECT_EQ(r.fault.value_or(""), "corrupt:rank=1");
+  EXPECT_NE(r.reason.value_or("").find("rank 1"), std::string::npos);
+}
+
+TEST(RunnerMpi, DelayAndSlowFaultsShowInTheMeasuredTimes) {
+  // A 20 ms delay on the last rank is inside every sample's common start-to-end time, so the
+  // fastest sample is at least 20 ms; slow:factor=3 multiplies every measured time on top.
+  const int last = world_size() - 1;
+  const std::string delay = "delay:rank=" + std::to_string(last) + ",us=20000";
+  for (const auto& [fault, floor_us] : std::vector<std::pair<std::string, double>>{{delay, 20000.0},
+                                                                                  {delay + ";slow:factor=3", 60000.0}}) {
+    setenv("COLLBENCH_FAULT", fault.c_str(), 1);
+    run::Runner runner(quiet());
+    auto sweep = small_sweep("allreduce", Scope::global, {8});
+    sweep.cases[0].stop.min_iters = sweep.cases[0].stop.max_iters = 3;
+    const auto summary = runner.run(sweep);
+    unsetenv("COLLBENCH_FAULT");
+    if (world_rank() != 0) continue;
+    const auto& r = summary.records.at(0);
+    EXPECT_EQ(r.fault.value_or(""), fault);
+    ASSERT_TRUE(r.time_us.has_value());
+    EXPECT_GE(r.time_us->min, floor_us) << fault;
+    // The delayed rank enters last and waits least inside the collective.
+    if (world_size() > 1) {
+      const auto& wait = r.per_rank->wait_us;
+      EXPECT_EQ(std::min_element(wait.begin(), wait.end()) - wait.begin(), last) << fault;
+    }
+  }
+}
+
+TEST(RunnerMpi, WaivedAlgorithmIsARecordNotADrop) {
+  auto sweep = small_sweep("allreduce", Scope::global, {4096});
+  sweep.cases[0].algo = "nvls";
+  run::Runner runner(quiet());
+  const auto summary = runner.run(sweep);
+  EXPECT_EQ(summary.cases_failed, 0);
+  if (world_rank() != 0) return;
+  ASSERT_EQ(summary.records.size(), 1u);
+  EXPECT_EQ(summary.records[0].status, "waived");
+  EXPECT_NE(summary.records[0].reason.value_or("").find("nvls"), std::string::npos);
+}
+
+}  // namespace

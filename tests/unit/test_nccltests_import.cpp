@@ -1,0 +1,716 @@
+// nccl-tests log and -J JSON import: two real logs (../shared/data/nccl-tests-logs), the
+// hand-written fixtures in tests/data/nccl-tests (all_reduce, all_gather, reduce_scatter,
+// alltoall; cut, launcher-prefixed and retyped variants), older layouts, and bad input.
+// Pure C++; no hardware needed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "collbench/core/error.hpp"
+#include "collbench/record/nccltests_import.hpp"
+
+using namespace collbench;
+using namespace collbench::record;
+
+namespace {
+
+const std::string kFixtures = std::string(COLLBENCH_SOURCE_DIR) + "/tests/data/nccl-tests/";
+const std::string kRealLogs = std::string(COLLBENCH_SHARED_DIR) + "/data/nccl-tests-logs/";
+const std::string kPkb = "allreduce-2xK80-perfkitbenchmarker.txt";
+const std::string kTogether = "reducescatter-8xH100-together.txt";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open test input " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string real_log(const std::string& name) {
+  return read_file(kRealLogs + name);
+}
+
+#define REQUIRE_REAL_LOGS()                                                                          \
+  do {                                                                                               \
+    if (!std::filesystem::exists(kRealLogs))                                                         \
+      GTEST_SKIP() << "no shared real-log directory at " << kRealLogs << " (outside the workspace)"; \
+  } while (0)
+
+std::string all_warnings(const NcclTestsLog& log) {
+  std::string out;
+  for (const auto& w : log.warnings) out += "  " + w + "\n";
+  return out;
+}
+
+bool any_warning_contains(const NcclTestsLog& log, const std::string& needle) {
+  for (const auto& w : log.warnings)
+    if (w.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+const NcclTestsRow* row_with_size(const NcclTestsLog& log, std::uint64_t size) {
+  for (const auto& r : log.rows)
+    if (r.size_bytes == size) return &r;
+  return nullptr;
+}
+
+// The brief's check: the busbw printed in the log is kept as printed, and recomputing it
+// from the printed algbw with the collective's factor agrees within the rounding of the
+// printed digits (0.005 for two decimals).
+void expect_busbw_preserved_and_consistent(const NcclTestsLog& log) {
+  ASSERT_TRUE(log.num_ranks.has_value()) << all_warnings(log);
+  const double f = nccl_tests_busbw_factor(log.collective, *log.num_ranks);
+  int checked = 0;
+  for (const auto& row : log.rows) {
+    for (const NcclTestsHalf* h : {&row.out_of_place, &row.in_place}) {
+      if (!h->algbw_gbps || !h->busbw_gbps) continue;
+      EXPECT_TRUE(nccl_tests_busbw_consistent(*h, f)) << "line " << row.line << " size " << row.size_bytes;
+      const double recomputed = *h->algbw_gbps * f;
+      EXPECT_LE(std::abs(recomputed - *h->busbw_gbps), h->algbw_tolerance_gbps * f + h->busbw_tolerance_gbps + 1e-9)
+          << "line " << row.line;
+      if (log.format == "text" && *h->busbw_gbps < 1000) {
+        EXPECT_LE(h->busbw_tolerance_gbps, 0.05 + 1e-12);  // one or two printed decimals
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+template <typename F>
+std::string input_error_message(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return {};
+}
+
+std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  if (pos == std::string::npos) throw std::runtime_error("test setup: '" + from + "' not found");
+  return text.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+// --------------------------------------------------------------------------------------------
+// Real logs
+
+TEST(NcclTestsRealLogs, PerfKitBenchmarkerAllReduce2xK80OldLayout) {
+  REQUIRE_REAL_LOGS();
+  const auto log = parse_nccl_tests_log(real_log(kPkb), kPkb);
+  EXPECT_EQ(log.format, "text");
+  EXPECT_EQ(log.collective, "allreduce");  // only the file name says so
+  EXPECT_EQ(log.collective_source, "file name");
+  ASSERT_EQ(log.rows.size(), 11u);
+  EXPECT_EQ(log.num_ranks, 2);
+  EXPECT_EQ(log.num_ranks_source, "devices list");
+  EXPECT_TRUE(log.devices_complete);
+  ASSERT_EQ(log.devices.size(), 2u);
+  EXPECT_EQ(log.devices[0].host, "pkb-2b6a393d-2");
+  EXPECT_EQ(log.devices[1].host, "pkb-2b6a393d-3");
+  EXPECT_EQ(log.devices[0].pid, 9192);
+  EXPECT_FALSE(log.devices[0].group.has_value());  // 2.0-era: no Group
+  EXPECT_EQ(log.devices[0].bus_id, "0x00");
+  EXPECT_EQ(log.devices[0].name, "Tesla K80");
+  EXPECT_FALSE(log.nccl_version.has_value());
+  EXPECT_FALSE(log.nccl_tests_version.has_value());
+  EXPECT_EQ(log.header.at("iters"), "1");
+  EXPECT_EQ(log.header.at("validation"), "0");
+  EXPECT_EQ(log.header.at("nGpus"), "1");
+  EXPECT_EQ(log.header.at("step"), "2(factor)");
+  EXPECT_EQ(log.header.at("warmup iters"), "5");
+  EXPECT_EQ(log.header.at("agg iters"), "1");
+  ASSERT_TRUE(log.avg_busbw.has_value());
+  EXPECT_DOUBLE_EQ(*log.avg_busbw, 0.565546);
+  EXPECT_EQ(log.out_of_bounds, 0);
+
+  // Expected rows of SOURCES.md.
+  struct Expected {
+    std::uint64_t size;
+    double time, algbw, busbw;
+  };
+  for (const Expected e : {Expected{1048576, 2410.0, 0.44, 0.44}, Expected{33554432, 55989, 0.60, 0.60},
+                           Expected{1073741824, 1752724, 0.61, 0.61}}) {
+    const auto* r = row_with_size(log, e.size);
+    ASSERT_NE(r, nullptr) << e.size;
+    EXPECT_DOUBLE_EQ(*r->out_of_place.time_us, e.time);
+    EXPECT_DOUBLE_EQ(*r->out_of_place.algbw_gbps, e.algbw);
+    EXPECT_DOUBLE_EQ(*r->out_of_place.busbw_gbps, e.busbw);
+    EXPECT_FALSE(r->out_of_place.wrong.has_value());  // N/A: validation off
+    EXPECT_FALSE(r->in_place.wrong.has_value());
+    EXPECT_EQ(r->type, "float");
+    EXPECT_EQ(r->redop, "sum");
+    EXPECT_EQ(r->root, -1);
+  }
+  EXPECT_EQ(log.rows.front().line, 10);
+  EXPECT_EQ(log.rows.front().count, 262144u);
+  EXPECT_DOUBLE_EQ(*log.rows.front().in_place.time_us, 2709.7);
+  EXPECT_DOUBLE_EQ(log.rows.front().out_of_place.time_tolerance_us, 0.05);
+  EXPECT_DOUBLE_EQ(log.rows[3].out_of_place.time_tolerance_us, 0.5);  // "14868"
+  expect_busbw_preserved_and_consistent(log);
+  EXPECT_FALSE(any_warning_contains(log, "average bus bandwidth")) << all_warnings(log);
+}
+
+TEST(NcclTestsRealLogs, TogetherReduceScatter8xH100WithSizeZeroRows) {
+  REQUIRE_REAL_LOGS();
+  const auto log = parse_nccl_tests_log(real_log(kTogether), kTogether);
+  EXPECT_EQ(log.collective, "reducescatter");
+  EXPECT_EQ(log.program, "reduce_scatter_perf");
+  EXPECT_EQ(log.collective_source, "program name");
+  ASSERT_EQ(log.rows.size(), 31u);
+  EXPECT_EQ(log.num_ranks, 8);
+  EXPECT_EQ(log.num_ranks_source, "devices list");
+  EXPECT_TRUE(log.devices_complete);
+  EXPECT_EQ(log.devices[7].bus_id, "0000:55:00");
+  EXPECT_EQ(log.devices[7].group, 0);
+  EXPECT_EQ(log.devices[7].device, 7);
+  EXPECT_EQ(log.devices[7].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(log.nccl_tests_version, "2.17.9");
+  EXPECT_EQ(log.nccl_version, "2.26.2");
+  EXPECT_EQ(log.header.at("nGpus"), "8");
+  EXPECT_EQ(log.header.at("maxBytes"), "8589934592");
+  ASSERT_TRUE(log.avg_busbw.has_value());
+  EXPECT_DOUBLE_EQ(*log.avg_busbw, 111.49);
+
+  // The first four rows have size 0 and count 0 and still carry times.
+  const double zero_times[] = {0.94, 0.91, 0.90, 0.88};
+  for (int i = 0; i < 4; ++i) {
+    const auto& r = log.rows[static_cast<std::size_t>(i)];
+    EXPECT_EQ(r.size_bytes, 0u);
+    EXPECT_EQ(r.count, 0u);
+    EXPECT_DOUBLE_EQ(*r.out_of_place.time_us, zero_times[i]);
+    EXPECT_DOUBLE_EQ(*r.out_of_place.busbw_gbps, 0.0);
+    EXPECT_EQ(r.out_of_place.wrong, 0u);
+    EXPECT_EQ(r.in_place.wrong, 0u);
+  }
+  struct Expected {
+    std::uint64_t size;
+    double time, algbw, busbw;
+  };
+  for (const Expected e : {Expected{128, 35.51, 0.00, 0.00}, Expected{4194304, 41.33, 101.49, 88.80},
+                           Expected{8589934592ull, 20767.1, 413.63, 361.93}}) {
+    const auto* r = row_with_size(log, e.size);
+    ASSERT_NE(r, nullptr) << e.size;
+    EXPECT_DOUBLE_EQ(*r->out_of_place.time_us, e.time);
+    EXPECT_DOUBLE_EQ(*r->out_of_place.algbw_gbps, e.algbw);
+    EXPECT_DOUBLE_EQ(*r->out_of_place.busbw_gbps, e.busbw);
+  }
+  expect_busbw_preserved_and_consistent(log);
+  EXPECT_TRUE(log.warnings.empty()) << all_warnings(log);
+}
+
+TEST(NcclTestsRealLogs, RankCountRecoveredWhenTheDeviceListIsCut) {
+  REQUIRE_REAL_LOGS();
+  std::string text = real_log(kTogether);
+  // Keep ranks 0 and 1, replace ranks 2..7 by "...": what a log pasted into a ticket looks like.
+  const auto from = text.find("#  Rank  2");
+  const auto to = text.find("#\n#    ", from);
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  text.replace(from, to - from, "#  ...\n");
+  const auto log = parse_nccl_tests_log(text, kTogether);
+  EXPECT_FALSE(log.devices_complete);
+  EXPECT_EQ(log.devices.size(), 2u);
+  EXPECT_EQ(log.num_ranks, 8) << all_warnings(log);
+  EXPECT_EQ(log.num_ranks_source, "busbw/algbw ratio");
+  EXPECT_TRUE(any_warning_contains(log, "recovered from the busbw/algbw ratio")) << all_warnings(log);
+  EXPECT_TRUE(any_warning_contains(log, "cut")) << all_warnings(log);
+  expect_busbw_preserved_and_consistent(log);
+}
+
+TEST(NcclTestsRealLogs, WindowsLineEndingsReadTheSame) {
+  REQUIRE_REAL_LOGS();
+  std::string text = real_log(kPkb), crlf;
+  for (char c : text) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  const auto log = parse_nccl_tests_log(crlf, kPkb);
+  ASSERT_EQ(log.rows.size(), 11u);
+  EXPECT_EQ(log.num_ranks, 2);
+  EXPECT_DOUBLE_EQ(*log.rows.back().in_place.time_us, 1763386);
+}
+
+// --------------------------------------------------------------------------------------------
+// Hand-written fixtures
+
+TEST(NcclTestsFixtures, AllReduce8xH100StandardLayout) {
+  const auto log = load_nccl_tests_file(kFixtures + "all_reduce_8xH100.txt");
+  ASSERT_EQ(log.size(), 1u);
+  const auto& l = log[0];
+  EXPECT_EQ(l.collective, "allreduce");
+  EXPECT_EQ(l.num_ranks, 8);
+  EXPECT_EQ(l.nccl_tests_version, "2.18.3");
+  EXPECT_EQ(l.nccl_version, "2.21.5");
+  ASSERT_EQ(l.rows.size(), 14u);
+  EXPECT_EQ(l.rows[0].size_bytes, 8u);
+  EXPECT_EQ(l.rows[0].count, 2u);
+  const auto* big = row_with_size(l, 536870912);
+  ASSERT_NE(big, nullptr);
+  EXPECT_DOUBLE_EQ(*big->out_of_place.busbw_gbps, 619.10);
+  EXPECT_DOUBLE_EQ(*big->in_place.algbw_gbps, 341.65);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor(l.collective, *l.num_ranks), 1.75);
+  expect_busbw_preserved_and_consistent(l);
+  EXPECT_TRUE(l.warnings.empty()) << all_warnings(l);
+}
+
+TEST(NcclTestsFixtures, AllGather16RanksSrunPrefixedWithCutDeviceList) {
+  const auto logs = load_nccl_tests_file(kFixtures + "all_gather_16rank_cut_srun.txt");
+  ASSERT_EQ(logs.size(), 1u);
+  const auto& l = logs[0];
+  EXPECT_EQ(l.collective, "allgather");
+  EXPECT_EQ(l.program, "all_gather_perf");
+  ASSERT_EQ(l.rows.size(), 12u);
+  EXPECT_EQ(l.devices.size(), 4u);
+  EXPECT_FALSE(l.devices_complete);
+  EXPECT_EQ(l.devices[3].host, "gb-a017");
+  EXPECT_EQ(l.num_ranks, 16) << all_warnings(l);
+  EXPECT_EQ(l.num_ranks_source, "busbw/algbw ratio");
+  EXPECT_TRUE(any_warning_contains(l, "(n-1)/n")) << all_warnings(l);
+  EXPECT_EQ(l.header.at("unalign"), "0");
+  EXPECT_EQ(l.rows.back().size_bytes, 1073741824u);
+  EXPECT_EQ(l.rows.back().redop, "none");
+  EXPECT_DOUBLE_EQ(*l.rows.back().out_of_place.busbw_gbps, 165.75);
+  expect_busbw_preserved_and_consistent(l);
+  EXPECT_FALSE(any_warning_contains(l, "average bus bandwidth")) << all_warnings(l);
+}
+
+TEST(NcclTestsFixtures, ReduceScatterMpirunTaggedWithNcclInfoNoise) {
+  const auto logs = load_nccl_tests_file(kFixtures + "reduce_scatter_16rank_mpirun_tagged.txt");
+  ASSERT_EQ(logs.size(), 1u);
+  const auto& l = logs[0];
+  EXPECT_EQ(l.collective, "reducescatter");
+  ASSERT_EQ(l.rows.size(), 12u);
+  EXPECT_EQ(l.num_ranks, 16);
+  EXPECT_EQ(l.num_ranks_source, "devices list");
+  EXPECT_TRUE(l.devices_complete);
+  EXPECT_EQ(l.devices[8].host, "node-b02");
+  EXPECT_EQ(l.devices[8].device, 0);
+  EXPECT_EQ(l.nccl_version, "2.26.2");  // nccl-library code wins over the INFO line
+  EXPECT_TRUE(any_warning_contains(l, "not nccl-tests output")) << all_warnings(l);
+  EXPECT_EQ(l.rows[6].size_bytes, 1048576u);  // the row after the INFO line
+  expect_busbw_preserved_and_consistent(l);
+}
+
+TEST(NcclTestsFixtures, AlltoallRetypedByHand) {
+  const auto logs = load_nccl_tests_file(kFixtures + "alltoall_4gpu_retyped.txt");
+  ASSERT_EQ(logs.size(), 1u);
+  const auto& l = logs[0];
+  EXPECT_EQ(l.collective, "alltoall");
+  EXPECT_EQ(l.collective_source, "file name");
+  ASSERT_EQ(l.rows.size(), 8u);
+  EXPECT_TRUE(l.devices.empty());
+  EXPECT_EQ(l.num_ranks, 4) << all_warnings(l);  // ratio 3/4, and a multiple of nGpus = 4
+  EXPECT_EQ(l.num_ranks_source, "busbw/algbw ratio");
+  const auto* r = row_with_size(l, 524288);
+  ASSERT_NE(r, nullptr);
+  EXPECT_DOUBLE_EQ(*r->out_of_place.algbw_gbps, 49.4);
+  EXPECT_DOUBLE_EQ(r->out_of_place.algbw_tolerance_gbps, 0.05);  // retyped with one decimal
+  EXPECT_EQ(r->out_of_place.wrong, 0u);
+  EXPECT_FALSE(r->in_place.wrong.has_value());  // alltoall in-place: N/A
+  EXPECT_EQ(l.rows[1].line, 7);                 // the tab-separated row
+  expect_busbw_preserved_and_consistent(l);
+  EXPECT_FALSE(any_warning_contains(l, "average bus bandwidth")) << all_warnings(l);
+}
+
+TEST(NcclTestsFixtures, JsonVersion3Alltoall) {
+  const auto logs = load_nccl_tests_file(kFixtures + "alltoall_8xH200_v3.json");
+  ASSERT_EQ(logs.size(), 1u);
+  const auto& l = logs[0];
+  EXPECT_EQ(l.format, "json");
+  EXPECT_EQ(l.json_version, 3);
+  EXPECT_EQ(l.program, "alltoall_perf");
+  EXPECT_EQ(l.collective, "alltoall");
+  EXPECT_EQ(l.nccl_version, "2.27.3");
+  // Two processes x 4 GPUs: config.devices lists the first rank of each process.
+  EXPECT_EQ(l.devices.size(), 2u);
+  EXPECT_EQ(l.num_ranks, 8) << all_warnings(l);
+  EXPECT_EQ(l.header.at("nGpus"), "4");
+  EXPECT_EQ(l.header.at("step"), "8(factor)");
+  EXPECT_EQ(l.header.at("iters"), "20");
+  EXPECT_EQ(l.env.count("NCCL_IB_HCA"), 1u);
+  EXPECT_EQ(l.env.count("CUDA_VISIBLE_DEVICES"), 1u);
+  EXPECT_EQ(l.env.count("HOME"), 0u);  // only NCCL_/CUDA_/UCX_/OMPI_/MPICH_ are kept
+  EXPECT_EQ(l.env.count("USER"), 0u);
+  ASSERT_EQ(l.rows.size(), 6u);
+  EXPECT_EQ(l.rows[0].root, -1);
+  EXPECT_EQ(l.rows[0].line, 0);
+  EXPECT_EQ(l.rows[0].out_of_place.wrong, 0u);
+  EXPECT_FALSE(l.rows[0].in_place.wrong.has_value());
+  const auto& last = l.rows.back();
+  ASSERT_TRUE(last.out_of_place.per_iteration.has_value());
+  EXPECT_EQ(last.out_of_place.per_iteration->times_us.size(), 3u);
+  EXPECT_EQ(last.out_of_place.per_iteration->per_process_max_times_us.size(), 2u);
+  EXPECT_TRUE(last.out_of_place.per_iteration->p50_us.has_value());
+  ASSERT_TRUE(l.avg_busbw.has_value());
+  expect_busbw_preserved_and_consistent(l);
+  EXPECT_TRUE(l.warnings.empty()) << all_warnings(l);
+}
+
+TEST(NcclTestsFixtures, JsonVersion1WithMisspelledAverage) {
+  const auto l = parse_nccl_tests_json(read_file(kFixtures + "all_reduce_4gpu_v1.json"), "all_reduce_4gpu_v1.json");
+  EXPECT_EQ(l.json_version, 1);
+  EXPECT_EQ(l.collective, "allreduce");
+  EXPECT_EQ(l.num_ranks, 4);
+  ASSERT_TRUE(l.avg_busbw.has_value());  // "average_bus_bandwidith" / "bandwidith" in version 1
+  EXPECT_GT(*l.avg_busbw, 0.0);
+  expect_busbw_preserved_and_consistent(l);
+  EXPECT_TRUE(l.warnings.empty()) << all_warnings(l);
+}
+
+// --------------------------------------------------------------------------------------------
+// Other layouts
+
+TEST(NcclTestsLayouts, Layout2019WithoutRootAndWithMaxErrorColumn) {
+  const std::string text =
+      "# nThread 1 nGpus 2 minBytes 1024 maxBytes 4096 step: 2(factor) warmup iters: 5 iters: 20 validation: 1 \n"
+      "#\n"
+      "# Using devices\n"
+      "#   Rank  0 Pid  11 on    host-a device  0 [0x06] Tesla V100-SXM2-16GB\n"
+      "#   Rank  1 Pid  11 on    host-a device  1 [0x07] Tesla V100-SXM2-16GB\n"
+      "#\n"
+      "#                                                 out-of-place                       in-place          \n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n"
+      "        1024           256   float     sum    10.00    0.10    0.10  0e+00    10.00    0.10    0.10  0e+00\n"
+      "        2048           512   float     sum    10.00    0.20    0.20  2e-07    10.00    0.20    0.20  0e+00\n"
+      "        4096          1024   float     sum    10.00    0.41    0.41  0e+00    10.00    0.41    0.41  0e+00\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 0.236667 \n";
+  const auto l = parse_nccl_tests_log(text, "all_reduce_perf.log");
+  ASSERT_EQ(l.rows.size(), 3u);
+  EXPECT_EQ(l.num_ranks, 2);
+  EXPECT_EQ(l.rows[0].root, -1);
+  EXPECT_EQ(l.rows[0].redop, "sum");
+  EXPECT_FALSE(l.rows[1].out_of_place.wrong.has_value());
+  ASSERT_TRUE(l.rows[1].out_of_place.max_error.has_value());
+  EXPECT_DOUBLE_EQ(*l.rows[1].out_of_place.max_error, 2e-7);
+  expect_busbw_preserved_and_consistent(l);
+}
+
+TEST(NcclTestsLayouts, Layout2017TimesInMilliseconds) {
+  const std::string text =
+      "nThread 1 nGpus 4 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20 validation: 1 \n"
+      "# Using devices\n"
+      "#   Rank  0 on  box device  0 [0x04] Tesla P100-SXM2-16GB\n"
+      "#   Rank  1 on  box device  1 [0x05] Tesla P100-SXM2-16GB\n"
+      "#   Rank  2 on  box device  2 [0x06] Tesla P100-SXM2-16GB\n"
+      "#   Rank  3 on  box device  3 [0x07] Tesla P100-SXM2-16GB\n"
+      "\n"
+      "#                                 out-of-place                    in-place\n"
+      "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n"
+      "     1048576        262144   float     sum    0.200   5.24   7.86    0e+00    0.200   5.24   7.86    0e+00\n"
+      "     2097152        524288   float     sum    0.300   6.99  10.49    0e+00    0.300   6.99  10.49    0e+00\n"
+      " Out of bounds values : 0 OK\n"
+      " Avg bus bandwidth    : 9.175 \n";
+  const auto l = parse_nccl_tests_log(text, "old.log");
+  ASSERT_EQ(l.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(*l.rows[0].out_of_place.time_us, 200.0);  // 0.200 ms
+  EXPECT_DOUBLE_EQ(l.rows[0].out_of_place.time_tolerance_us, 0.5);
+  EXPECT_TRUE(any_warning_contains(l, "ms")) << all_warnings(l);
+  EXPECT_EQ(l.num_ranks, 4);
+  EXPECT_FALSE(l.devices[0].pid.has_value());
+  EXPECT_EQ(l.devices[0].host, "box");
+  EXPECT_EQ(l.collective, "allreduce");  // busbw/algbw = 1.5 > 1: only all-reduce does that
+  EXPECT_TRUE(any_warning_contains(l, "inferred from the busbw/algbw ratio above 1")) << all_warnings(l);
+  ASSERT_TRUE(l.avg_busbw.has_value());
+  expect_busbw_preserved_and_consistent(l);
+}
+
+TEST(NcclTestsLayouts, PerIterationColumnsAndTimestamps) {
+  const std::string text =
+      "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807\n"
+      "# Collective test starting: all_gather_perf\n"
+      "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 1 iters: 10 agg iters: 1 "
+      "validation: 1 graph: 0 unalign: 0\n"
+      "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows \n"
+      "#\n"
+      "# Using devices\n"
+      "#  Rank  0 Group  0 Pid    501 on     node-1 device  0 [0000:19:00] NVIDIA B200\n"
+      "#  Rank  1 Group  0 Pid    501 on     node-1 device  1 [0000:3b:00] NVIDIA B200\n"
+      "#\n"
+      "#                                              out-of-place (+ per-iteration)                                "
+      "in-place (+ per-iteration)\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    "
+      "i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%           timestamp\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)     (us)     "
+      "(us)      (%)     (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%) %Y-%m-%d %H:%M:%S\n"
+      "     1048576        131072     float    none      -1    20.00   52.43   26.21       0    19.50    21.00    "
+      "21.00     2.10    20.00   52.43   26.21       0    19.40    20.90    20.90     1.90 2026-07-01 10:00:00\n"
+      "     2097152        262144     float    none      -1    30.00   69.91   34.95       0    29.50    31.00    "
+      "31.00     1.20    30.00   69.91   34.95       0    29.40    30.90    30.90     1.10 2026-07-01 10:00:01\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 30.58 \n"
+      "#\n"
+      "# Collective test concluded: all_gather_perf\n";
+  const auto l = parse_nccl_tests_log(text, "x.log");
+  ASSERT_EQ(l.rows.size(), 2u);
+  EXPECT_EQ(l.num_ranks, 2);
+  ASSERT_TRUE(l.rows[0].out_of_place.per_iteration.has_value());
+  EXPECT_DOUBLE_EQ(*l.rows[0].out_of_place.per_iteration->min_us, 19.5);
+  EXPECT_DOUBLE_EQ(*l.rows[0].in_place.per_iteration->cv_pct, 1.90);
+  EXPECT_DOUBLE_EQ(*l.rows[1].in_place.per_iteration->p99_us, 30.90);
+  EXPECT_DOUBLE_EQ(*l.rows[1].in_place.busbw_gbps, 34.95);
+  expect_busbw_preserved_and_consistent(l);
+}
+
+TEST(NcclTestsLayouts, RowsWithoutTheirHeaderAreInferredWithAWarning) {
+  const std::string text =
+      "     1048576        262144     float     sum      -1    20.00   52.43   91.75       0    20.00   52.43   91.75  "
+      "     0\n"
+      "     2097152        524288     float     sum      -1    30.00   69.91  122.33       0    30.00   69.91  122.33  "
+      "     0\n";
+  const auto l = parse_nccl_tests_log(text, "all_reduce_perf_cut.txt");
+  ASSERT_EQ(l.rows.size(), 2u);
+  EXPECT_EQ(l.collective, "allreduce");
+  EXPECT_TRUE(any_warning_contains(l, "columns inferred")) << all_warnings(l);
+  EXPECT_TRUE(any_warning_contains(l, "footer")) << all_warnings(l);
+  EXPECT_EQ(l.num_ranks, 8) << all_warnings(l);  // 2(n-1)/n = 1.75
+  EXPECT_EQ(l.num_ranks_source, "busbw/algbw ratio");
+}
+
+TEST(NcclTestsLayouts, BroadcastRatioCarriesNoRankCount) {
+  const std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  "
+      "#wrong\n"
+      "     1048576        262144     float    none       0    20.00   52.43   52.43       0    20.00   52.43   52.43  "
+      "     0\n"
+      "# Avg bus bandwidth    : 52.43\n";
+  const auto l = parse_nccl_tests_log(text, "broadcast_perf.out");
+  EXPECT_EQ(l.collective, "broadcast");
+  EXPECT_EQ(l.rows[0].root, 0);
+  EXPECT_FALSE(l.num_ranks.has_value());
+  EXPECT_TRUE(any_warning_contains(l, "carries no rank count")) << all_warnings(l);
+}
+
+TEST(NcclTestsLayouts, DeviceListDisagreeingWithTheRatioIsReported) {
+  const std::string text = read_file(kFixtures + "all_reduce_8xH100.txt");
+  // Drop ranks 4..7 without a "..." marker: the list looks complete with 4 ranks.
+  std::string cut = text;
+  const auto from = cut.find("#  Rank  4");
+  const auto to = cut.find("#\n#    ", from);
+  cut.erase(from, to - from);
+  const auto l = parse_nccl_tests_log(cut, "all_reduce.txt");
+  EXPECT_EQ(l.num_ranks, 4);
+  EXPECT_TRUE(any_warning_contains(l, "ratio fits 8")) << all_warnings(l);
+  EXPECT_TRUE(any_warning_contains(l, "not algbw x")) << all_warnings(l);
+}
+
+TEST(NcclTestsLayouts, SeveralRunsInOneLog) {
+  const std::string a = read_file(kFixtures + "all_reduce_8xH100.txt");
+  const std::string b = read_file(kFixtures + "all_gather_16rank_cut_srun.txt");
+  const auto logs = parse_nccl_tests_logs(a + b, "both.log");
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[0].collective, "allreduce");
+  EXPECT_EQ(logs[1].collective, "allgather");
+  EXPECT_EQ(logs[1].num_ranks, 16);
+  EXPECT_EQ(logs[0].rows.size(), 14u);
+  EXPECT_EQ(logs[1].rows.size(), 12u);
+  const int first_line_of_b = static_cast<int>(std::count(a.begin(), a.end(), '\n')) + 1;
+  EXPECT_GE(logs[1].first_line, first_line_of_b);
+  const std::string msg = input_error_message([&] { (void)parse_nccl_tests_log(a + b, "both.log"); });
+  EXPECT_NE(msg.find("both.log:" + std::to_string(logs[1].first_line) + ":"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("second nccl-tests run"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsLayouts, TruncatedLastLineIsSkippedWithAWarning) {
+  std::string text = read_file(kFixtures + "all_reduce_8xH100.txt");
+  text = text.substr(0, text.find("   536870912"));                               // cut inside the table
+  text += "   536870912     134217728     float     sum      -1  1517.56  353.";  // no newline
+  const auto l = parse_nccl_tests_log(text, "killed.log");
+  EXPECT_EQ(l.rows.size(), 13u);
+  EXPECT_TRUE(any_warning_contains(l, "cut short")) << all_warnings(l);
+}
+
+// --------------------------------------------------------------------------------------------
+// Bad input: InputError (exit code 2) naming the file and line
+
+TEST(NcclTestsErrors, MissingColumnNamesFileAndLine) {
+  REQUIRE_REAL_LOGS();
+  const std::string text =
+      replace_once(real_log(kPkb), "2097152        524288     float     sum      -1   4710.4    0.45",
+                   "2097152        524288     float     sum      -1   4710.4");
+  const std::string msg = input_error_message([&] { (void)parse_nccl_tests_log(text, "pkb.txt"); });
+  EXPECT_NE(msg.find("pkb.txt:11:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("a column is missing"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsErrors, NonNumericFieldNamesTheColumn) {
+  REQUIRE_REAL_LOGS();
+  const std::string text =
+      replace_once(real_log(kPkb), "4194304       1048576     float     sum      -1   8116.1    0.52",
+                   "4194304       1048576     float     sum      -1   8116.1    O.52");
+  const std::string msg = input_error_message([&] { (void)parse_nccl_tests_log(text, "pkb.txt"); });
+  EXPECT_NE(msg.find("pkb.txt:12:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'algbw' (out-of-place)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'O.52' is not a number"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsErrors, ExtraColumnAndBadSize) {
+  const std::string header =
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  "
+      "#wrong\n";
+  std::string msg = input_error_message([&] {
+    (void)parse_nccl_tests_log(header + "1024 256 float sum -1 10.00 0.10 0.18 0 10.00 0.10 0.18 0 7\n", "x.log");
+  });
+  EXPECT_NE(msg.find("x.log:2:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("extra column"), std::string::npos) << msg;
+  msg = input_error_message([&] {
+    (void)parse_nccl_tests_log(header +
+                                   "1024 256 float sum -1 10.00 0.10 0.18 0 10.00 0.10 0.18 0\n"
+                                   "2048 512 float sum x1 10.00 0.20 0.36 0 10.00 0.20 0.36 0\n",
+                               "x.log");
+  });
+  EXPECT_NE(msg.find("x.log:3:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'root'"), std::string::npos) << msg;
+  msg = input_error_message([&] {
+    (void)parse_nccl_tests_log(header + "1024 256 float sum -1 10.00 0.10 0.18 0.5 10.00 0.10 0.18 0\n", "x.log");
+  });
+  EXPECT_NE(msg.find("not a count of wrong elements"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsErrors, NoTableAtAll) {
+  const std::string text =
+      "srun: error: gpu-17: task 3: Exited with exit code 1\n"
+      "Failed: NCCL error common.cu:1004 'unhandled system error'\n";
+  const std::string msg = input_error_message([&] { (void)parse_nccl_tests_log(text, "crash.log"); });
+  EXPECT_NE(msg.find("crash.log"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no nccl-tests result table"), std::string::npos) << msg;
+  EXPECT_NE(input_error_message([&] { (void)parse_nccl_tests_log("", "empty.log"); }).find("empty.log"),
+            std::string::npos);
+}
+
+TEST(NcclTestsErrors, HeaderWithoutRowsAndUnknownColumns) {
+  std::string msg = input_error_message([&] {
+    (void)parse_nccl_tests_log(
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong\n"
+        "# Out of bounds values : 0 OK\n",
+        "h.log");
+  });
+  EXPECT_NE(msg.find("h.log:1:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no data rows"), std::string::npos) << msg;
+  msg = input_error_message([&] {
+    (void)parse_nccl_tests_log("#  size  count  type  time  algbw  busbw  latency\n1024 256 float 1 1 1 1\n", "h.log");
+  });
+  EXPECT_NE(msg.find("h.log:1:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown column 'latency'"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsErrors, DataRowAfterTheFooter) {
+  const std::string text = read_file(kFixtures + "all_reduce_8xH100.txt") +
+                           "        1024           256     float     sum      -1    14.57    0.07    0.12       0    "
+                           "14.64    0.07    0.12       0\n";
+  const std::string msg = input_error_message([&] { (void)parse_nccl_tests_log(text, "a.log"); });
+  EXPECT_NE(msg.find("after the table's footer"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsErrors, JsonErrorsNameTheField) {
+  const std::string good = read_file(kFixtures + "alltoall_8xH200_v3.json");
+  // Killed before nccl-tests closed the file.
+  std::string msg =
+      input_error_message([&] { (void)parse_nccl_tests_json(good.substr(0, good.size() / 2), "k.json"); });
+  EXPECT_NE(msg.find("k.json:1:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ends early"), std::string::npos) << msg;
+  // A wrong type in one result.
+  const auto pos = good.find("\"alg_bw\":", good.find("\"size\":8192"));
+  std::string bad = good;
+  bad.insert(pos + 9, "\"fast\",\"x\":");
+  msg = input_error_message([&] { (void)parse_nccl_tests_json(bad, "b.json"); });
+  EXPECT_NE(msg.find("results[1].out_of_place.alg_bw"), std::string::npos) << msg;
+  // No results at all.
+  msg = input_error_message([&] { (void)parse_nccl_tests_json(R"({"version":3,"results":[]})", "e.json"); });
+  EXPECT_NE(msg.find("e.json: results"), std::string::npos) << msg;
+  msg = input_error_message([&] { (void)parse_nccl_tests_json(R"({"version":3})", "e.json"); });
+  EXPECT_NE(msg.find("missing"), std::string::npos) << msg;
+  // Multi-line JSON: line and column of the error.
+  msg =
+      input_error_message([&] { (void)parse_nccl_tests_json("{\n  \"version\": 3,\n  \"results\": [ }\n", "m.json"); });
+  EXPECT_NE(msg.find("m.json:3:"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsErrors, FormatsAreToldApart) {
+  const std::string json = read_file(kFixtures + "all_reduce_4gpu_v1.json");
+  const std::string msg = input_error_message([&] { (void)parse_nccl_tests_log(json, "j.json"); });
+  EXPECT_NE(msg.find("JSON"), std::string::npos) << msg;
+  const auto logs = parse_nccl_tests_output(json, "j.json");
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(logs[0].format, "json");
+  EXPECT_NE(
+      input_error_message([&] { (void)load_nccl_tests_file(kFixtures + "no-such-file.txt"); }).find("cannot open"),
+      std::string::npos);
+}
+
+TEST(NcclTestsErrors, JsonNanIsLeftEmptyWithAWarning) {
+  const std::string text =
+      R"({"version":2,"args":["./sendrecv_perf"],"config":{"nthreads":1,"ngpus":2,"devices":[{"rank":0}]},)"
+      R"("results":[{"size":1024,"count":256,"type":"float","redop":"sum","root":"    -1",)"
+      R"("out_of_place":{"time":"nan","alg_bw":0.1,"bus_bw":0.1,"nwrong":0.0},"in_place":null}]})";
+  const auto l = parse_nccl_tests_json(text, "n.json");
+  EXPECT_EQ(l.collective, "sendrecv");
+  EXPECT_EQ(l.num_ranks, 2);
+  EXPECT_FALSE(l.rows[0].out_of_place.time_us.has_value());
+  EXPECT_FALSE(l.rows[0].in_place.present());
+  EXPECT_TRUE(any_warning_contains(l, "'nan'")) << all_warnings(l);
+}
+
+// --------------------------------------------------------------------------------------------
+// Small functions
+
+TEST(NcclTestsFunctions, BusbwFactors) {
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("allreduce", 8), 1.75);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("allreduce", 1), 0.0);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("allgather", 8), 0.875);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("reducescatter", 4), 0.75);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("alltoall", 16), 0.9375);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("alltoallv", 2), 0.5);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("broadcast", 1024), 1.0);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("reduce", 1024), 1.0);
+  EXPECT_DOUBLE_EQ(nccl_tests_busbw_factor("sendrecv", 2), 1.0);
+  EXPECT_THROW((void)nccl_tests_busbw_factor("allreduse", 8), InputError);
+  EXPECT_THROW((void)nccl_tests_busbw_factor("allreduce", 0), InputError);
+  const std::string msg = input_error_message([] { (void)nccl_tests_busbw_factor("allreduse", 8); });
+  EXPECT_NE(msg.find("did you mean 'allreduce'"), std::string::npos) << msg;
+}
+
+TEST(NcclTestsFunctions, CollectiveNames) {
+  EXPECT_EQ(nccl_tests_collective_name("all_reduce_perf"), "allreduce");
+  EXPECT_EQ(nccl_tests_collective_name("./build/all_reduce_perf_mpi"), "allreduce");
+  EXPECT_EQ(nccl_tests_collective_name("/opt/nccl-tests/build/reduce_scatter_perf"), "reducescatter");
+  EXPECT_EQ(nccl_tests_collective_name("alltoall_perf"), "alltoall");
+  EXPECT_EQ(nccl_tests_collective_name("alltoallv_perf"), "alltoallv");
+  EXPECT_EQ(nccl_tests_collective_name("all-gather"), "allgather");
+  EXPECT_EQ(nccl_tests_collective_name("sendrecv_perf"), "sendrecv");
+  EXPECT_EQ(nccl_tests_collective_name("hypercube_perf"), "hypercube");
+  EXPECT_EQ(nccl_tests_collective_name("ib_write_bw"), "");
+}
+
+TEST(NcclTestsFunctions, NcclVersionCodes) {
+  EXPECT_EQ(nccl_version_string(22602), "2.26.2");
+  EXPECT_EQ(nccl_version_string(21903), "2.19.3");
+  EXPECT_EQ(nccl_version_string(2708), "2.7.8");
+  EXPECT_EQ(nccl_version_string(0), "");
+}
+
+TEST(NcclTestsFunctions, BusbwConsistencyUsesPrintedRounding) {
+  NcclTestsHalf h;
+  h.algbw_gbps = 101.49;
+  h.busbw_gbps = 88.80;  // 101.49 x 7/8 = 88.80375
+  h.algbw_tolerance_gbps = h.busbw_tolerance_gbps = 0.005;
+  EXPECT_TRUE(nccl_tests_busbw_consistent(h, 0.875));
+  EXPECT_FALSE(nccl_tests_busbw_consistent(h, 15.0 / 16.0));
+  h.busbw_gbps = 88.90;
+  EXPECT_FALSE(nccl_tests_busbw_consistent(h, 0.875));
+  NcclTestsHalf empty;
+  EXPECT_TRUE(nccl_tests_busbw_consistent(empty, 0.875));
+}

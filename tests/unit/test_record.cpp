@@ -1,0 +1,175 @@
+// Records: JSON round trip, case keys, JSONL writer rules and the tolerant reader, and the
+// console/CSV renderers against golden text.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "collbench/core/error.hpp"
+#include "collbench/record/jsonl.hpp"
+#include "collbench/record/record.hpp"
+#include "collbench/report/table.hpp"
+
+using namespace collbench;
+using namespace collbench::record;
+
+namespace {
+
+CaseRecord sample_case() {
+  CaseRecord r;
+  r.run_id = "r1";
+  r.collective = "allreduce";
+  r.redop = "sum";
+  r.dtype = "float32";
+  r.backend = "mpi";
+  r.algo_requested = "auto";
+  r.scope = "global";
+  r.timing = "isolated";
+  r.buffers = "host";
+  r.bytes = 4096;
+  r.count = 1024;
+  r.bytes_per_rank_send = r.bytes_per_rank_recv = 4096;
+  r.num_ranks = 2;
+  r.domain_sizes = {2};
+  r.num_domains = 1;
+  r.iterations = 3;
+  r.warmup = 5;
+  r.samples_us = {10, 12, 11};
+  r.time_us = TimeStats{11, 10.1, 11.9, 11.98, 10, 12, 11, 1, 1.0 / 11, 10, 12};
+  r.per_rank = PerRank{{11, 11}, {12, 12}, {9, 10}};
+  r.stop_reason = "max_iters";
+  r.algbw_gbps = 4096.0 / 11e-6 / 1e9;
+  r.busbw_gbps = r.algbw_gbps;
+  r.checked = true;
+  r.case_key = make_case_key(r);
+  return r;
+}
+
+std::filesystem::path temp_file(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("collbench-test-" + std::to_string(::getpid()) + "-" + name);
+  std::filesystem::remove(p);
+  return p;
+}
+
+}  // namespace
+
+TEST(Record, CaseKeyFormat) {
+  EXPECT_EQ(make_case_key(sample_case()), "allreduce|sum|float32|mpi|auto|global|outofplace|4096|2|2");
+}
+
+TEST(Record, EveryInterfaceKeyIsPresent) {
+  const auto j = to_json(sample_case());
+  for (const char* k : {"schema", "run_id", "case_key", "collective", "redop", "dtype", "backend", "algo_requested",
+                        "algo_used", "scope", "in_place", "timing", "buffers", "graph", "bytes", "count",
+                        "bytes_per_rank_send", "bytes_per_rank_recv", "bytes_max_rank", "bytes_logical_total",
+                        "num_ranks", "domain_sizes", "num_domains", "iterations", "warmup", "time_us", "samples_us",
+                        "per_rank", "stop_reason", "algbw_gbps", "busbw_gbps", "checked", "wrong", "model",
+                        "workload", "overlap", "status", "reason", "fault"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  EXPECT_TRUE(j["algo_used"].is_null());
+  EXPECT_TRUE(j["model"].is_null());
+  EXPECT_EQ(j["schema"], "collbench.result/1");
+}
+
+TEST(Record, RoundTrip) {
+  auto r = sample_case();
+  r.wrong_by_rank[1] = 3;
+  r.wrong_total = 3;
+  r.model = ModelFields{"gb300-nvl72", 1, 2, 3, 4, 5, 0.5, 8192};
+  r.extra["progress"] = "spin";
+  const auto back = case_from_json(to_json(r));
+  EXPECT_EQ(to_json(back), to_json(r));
+  EXPECT_EQ(back.wrong_by_rank.at(1), 3u);
+  EXPECT_EQ(back.extra.at("progress"), "spin");
+}
+
+TEST(Record, MissingKeyIsNamed) {
+  auto j = to_json(sample_case());
+  j.erase("bytes");
+  try {
+    case_from_json(j);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'bytes'"), std::string::npos);
+  }
+}
+
+TEST(Jsonl, WriterRefusesToOverwriteWithoutForce) {
+  const auto path = temp_file("w.jsonl");
+  {
+    JsonlWriter w(path.string(), OpenMode::create);
+    w.write(to_json(sample_case()));
+  }
+  EXPECT_THROW(JsonlWriter(path.string(), OpenMode::create), InputError);
+  { JsonlWriter w(path.string(), OpenMode::resume); w.write(to_json(sample_case())); }
+  EXPECT_EQ(read_results(path.string()).cases.size(), 2u);
+  { JsonlWriter w(path.string(), OpenMode::force); w.write(to_json(sample_case())); }
+  EXPECT_EQ(read_results(path.string()).cases.size(), 1u);
+  std::filesystem::remove(path);
+}
+
+TEST(Jsonl, TruncatedLastLineIsSkippedWithAWarning) {
+  const auto path = temp_file("t.jsonl");
+  {
+    std::ofstream out(path);
+    out << to_json(sample_case()).dump() << "\n" << to_json(sample_case()).dump().substr(0, 40);
+  }
+  const auto f = read_results(path.string());
+  EXPECT_EQ(f.cases.size(), 1u);
+  ASSERT_EQ(f.warnings.size(), 1u);
+  EXPECT_NE(f.warnings[0].find(":2:"), std::string::npos) << f.warnings[0];
+  std::filesystem::remove(path);
+}
+
+TEST(Jsonl, BrokenMiddleLineAndWrongSchemaAreErrors) {
+  const auto path = temp_file("b.jsonl");
+  {
+    std::ofstream out(path);
+    out << "{not json\n" << to_json(sample_case()).dump() << "\n";
+  }
+  try {
+    read_results(path.string());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << e.what();
+  }
+  {
+    std::ofstream out(path);
+    auto j = to_json(sample_case());
+    j["schema"] = "collbench.result/2";
+    out << j.dump() << "\n";
+  }
+  try {
+    read_results(path.string());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("collbench.result/2"), std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Table, GoldenRow) {
+  const auto r = sample_case();
+  EXPECT_EQ(report::table_row(r),
+            "         4096        1024    float32   sum         auto global   out      11.00      11.98     0.37     0.37"
+            "       0       3      -\n");
+  auto w = r;
+  w.status = "waived";
+  w.time_us.reset();
+  w.reason = "algorithm 'nvls' is not available";
+  EXPECT_NE(report::table_row(w).find("waived: algorithm 'nvls' is not available"), std::string::npos);
+  EXPECT_EQ(report::table_footer({r}), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.372364\n");
+}
+
+TEST(Csv, HeaderAndRowHaveTheSameColumns) {
+  const auto header = report::csv_header();
+  const auto row = report::csv_row(sample_case());
+  const auto commas = [](const std::string& s) { return std::count(s.begin(), s.end(), ','); };
+  EXPECT_EQ(commas(header), commas(row) - 0);  // domain_sizes "2" has no comma here
+  EXPECT_EQ(row.rfind("allreduce,mpi,auto,,global,false,isolated,float32,sum,4096,1024,2,2,3,11,", 0), 0u) << row;
+}
