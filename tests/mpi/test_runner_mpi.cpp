@@ -133,6 +133,44 @@ TEST(RunnerMpi, DelayAndSlowFaultsShowInTheMeasuredTimes) {
   }
 }
 
+TEST(RunnerMpi, HierarchicalAllreduceAndAlltoallVerifyExactly) {
+  const int n = world_size();
+  const int m = n % 2 == 0 && n > 2 ? 2 : 1;  // 4 ranks: 2 domains of 2; 2 ranks: 2 of 1
+  auto o = quiet();
+  o.placement.ranks_per_domain = m;
+  run::Runner runner(o);
+  for (const char* name : {"allreduce", "alltoall"}) {
+    // 1000 B: the allreduce count (250) does not split into domain chunks, so the flat tail runs too.
+    auto sweep = small_sweep(name, Scope::global, {1000, 65536});
+    for (auto& c : sweep.cases) c.algo = "hierarchical";
+    for (const auto dtype : {Dtype::float32, Dtype::bfloat16}) {
+      for (auto& c : sweep.cases) c.dtype = dtype;
+      const auto summary = runner.run(sweep);
+      EXPECT_EQ(summary.cases_failed, 0) << name;
+      if (world_rank() != 0) continue;
+      for (const auto& r : summary.records) {
+        EXPECT_EQ(r.status, "ok") << name << " " << r.reason.value_or("");
+        EXPECT_EQ(r.wrong_total, 0u) << name;
+        EXPECT_EQ(r.algo_used.value_or(""), "hierarchical");
+      }
+    }
+  }
+}
+
+TEST(RunnerMpi, HierarchicalOnUnevenDomainsIsWaived) {
+  const int n = world_size();
+  if (n < 3) GTEST_SKIP() << "needs 3+ ranks for uneven domains";
+  auto o = quiet();
+  o.placement.domain_sizes = std::to_string(n - 1) + ",1";
+  run::Runner runner(o);
+  auto sweep = small_sweep("allreduce", Scope::global, {4096});
+  sweep.cases[0].algo = "hierarchical";
+  const auto summary = runner.run(sweep);
+  if (world_rank() != 0) return;
+  EXPECT_EQ(summary.records.at(0).status, "waived");
+  EXPECT_NE(summary.records.at(0).reason.value_or("").find("equal domain sizes"), std::string::npos);
+}
+
 TEST(RunnerMpi, WaivedAlgorithmIsARecordNotADrop) {
   auto sweep = small_sweep("allreduce", Scope::global, {4096});
   sweep.cases[0].algo = "nvls";

@@ -47,6 +47,9 @@ class Comm {
   virtual void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count,
                         Dtype dtype) = 0;
   virtual void barrier() = 0;
+  // Copies bytes between two buffers of this backend, ordered with this communicator's
+  // operations (host memcpy; GPU: an async device copy on the collective's stream).
+  virtual void local_copy(void* dst, const void* src, std::size_t bytes);
   // Waits until every operation issued so far has completed (GPU: the stream).
   virtual void synchronize() {}
   // The algorithm the library reported for the last operation, when it says.

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "collbench/backend/hierarchical.hpp"
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/build_info.hpp"
@@ -42,10 +43,15 @@ void on_root_agreed(const Control& control, F&& f) {
   if (code != 0) throw Error(static_cast<ExitCode>(code), message);
 }
 
-// Algorithms each backend can run itself; others become waived records.
-std::optional<std::string> algo_waiver(const std::string& backend, const std::string& algo) {
-  if (backend == "mpi" && algo != "auto" && algo != "flat") {
-    return fmt::format("algorithm '{}' is not available on the mpi backend (it runs: auto, flat)", algo);
+// Algorithms a case can run with; others become waived records with the reason.
+std::optional<std::string> algo_waiver(const plan::Case& c, const Placement& placement) {
+  if (c.algo == "hierarchical") {
+    if (c.scope != Scope::global) return std::string("hierarchical spans domains: use --scope global");
+    return backend::hierarchical_waiver(c.collective, placement.uniform(), placement.num_domains());
+  }
+  if (c.backend == "mpi" && c.algo != "auto" && c.algo != "flat") {
+    return fmt::format("algorithm '{}' is not available on the mpi backend (it runs: auto, flat, hierarchical)",
+                       c.algo);
   }
   return std::nullopt;
 }
@@ -54,6 +60,8 @@ struct BackendSet {
   std::unique_ptr<backend::Backend> backend;
   std::unique_ptr<backend::Comm> world;
   std::unique_ptr<backend::Comm> domain;
+  std::unique_ptr<backend::Comm> cross;  // ranks with the same local index, one per domain
+  std::unique_ptr<backend::HierarchicalComm> hierarchical;
 };
 
 record::CaseRecord skeleton(const plan::Case& c, const coll::Collective& coll, const coll::Shape& shape,
@@ -158,6 +166,8 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
   const std::string progress_name = progress == backend::Progress::spin ? "spin" : "yield";
   const FaultPlan faults = FaultPlan::from_env();
   const int my_domain = placement.domain_of(info.rank);
+  int my_local_index = 0;  // position of this rank inside its domain
+  for (int r = 0; r < info.rank; ++r) my_local_index += placement.domain_of(r) == my_domain ? 1 : 0;
 
   if (root && !placement_warning.empty() && placement.num_domains() > 0) {
     std::fprintf(stderr, "collbench: note: %s\n", placement_warning.c_str());
@@ -209,6 +219,8 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
     set.backend = backend::make_backend(c.backend, bo);
     set.world = set.backend->world();
     set.domain = set.backend->split(my_domain, info.rank);
+    set.cross = set.backend->split(my_local_index, my_domain);
+    set.hierarchical = std::make_unique<backend::HierarchicalComm>(*set.backend, *set.domain, *set.cross, *set.world);
     return backends.emplace(c.backend, std::move(set)).first->second;
   };
 
@@ -244,7 +256,9 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
     const plan::Case& c = sweep.cases[i];
     const coll::Collective& coll = coll::find_collective(c.collective);
     BackendSet& bs = backend_for(c);
-    backend::Comm& comm = c.scope == Scope::global ? *bs.world : *bs.domain;
+    backend::Comm& comm = c.algo == "hierarchical" ? *bs.hierarchical
+                          : c.scope == Scope::global  ? *bs.world
+                                                      : *bs.domain;
     // The record describes rank 0's communicator (domain 0 under scope=domain).
     int comm_size = comm.size();
     MPI_Bcast(&comm_size, 1, MPI_INT, 0, control.comm());
@@ -264,7 +278,7 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
       std::fflush(stderr);
     }
 
-    std::optional<std::string> waiver = algo_waiver(c.backend, c.algo);
+    std::optional<std::string> waiver = algo_waiver(c, placement);
     if (!waiver && c.in_place && !coll.supports_in_place()) {
       waiver = fmt::format("{} has no in-place form", c.collective);
     }

@@ -1,0 +1,75 @@
+// Hierarchical compositions.
+#include "collbench/backend/hierarchical.hpp"
+
+#include "collbench/core/error.hpp"
+
+namespace collbench::backend {
+
+std::optional<std::string> hierarchical_waiver(const std::string& collective, bool uniform_domains, int num_domains) {
+  if (collective != "allreduce" && collective != "alltoall") {
+    return "hierarchical is implemented for allreduce and alltoall, not " + collective;
+  }
+  if (!uniform_domains) return std::string("hierarchical needs equal domain sizes (the placement is uneven)");
+  if (num_domains < 1) return std::string("hierarchical needs at least one domain");
+  return std::nullopt;
+}
+
+HierarchicalComm::HierarchicalComm(Backend& backend, Comm& domain, Comm& cross, Comm& global)
+    : backend_(backend), domain_(domain), cross_(cross), global_(global) {}
+
+void HierarchicalComm::unsupported(const char* op) {
+  throw InputError(std::string("the hierarchical algorithm does not implement ") + op);
+}
+
+void* HierarchicalComm::scratch(int which, std::size_t bytes) {
+  auto& buf = scratch_[which];
+  if (!buf || buf->bytes() < bytes) buf = backend_.allocate(bytes == 0 ? 1 : bytes);
+  return buf->data();
+}
+
+void HierarchicalComm::allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) {
+  const auto m = static_cast<std::size_t>(domain_.size());
+  const std::size_t elem = dtype_size(dtype);
+  const std::size_t chunk = count / m;  // elements each local rank owns after the reduce-scatter
+  const std::size_t main = chunk * m;
+  if (chunk > 0) {
+    void* part = scratch(0, chunk * elem);
+    domain_.reduce_scatter(send, part, chunk, dtype, redop);  // reads send[0, main)
+    cross_.allreduce(part, part, chunk, dtype, redop);
+    domain_.allgather(part, recv, chunk, dtype);
+  }
+  // The tail that does not split into m chunks (fewer than m elements) goes flat.
+  if (const std::size_t tail = count - main; tail > 0) {
+    const auto* s = static_cast<const char*>(send) + main * elem;
+    auto* r = static_cast<char*>(recv) + main * elem;
+    global_.allreduce(s == r ? r : s, r, tail, dtype, redop);
+  }
+}
+
+void HierarchicalComm::alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) {
+  const auto m = static_cast<std::size_t>(domain_.size());
+  const auto num_domains = static_cast<std::size_t>(cross_.size());
+  const std::size_t block = count_per_peer * dtype_size(dtype);
+  const std::size_t total = block * m * num_domains;
+  auto* stage = static_cast<char*>(scratch(0, total));
+  auto* arrived = static_cast<char*>(scratch(1, total));
+  const auto* in = static_cast<const char*>(send);
+  // Stage 1 pack: for local peer l', the blocks bound for (d', l') for every domain d'.
+  for (std::size_t lp = 0; lp < m; ++lp) {
+    for (std::size_t dp = 0; dp < num_domains; ++dp) {
+      local_copy(stage + (lp * num_domains + dp) * block, in + (dp * m + lp) * block, block);
+    }
+  }
+  domain_.alltoall(stage, arrived, count_per_peer * num_domains, dtype);
+  // arrived[l_src][d'] = block from (my domain, l_src) bound for (d', my local index).
+  // Stage 2 pack: for domain d', the m blocks (one per local source) bound for (d', me).
+  for (std::size_t dp = 0; dp < num_domains; ++dp) {
+    for (std::size_t ls = 0; ls < m; ++ls) {
+      local_copy(stage + (dp * m + ls) * block, arrived + (ls * num_domains + dp) * block, block);
+    }
+  }
+  // recv[d_src][l_src]: blocks in global source order d_src * m + l_src.
+  cross_.alltoall(stage, recv, count_per_peer * m, dtype);
+}
+
+}  // namespace collbench::backend

@@ -1,0 +1,60 @@
+// collbench's own hierarchical algorithms, composed from the backend's communicators so they
+// run on any backend (DESIGN.md "Scopes and placement"):
+//   all-reduce = reduce-scatter inside the domain, all-reduce across domains (between the
+//                ranks with the same local index), all-gather inside the domain;
+//   all-to-all = aggregate inside the domain (each rank collects, from its domain, the blocks
+//                bound for the ranks with its local index), then one exchange across domains
+//                between ranks with the same local index, which leaves the blocks in global
+//                source order (the two-stage forwarding of DeepEP-style systems).
+// Both need equal domain sizes. Other operations are not hierarchical: the runner waives them.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "collbench/backend/backend.hpp"
+
+namespace collbench::backend {
+
+// Why a case cannot run hierarchically, or nullopt when it can.
+std::optional<std::string> hierarchical_waiver(const std::string& collective, bool uniform_domains, int num_domains);
+
+class HierarchicalComm final : public Comm {
+ public:
+  // domain: this rank's domain; cross: ranks with the same local index, ordered by domain;
+  // global: all ranks (for the remainder that does not split into domain chunks).
+  HierarchicalComm(Backend& backend, Comm& domain, Comm& cross, Comm& global);
+
+  [[nodiscard]] int rank() const override { return global_.rank(); }
+  [[nodiscard]] int size() const override { return global_.size(); }
+  void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override;
+  void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) override;
+
+  void reduce_scatter(const void*, void*, std::size_t, Dtype, Redop) override { unsupported("reduce_scatter"); }
+  [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t) const override { return 0; }
+  void allgather(const void*, void*, std::size_t, Dtype) override { unsupported("allgather"); }
+  void alltoallv(const void*, std::span<const std::size_t>, std::span<const std::size_t>, void*,
+                 std::span<const std::size_t>, std::span<const std::size_t>, Dtype) override {
+    unsupported("alltoallv");
+  }
+  void broadcast(const void*, void*, std::size_t, Dtype, int) override { unsupported("broadcast"); }
+  void sendrecv(const void*, int, void*, int, std::size_t, Dtype) override { unsupported("sendrecv"); }
+  void barrier() override { global_.barrier(); }
+  void local_copy(void* dst, const void* src, std::size_t bytes) override { global_.local_copy(dst, src, bytes); }
+  void synchronize() override { global_.synchronize(); }
+  [[nodiscard]] std::string algo_used() const override { return "hierarchical"; }
+
+ private:
+  [[noreturn]] static void unsupported(const char* op);
+  // Scratch of at least `bytes`, grown on demand (never inside a timed region after warm-up).
+  void* scratch(int which, std::size_t bytes);
+
+  Backend& backend_;
+  Comm& domain_;
+  Comm& cross_;
+  Comm& global_;
+  std::unique_ptr<Buffer> scratch_[2];
+};
+
+}  // namespace collbench::backend
