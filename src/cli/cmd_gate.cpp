@@ -1,0 +1,149 @@
+// `collbench gate`: the CI performance gate (a current results file against a stored baseline;
+// docs/gate.md), and `collbench export-gbench`: any results file as Google Benchmark JSON. Both
+// only read files: no MPI, no GPU.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "cli/subcommand.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/record/jsonl.hpp"
+#include "collbench/report/gate.hpp"
+
+namespace collbench::cli {
+namespace {
+
+std::string read_text_file(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_text_file(const std::string& path, const std::string& text, std::string_view flag) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(fmt::format("{} {}: cannot write: {}", flag, path, std::strerror(errno)));
+  out << text;
+  out.flush();
+  if (!out) throw InputError(fmt::format("{} {}: write failed: {}", flag, path, std::strerror(errno)));
+}
+
+// ---- gate ----------------------------------------------------------------------------------
+
+struct GateFlags {
+  std::string baseline, current;
+  std::optional<std::string> policy;
+  bool allow_faults = false;
+  std::optional<std::string> junit, json, markdown;
+  std::string format = "table";
+};
+
+int run_gate_command(const GateFlags& f) {
+  // Every input is validated before anything is written.
+  const report::GatePolicy policy =
+      f.policy ? report::parse_gate_policy(read_text_file(*f.policy, "policy file"), *f.policy) : report::GatePolicy{};
+  const record::ResultFile baseline = record::read_results(f.baseline);
+  const record::ResultFile current = record::read_results(f.current);
+  const report::GateReport rep = report::run_gate(baseline, current, policy, {f.allow_faults});
+
+  if (f.junit) write_text_file(*f.junit, report::render_gate_junit(rep), "--junit");
+  if (f.json) write_text_file(*f.json, report::gate_to_json(rep).dump(2) + "\n", "--json");
+  if (f.markdown) write_text_file(*f.markdown, report::render_gate_markdown(rep), "--markdown");
+  if (f.format == "json")
+    std::fputs((report::gate_to_json(rep).dump(2) + "\n").c_str(), stdout);
+  else if (f.format == "markdown")
+    std::fputs(report::render_gate_markdown(rep).c_str(), stdout);
+  else
+    std::fputs(report::render_gate_table(rep).c_str(), stdout);
+  std::fflush(stdout);
+
+  const int code = rep.exit_code();
+  if (code == static_cast<int>(ExitCode::incomparable)) {
+    std::fprintf(stderr, "collbench: gate: nothing comparable: every case is MISSING or INCOMPARABLE (exit 4)\n");
+  } else if (code == static_cast<int>(ExitCode::check_failed)) {
+    std::fprintf(stderr, "collbench: gate: FAILED: %zu regression(s), %zu below floor%s\n",
+                 rep.count(report::Verdict::regression), rep.count(report::Verdict::below_floor),
+                 policy.fail_on_warn ? " (fail_on_warn: WARN and AMBIGUOUS fail too)" : "");
+  }
+  return code;
+}
+
+Action setup_gate(CLI::App& app) {
+  auto f = std::make_shared<GateFlags>();
+  app.add_option("--baseline", f->baseline, "Baseline results (JSONL)")->required();
+  app.add_option("--current", f->current, "Current results (JSONL)")->required();
+  app.add_option("--policy", f->policy, "Gate policy (YAML, e.g. ci/perf-gate.yaml); built-in defaults otherwise");
+  app.add_flag("--allow-faults", f->allow_faults,
+               "Accept records with an injected COLLBENCH_FAULT (tests of the gate)");
+  app.add_option("--junit", f->junit, "Also write JUnit XML (one testcase per case)");
+  app.add_option("--json", f->json, "Also write the verdicts as JSON (schema collbench.gate/1)");
+  app.add_option("--markdown", f->markdown, "Also write a Markdown report (e.g. for a PR comment)");
+  app.add_option("--format", f->format, "Console output")
+      ->check(CLI::IsMember({"table", "json", "markdown"}))
+      ->default_str("table");
+  app.footer(
+      "Verdicts: PASS, IMPROVED, WARN, AMBIGUOUS, REGRESSION, BELOW_FLOOR, MISSING, INCOMPARABLE (docs/gate.md).\n"
+      "Exit codes: 0 pass, 1 regression or floor failure, 2 invalid input, 4 nothing comparable.\n"
+      "Example:\n"
+      "  collbench gate --baseline results/baselines/cpu-2rank.jsonl --current results/ci.jsonl \\\n"
+      "      --policy ci/perf-gate.yaml --junit gate.xml --markdown gate.md");
+  return [f]() { return run_gate_command(*f); };
+}
+
+// ---- export-gbench -------------------------------------------------------------------------
+
+struct ExportFlags {
+  std::string input;
+  std::optional<std::string> out;
+  int repetitions = 10;
+  int min_samples_per_repetition = 5;
+  bool aggregates_only = false;
+};
+
+Action setup_export(CLI::App& app) {
+  auto f = std::make_shared<ExportFlags>();
+  app.add_option("results", f->input, "Results file (JSONL)")->required();
+  app.add_option("--out", f->out, "Write the JSON here (default: standard output)");
+  app.add_option("--repetitions", f->repetitions, "Per-repetition entries per case (blocks of consecutive samples)")
+      ->check(CLI::Range(1, 10000))
+      ->default_str("10");
+  app.add_option("--min-samples-per-repetition", f->min_samples_per_repetition,
+                 "Fewer samples per block: one entry with the case's p50 instead")
+      ->check(CLI::Range(1, 1000000))
+      ->default_str("5");
+  app.add_flag("--aggregates-only", f->aggregates_only,
+               "Only the _mean/_median/_stddev/_cv entries (like --benchmark_report_aggregates_only)");
+  app.footer(
+      "Google Benchmark JSON for compare.py, Bencher and github-action-benchmark: name = case_key, times in us.\n"
+      "Example:\n"
+      "  collbench export-gbench results/ci.jsonl --out ci.gbench.json\n"
+      "  compare.py benchmarks base.gbench.json ci.gbench.json");
+  return [f]() -> int {
+    const record::ResultFile file = record::read_results(f->input);
+    for (const auto& w : file.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
+    const std::string text =
+        report::export_gbench(file, {f->repetitions, f->min_samples_per_repetition, f->aggregates_only}).dump(2) + "\n";
+    if (f->out)
+      write_text_file(*f->out, text, "--out");
+    else
+      std::fputs(text.c_str(), stdout);
+    return 0;
+  };
+}
+
+}  // namespace
+
+CB_REGISTER_SUBCOMMAND(Subcommand{"gate", "Gate a results file against a baseline (CI performance regressions)", 65,
+                                  &setup_gate, false});
+CB_REGISTER_SUBCOMMAND(Subcommand{"export-gbench", "Export a results file as Google Benchmark JSON", 66, &setup_export,
+                                  false});
+
+}  // namespace collbench::cli

@@ -1,0 +1,87 @@
+// `collbench import LOG... --out FILE.jsonl`: nccl-tests console logs and -J JSON files become
+// collbench records (source: nccl-tests), so existing logs get reports, bounds and gates. Reads
+// files only: no MPI, no GPU.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/common_options.hpp"
+#include "cli/subcommand.hpp"
+#include "collbench/core/build_info.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/core/names.hpp"
+#include "collbench/record/jsonl.hpp"
+#include "collbench/record/nccltests_convert.hpp"
+#include "collbench/record/nccltests_import.hpp"
+#include "collbench/run/session.hpp"
+
+namespace collbench::cli {
+namespace {
+
+struct ImportFlags {
+  std::vector<std::string> logs;
+  std::string out;
+  bool force = false;
+  std::optional<int> num_ranks;
+  std::optional<std::string> collective;
+};
+
+int run_import(const ImportFlags& f) {
+  if (f.out.empty()) throw InputError("--out FILE.jsonl is required");
+  record::NcclTestsConvertOptions opt;
+  opt.run_id = run::new_run_id();
+  opt.started_at = run::utc_now_iso8601();
+  opt.tool_version = build::kVersion;
+  opt.git_sha = build::kGitSha;
+  opt.backends_built = split_list(build::kBackends, "backends");
+  opt.argv = process_argv();
+  opt.num_ranks = f.num_ranks;
+  if (f.collective) opt.collective = *f.collective;
+
+  std::vector<record::NcclTestsLog> logs;
+  for (const auto& path : f.logs) {
+    auto parsed = record::load_nccl_tests_file(path);
+    if (parsed.empty()) throw InputError(fmt::format("{}: no nccl-tests results in this file", path));
+    for (auto& log : parsed) logs.push_back(std::move(log));
+  }
+  const auto imp = record::import_nccl_tests(logs, opt);
+  for (const auto& w : imp.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
+  if (imp.cases.empty()) {
+    throw InputError(fmt::format("nothing to import: no measurement of a collective collbench records in {}",
+                                 join(f.logs)));
+  }
+  // Open the output only now, so that a bad log leaves no half-written file behind.
+  record::JsonlWriter writer(f.out, f.force ? record::OpenMode::force : record::OpenMode::create);
+  writer.write(record::to_json(imp.header));
+  for (const auto& r : imp.cases) writer.write(record::to_json(r));
+  std::printf("# imported %zu case(s) from %zu log(s) into %s\n", imp.cases.size(), logs.size(), f.out.c_str());
+  return 0;
+}
+
+Action setup(CLI::App& app) {
+  auto f = std::make_shared<ImportFlags>();
+  app.add_option("logs", f->logs, "nccl-tests console logs or -J JSON files")->required();
+  app.add_option("--out,-o", f->out, "Output results file (JSONL)")->required();
+  app.add_flag("--force", f->force, "Replace an existing non-empty output file");
+  app.add_option("--num-ranks", f->num_ranks, "Rank count, for logs that do not say (no device list)");
+  app.add_option("--collective", f->collective,
+                 "Collective (collbench name), for logs whose collective cannot be inferred");
+  app.footer(
+      "Each table row becomes up to two cases (out-of-place, in-place) with the printed time as p50, and the\n"
+      "printed algbw and busbw (checked against size and time). Placement is unknown (one domain of all ranks).\n"
+      "Examples:\n"
+      "  collbench import all_reduce_perf.log --out results/nccl-allreduce.jsonl\n"
+      "  collbench import run-256.log run-512.log run-1024.log --out results/nccl.jsonl --force");
+  return [f]() -> int { return run_import(*f); };
+}
+
+}  // namespace
+
+CB_REGISTER_SUBCOMMAND(Subcommand{"import", "Convert nccl-tests logs (text or -J JSON) into collbench records", 70,
+                                  &setup, false});
+
+}  // namespace collbench::cli

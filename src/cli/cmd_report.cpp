@@ -1,0 +1,372 @@
+// `collbench report FILES...`: per-case tables (console, Markdown, CSV) and comparisons between
+// runs, backends or algorithms; `collbench report weak-scaling FILES...`: the weak-scaling report
+// folder (report.md, report.json, PNG plots drawn by the plotting package when matplotlib is
+// available). Reads result files only: no MPI, no GPU.
+
+// GCC 12 reports a false "potential null pointer dereference" in libstdc++'s vector<string>
+// growth inlined into CLI11's CLI::detail::split (reached through App::add_subcommand).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#endif
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/subcommand.hpp"
+#include "collbench/core/build_info.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/core/names.hpp"
+#include "collbench/model/system_profile.hpp"
+#include "collbench/report/compare.hpp"
+#include "collbench/report/markdown.hpp"
+#include "collbench/report/table.hpp"
+#include "collbench/report/weak_scaling.hpp"
+
+namespace collbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportFlags {
+  std::vector<std::string> files;
+  std::string format = "table";
+  std::string compare_by = "auto";
+  std::optional<std::string> baseline;
+};
+
+struct WeakScalingFlags {
+  std::vector<std::string> files;
+  std::optional<std::string> system;
+  std::optional<std::string> project_onto;
+  std::string ranks = "256,512,1024";
+  std::string metric = "busbw";
+  std::string out = "weak-scaling-report";
+  std::uint64_t seed = 1;
+  int resamples = 2000;
+  bool no_plots = false;
+};
+
+std::vector<report::InputFile> load_all(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw InputError("give one or more results files (JSONL written by collbench run/sweep/import)");
+  std::vector<report::InputFile> files;
+  files.reserve(paths.size());
+  for (const auto& p : paths) {
+    files.push_back(report::load_input(p));
+    for (const auto& w : files.back().warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
+  }
+  return files;
+}
+
+std::vector<int> parse_ranks(const std::string& text) {
+  if (text == "none" || text.empty()) return {};
+  std::vector<int> out;
+  for (const auto& item : split_list(text, "--ranks")) {
+    int v = 0;
+    const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (res.ec != std::errc{} || res.ptr != item.data() + item.size() || v <= 0) {
+      throw InputError(fmt::format("--ranks '{}': '{}' is not a positive integer (expected e.g. 256,512,1024, or none)",
+                                   text, item));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+// ---- tables and comparisons ------------------------------------------------------------------
+
+int run_tables(const ReportFlags& f) {
+  if (f.format != "table" && f.format != "markdown" && f.format != "csv") {
+    throw InputError(unknown_name_message("--format", f.format, {"table", "markdown", "csv"}));
+  }
+  std::optional<report::CompareBy> by;
+  if (f.compare_by == "auto") {
+    if (f.files.size() >= 2) by = report::CompareBy::run;
+  } else if (f.compare_by != "none") {
+    by = report::parse_compare_by(f.compare_by);
+  }
+  if (f.baseline && !by) throw InputError("--baseline needs a comparison (--compare-by run|backend|algo)");
+  const auto files = load_all(f.files);
+  std::optional<report::Comparison> comparison;
+  if (by) comparison = report::compare(files, *by, f.baseline);
+
+  std::string out;
+  if (f.format == "csv") {
+    // One CSV table per output: the comparison when there is one, else the cases.
+    if (comparison) {
+      out = report::render_comparison_csv(*comparison);
+    } else {
+      out = "file," + report::csv_header();
+      for (const auto& file : files) {
+        for (const auto& r : file.cases) {
+          std::string path = file.path;
+          if (path.find_first_of(",\"\n") != std::string::npos) path = "\"" + path + "\"";
+          out += path + "," + report::csv_row(r);
+        }
+      }
+    }
+  } else if (f.format == "markdown") {
+    out = "# collbench report\n\n" + report::render_cases_markdown(files);
+    if (comparison) out += report::render_comparison_markdown(*comparison);
+  } else {
+    for (const auto& file : files) {
+      out += fmt::format("# file: {}\n", file.path);
+      out += file.cases.empty() ? "# (no cases)\n" : report::render_table(file.cases);
+    }
+    if (comparison) out += "#\n" + report::render_comparison_table(*comparison);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+// ---- weak scaling ----------------------------------------------------------------------------
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+  out << text;
+  if (!out) throw InputError(fmt::format("writing '{}' failed", path.string()));
+}
+
+// Runs argv with extra environment variables; returns the exit status and stdout (stderr passes
+// through, so the plotting package's warnings reach the user).
+int run_capture(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
+                std::string& stdout_text, bool quiet_stderr) {
+  int pipe_fd[2];
+  if (::pipe(pipe_fd) != 0) return -1;
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(pipe_fd[0]);
+    ::close(pipe_fd[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    ::dup2(pipe_fd[1], STDOUT_FILENO);
+    ::close(pipe_fd[0]);
+    ::close(pipe_fd[1]);
+    if (quiet_stderr) {
+      const int null_fd = ::open("/dev/null", O_WRONLY);
+      if (null_fd >= 0) ::dup2(null_fd, STDERR_FILENO);
+    }
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fd[1]);
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fd[0], buf, sizeof buf);
+    if (n > 0) {
+      stdout_text.append(buf, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  ::close(pipe_fd[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct Plotter {
+  std::string python;
+  std::string package_dir;  // the folder holding collbench_plot/
+  std::string why_not;      // empty when usable
+};
+
+constexpr const char* kInstallHint =
+    "install matplotlib for it: 'sudo apt-get install python3-matplotlib' (Debian/Ubuntu; collbench then uses "
+    "/usr/bin/python3) or 'python3 -m pip install matplotlib' (and set COLLBENCH_PYTHON to that python3)";
+
+Plotter find_plotter() {
+  Plotter p;
+  if (const char* env = std::getenv("COLLBENCH_PYTHON"); env && *env) {
+    p.python = env;
+  } else {
+    p.python = ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+  }
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("COLLBENCH_PLOTTING_DIR"); env && *env) candidates.emplace_back(env);
+  candidates.push_back(std::string(build::kSourceDir) + "/plotting");
+  candidates.push_back(std::string(build::kInstallDataDir) + "/plotting");
+  for (const auto& c : candidates) {
+    if (fs::exists(fs::path(c) / "collbench_plot" / "__main__.py")) {
+      p.package_dir = c;
+      break;
+    }
+  }
+  if (p.package_dir.empty()) {
+    p.why_not = fmt::format("plots not drawn: the plotting package (collbench_plot) was not found in {}",
+                            join(candidates));
+    return p;
+  }
+  std::string ignored;
+  const int rc = run_capture({p.python, "-c", "import matplotlib"}, {}, ignored, true);
+  if (rc != 0) {
+    p.why_not = fmt::format("plots not drawn: {} {}; {}", p.python,
+                            rc == 127 ? "was not found" : "has no matplotlib", kInstallHint);
+  }
+  return p;
+}
+
+// Runs one plotting command; returns the files it wrote, or leaves a note.
+std::vector<std::string> plot(const Plotter& p, const std::vector<std::string>& args, std::vector<std::string>& notes) {
+  std::vector<std::string> argv{p.python, "-m", "collbench_plot"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::string pythonpath = p.package_dir;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
+  std::string out;
+  const int rc = run_capture(argv, {{"PYTHONPATH", pythonpath}, {"MPLBACKEND", "Agg"}}, out, false);
+  if (rc != 0) {
+    notes.push_back(fmt::format("`python3 -m collbench_plot {}` failed (exit {})", args.front(), rc));
+    return {};
+  }
+  std::vector<std::string> paths;
+  std::size_t pos = 0;
+  while (pos < out.size()) {
+    std::size_t end = out.find('\n', pos);
+    if (end == std::string::npos) end = out.size();
+    std::string line = out.substr(pos, end - pos);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) paths.push_back(line);
+    pos = end + 1;
+  }
+  return paths;
+}
+
+int run_weak_scaling(const WeakScalingFlags& f) {
+  report::WeakScalingOptions opt;
+  opt.requested_ranks = parse_ranks(f.ranks);
+  opt.metric = report::parse_metric(f.metric);
+  opt.seed = f.seed;
+  opt.resamples = f.resamples;
+  if (f.system) opt.system = model::load_system_profile(*f.system);
+  if (f.project_onto) opt.project_onto = model::load_system_profile(*f.project_onto);
+  const auto files = load_all(f.files);
+  const report::WeakScalingReport rep = report::build_weak_scaling(files, opt);
+
+  const fs::path dir(f.out);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw InputError(fmt::format("--out '{}': cannot create the folder ({})", f.out, ec ? ec.message() : "not a folder"));
+  }
+  const fs::path json_path = dir / "report.json";
+  const fs::path md_path = dir / "report.md";
+  write_file(json_path, report::weak_scaling_json(rep).dump(2) + "\n");
+
+  report::PlotLinks links;
+  links.weak_scaling.assign(rep.groups.size(), "");
+  std::vector<std::string> written{md_path.string(), json_path.string()};
+  if (f.no_plots) {
+    links.note = "plots not drawn (--no-plots)";
+  } else {
+    const Plotter plotter = find_plotter();
+    if (!plotter.why_not.empty()) {
+      links.note = plotter.why_not;
+      std::fprintf(stderr, "collbench: %s\n", plotter.why_not.c_str());
+    } else {
+      std::vector<std::string> notes;
+      const auto ws = plot(plotter, {"weak-scaling", json_path.string(), "--out", dir.string(), "--format", "png"}, notes);
+      for (const auto& path : ws) {
+        const std::string name = fs::path(path).filename().string();
+        for (std::size_t gi = 0; gi < rep.groups.size(); ++gi) {
+          const std::string prefix = report::weak_scaling_plot_prefix(gi);
+          if (name.rfind(prefix + "_", 0) == 0 || name.rfind(prefix + ".", 0) == 0) links.weak_scaling[gi] = name;
+        }
+        written.push_back(path);
+      }
+      std::vector<std::string> inputs;
+      for (const auto& file : files) inputs.push_back(file.path);
+      for (const char* kind : {"busbw", "rank-heatmap"}) {
+        std::vector<std::string> args{kind};
+        args.insert(args.end(), inputs.begin(), inputs.end());
+        args.insert(args.end(), {"--out", dir.string(), "--format", "png"});
+        for (const auto& path : plot(plotter, args, notes)) {
+          links.other.push_back(fs::path(path).filename().string());
+          written.push_back(path);
+        }
+      }
+      if (!notes.empty()) {
+        links.note = fmt::format("some plots are missing: {}", join(notes, "; "));
+        std::fprintf(stderr, "collbench: warning: %s\n", links.note.c_str());
+      }
+    }
+  }
+  write_file(md_path, report::render_weak_scaling_markdown(rep, links));
+
+  std::printf("# %s: %zu group(s) from %zu file(s)\n", rep.title.c_str(), rep.groups.size(), files.size());
+  if (!rep.projection_status.empty()) std::printf("# %s\n", rep.projection_status.c_str());
+  for (const auto& w : rep.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
+  for (const auto& p : written) std::printf("%s\n", p.c_str());
+  return 0;
+}
+
+Action setup(CLI::App& app) {
+  auto f = std::make_shared<ReportFlags>();
+  auto w = std::make_shared<WeakScalingFlags>();
+  app.add_option("files", f->files, "Result files (JSONL)");
+  app.add_option("--format", f->format, "table, markdown or csv")->default_str("table");
+  app.add_option("--compare-by", f->compare_by,
+                 "run, backend, algo or none (default: run when two or more files are given)")
+      ->default_str("auto");
+  app.add_option("--baseline", f->baseline,
+                 "Value of the compared dimension to compare against (a file, backend or algo; default: the first)");
+  app.require_subcommand(0, 1);
+  app.footer(
+      "Examples:\n"
+      "  collbench report results/a.jsonl\n"
+      "  collbench report results/a.jsonl results/b.jsonl              # compares the runs, per size\n"
+      "  collbench report results/all.jsonl --compare-by algo --baseline ring --format markdown\n"
+      "  collbench report weak-scaling results/256.jsonl results/512.jsonl results/1024.jsonl --system gb300-nvl72 --out report/");
+
+  CLI::App* ws = app.add_subcommand("weak-scaling", "Weak-scaling report across rank counts: Markdown, JSON, PNG plots");
+  ws->add_option("files", w->files, "Result files at several rank counts (JSONL)")->required();
+  ws->add_option("--system", w->system, "System profile the records were measured on (name or YAML path); used for bounds and projections");
+  ws->add_option("--project-onto", w->project_onto,
+                 "Project the measurements onto this system profile (explicitly cross-system; said in the title)");
+  ws->add_option("--ranks", w->ranks, "Rank counts to report; those not measured are projected (or 'none')")
+      ->default_str("256,512,1024");
+  ws->add_option("--metric", w->metric, "Per-GPU metric of E(N): busbw or time")->default_str("busbw");
+  ws->add_option("--out", w->out, "Output folder (report.md, report.json, *.png)")->default_str("weak-scaling-report");
+  ws->add_option("--seed", w->seed, "Seed of the bootstrap")->default_str("1");
+  ws->add_option("--resamples", w->resamples, "Bootstrap resamples")->default_str("2000");
+  ws->add_flag("--no-plots", w->no_plots, "Write report.md and report.json only");
+  ws->footer(
+      "E(N) = per-GPU busbw(N) / busbw(N0), N0 the smallest measured N, with a 95% bootstrap interval; rank counts\n"
+      "of --ranks without a measurement are projected from the model (docs/report.md). Plots need matplotlib:\n"
+      "  sudo apt-get install python3-matplotlib   or   python3 -m pip install matplotlib");
+
+  return [f, w, ws]() -> int {
+    if (ws->parsed()) return run_weak_scaling(*w);
+    return run_tables(*f);
+  };
+}
+
+}  // namespace
+
+CB_REGISTER_SUBCOMMAND(Subcommand{"report", "Tables, comparisons and weak-scaling reports from result files", 60,
+                                  &setup, false});
+
+}  // namespace collbench::cli

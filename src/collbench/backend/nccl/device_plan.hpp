@@ -1,0 +1,157 @@
+// Device fill/verify plans: a collective's input, and its expected result, as a list of
+// pattern segments (pattern_hd.hpp) that the NCCL backend's kernels execute on the GPU instead
+// of filling and checking on the host. The plans restate, per collective family, exactly what
+// coll/<family>.cpp fill() and verify() do; tests/unit/test_nccl_host_plan.cpp runs every plan
+// through the host reference executor below and compares it with the family's own fill()
+// output (byte for byte) and verify() counts, so a family that changes its layout without its
+// plan fails there. Families without a plan (nullopt) keep the host path.
+//
+// Header-only host code (no CUDA): usable from the runner, the tests and the CPU-only build.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "collbench/backend/nccl/pattern_hd.hpp"
+#include "collbench/coll/collective.hpp"
+#include "collbench/coll/pattern.hpp"
+
+namespace collbench::backend::nccl {
+
+// The kernel parameters of a case (coll::reduce_pattern; identity is always an integer).
+inline hd::PatternParams pattern_params(Dtype dtype, Redop redop, int num_ranks) {
+  const coll::ReducePattern p = coll::reduce_pattern(redop, dtype, num_ranks);
+  hd::PatternParams out;
+  out.dtype = dtype;
+  out.redop = redop;
+  out.num_ranks = num_ranks;
+  out.contributors = p.contributors;
+  out.max_value = p.max_value;
+  out.identity = static_cast<int64_t>(p.identity);
+  return out;
+}
+
+inline hd::PatternParams pattern_params(const coll::CaseContext& ctx) {
+  return pattern_params(ctx.dtype, ctx.redop, ctx.num_ranks);
+}
+
+namespace detail {
+
+inline hd::Segment segment(std::uint64_t offset, std::uint64_t count, hd::SegmentKind kind, int src = 0, int dst = 0,
+                           std::uint64_t first = 0) {
+  hd::Segment s;
+  s.offset_elems = offset;
+  s.count = count;
+  s.first_elem = first;
+  s.src = src;
+  s.dst = dst;
+  s.kind = kind;
+  return s;
+}
+
+}  // namespace detail
+
+// This rank's input, relative to the start of the input (in place: add the family's
+// in_place_input_offset). Elements outside the segments are zero.
+inline std::optional<std::vector<hd::Segment>> fill_plan(std::string_view collective, const coll::Shape& s,
+                                                         const coll::CaseContext& ctx) {
+  using detail::segment;
+  using K = hd::SegmentKind;
+  const int n = ctx.num_ranks;
+  std::vector<hd::Segment> out;
+  if (collective == "allreduce" || collective == "reducescatter") {
+    out.push_back(segment(0, s.send_elems, K::reduce_input, ctx.rank));
+  } else if (collective == "allgather") {
+    out.push_back(segment(0, s.send_elems, K::move, ctx.rank, 0));
+  } else if (collective == "alltoall") {
+    const std::uint64_t per_peer = s.count / static_cast<std::uint64_t>(n);
+    for (int dst = 0; dst < n; ++dst) {
+      out.push_back(segment(static_cast<std::uint64_t>(dst) * per_peer, per_peer, K::move, ctx.rank, dst));
+    }
+  } else if (collective == "alltoallv") {
+    for (int dst = 0; dst < n; ++dst) {
+      const auto idx = static_cast<std::size_t>(dst);
+      out.push_back(segment(s.send_displs.at(idx), s.send_counts.at(idx), K::move, ctx.rank, dst));
+    }
+  } else if (collective == "broadcast") {
+    out.push_back(ctx.rank == ctx.root ? segment(0, s.send_elems, K::move, ctx.root, 0)
+                                       : segment(0, s.send_elems, K::zero));
+  } else if (collective == "sendrecv") {
+    out.push_back(segment(0, s.send_elems, K::move, ctx.rank, (ctx.rank + 1) % n));
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// This rank's expected result, relative to where the result is found (in place: add the
+// family's in_place_result_offset). The segments cover shape.recv_elems elements exactly once.
+inline std::optional<std::vector<hd::Segment>> verify_plan(std::string_view collective, const coll::Shape& s,
+                                                           const coll::CaseContext& ctx) {
+  using detail::segment;
+  using K = hd::SegmentKind;
+  const int n = ctx.num_ranks;
+  std::vector<hd::Segment> out;
+  if (collective == "allreduce") {
+    out.push_back(segment(0, s.recv_elems, K::reduce_expected));
+  } else if (collective == "reducescatter") {
+    out.push_back(segment(0, s.recv_elems, K::reduce_expected, 0, 0, static_cast<std::uint64_t>(ctx.rank) * s.count));
+  } else if (collective == "allgather") {
+    for (int src = 0; src < n; ++src) {
+      out.push_back(segment(static_cast<std::uint64_t>(src) * s.count, s.count, K::move, src, 0));
+    }
+  } else if (collective == "alltoall") {
+    const std::uint64_t per_peer = s.count / static_cast<std::uint64_t>(n);
+    for (int src = 0; src < n; ++src) {
+      out.push_back(segment(static_cast<std::uint64_t>(src) * per_peer, per_peer, K::move, src, ctx.rank));
+    }
+  } else if (collective == "alltoallv") {
+    for (int src = 0; src < n; ++src) {
+      const auto idx = static_cast<std::size_t>(src);
+      out.push_back(segment(s.recv_displs.at(idx), s.recv_counts.at(idx), K::move, src, ctx.rank));
+    }
+  } else if (collective == "broadcast") {
+    out.push_back(segment(0, s.recv_elems, K::move, ctx.root, 0));
+  } else if (collective == "sendrecv") {
+    out.push_back(segment(0, s.recv_elems, K::move, (ctx.rank + n - 1) % n, ctx.rank));
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// Host reference executor of a plan (what the fill kernel does): writes every segment's values
+// into `dst` (elements of p.dtype). Elements outside the segments are left alone.
+inline void apply_plan_host(void* dst, const hd::PatternParams& p, std::span<const hd::Segment> segments) {
+  for (const auto& seg : segments) {
+    for (std::uint64_t i = 0; i < seg.count; ++i) {
+      hd::store_value(dst, seg.offset_elems + i, p.dtype, static_cast<double>(hd::segment_value(p, seg, i)));
+    }
+  }
+}
+
+// Host reference of the check kernel: elements of `src` that differ from the plan's values.
+inline std::uint64_t count_wrong_host(const void* src, const hd::PatternParams& p,
+                                      std::span<const hd::Segment> segments) {
+  std::uint64_t wrong = 0;
+  for (const auto& seg : segments) {
+    for (std::uint64_t i = 0; i < seg.count; ++i) {
+      if (hd::load_value(src, seg.offset_elems + i, p.dtype) != static_cast<double>(hd::segment_value(p, seg, i))) {
+        ++wrong;
+      }
+    }
+  }
+  return wrong;
+}
+
+// The longest segment (the kernels' grid size).
+inline std::uint64_t max_segment_count(std::span<const hd::Segment> segments) {
+  std::uint64_t m = 0;
+  for (const auto& s : segments) m = s.count > m ? s.count : m;
+  return m;
+}
+
+}  // namespace collbench::backend::nccl

@@ -1,0 +1,846 @@
+// NCCL backend implementation (host code; GPU needed at run time, not at build time).
+//
+// Shape: one Context per backend instance holds the device, the single CUDA stream every
+// operation of this process is issued on, the sync event the timer reads, and the lists of
+// live NCCL communicators and device buffers (registered and symmetric buffers carry one
+// registration per communicator, made and released as either side comes and goes).
+// Communicators, buffers and timers keep the Context alive through shared_ptr, so any
+// destruction order is safe.
+#include "collbench/backend/nccl/nccl_backend.hpp"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "collbench/backend/mpi/mpi_backend.hpp"
+#include "collbench/backend/mpi/mpi_check.hpp"
+#include "collbench/backend/nccl/device_kernels.hpp"
+#include "collbench/backend/nccl/gpu_info.hpp"
+#include "collbench/backend/nccl/nccl_check.hpp"
+#include "collbench/backend/nccl/nccl_host.hpp"
+#include "collbench/backend/nccl/nccl_resources.hpp"
+#include "collbench/core/error.hpp"
+
+namespace collbench::backend {
+namespace nccl {
+namespace {
+
+// nccl_host.hpp restates NCCL's enum values so that CPU tests can check the mapping without
+// nccl.h; these asserts keep the two in step.
+static_assert(kNcclInt32 == ncclInt32 && kNcclInt64 == ncclInt64 && kNcclFloat16 == ncclFloat16 &&
+              kNcclFloat32 == ncclFloat32 && kNcclFloat64 == ncclFloat64 && kNcclBfloat16 == ncclBfloat16);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+static_assert(kNcclFloat8e4m3 == ncclFloat8e4m3 && kNcclFloat8e5m2 == ncclFloat8e5m2);
+#endif
+static_assert(nccl_redop_code(Redop::sum) == ncclSum && nccl_redop_code(Redop::prod) == ncclProd &&
+              nccl_redop_code(Redop::max) == ncclMax && nccl_redop_code(Redop::min) == ncclMin);
+static_assert(nccl_version_code(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) == NCCL_VERSION_CODE);
+static_assert(std::is_trivially_copyable_v<hd::Segment> && std::is_trivially_copyable_v<hd::PatternParams>);
+
+std::atomic<bool> g_abort_requested{false};
+
+class CommOwner;
+class DeviceBuffer;
+
+// State shared by everything one backend instance creates.
+struct Context {
+  int device = 0;
+  int cc_major = 0;
+  int world_rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int ranks_on_host = 1;
+  int nccl_runtime_version = 0;
+  Progress progress = Progress::spin;
+  AlgoSettings algo;
+  BufferKind buffers = BufferKind::plain;
+  MpiCommHandle mpi;  // private duplicate of MPI_COMM_WORLD (unique id, size agreement)
+  std::optional<CudaStream> stream;
+  std::optional<CudaEvent> sync_event;  // recorded by synchronize(): where the last op ended
+  std::uint64_t sync_generation = 0;
+  std::vector<CommOwner*> comms;  // live communicators, in creation order (same on every rank)
+  std::vector<DeviceBuffer*> live_buffers;
+
+  [[nodiscard]] cudaStream_t s() const { return stream->get(); }
+  void check_async_errors();
+  void abort_all() noexcept;
+  // Waits until the stream has drained, polling NCCL for asynchronous errors and for an abort
+  // request meanwhile (a blocking cudaStreamSynchronize could not be interrupted).
+  void synchronize();
+  void wait_quietly() noexcept { (void)cudaStreamSynchronize(s()); }
+};
+
+// One NCCL communicator. Finalised and destroyed normally; aborted when a failure was seen or
+// when it is destroyed during exception unwinding (finalising would wait for peers).
+class CommOwner {
+ public:
+  CommOwner(std::shared_ptr<Context> ctx, ncclComm_t comm, std::string label)
+      : ctx_(std::move(ctx)), comm_(comm), label_(std::move(label)) {
+    CB_CHECK_NCCL_COMM(comm_, ncclCommUserRank(comm_, &rank_));
+    CB_CHECK_NCCL_COMM(comm_, ncclCommCount(comm_, &size_));
+    ctx_->comms.push_back(this);
+  }
+  CommOwner(const CommOwner&) = delete;
+  CommOwner& operator=(const CommOwner&) = delete;
+  ~CommOwner();
+
+  [[nodiscard]] ncclComm_t get() const { return comm_; }
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return size_; }
+  [[nodiscard]] const std::string& label() const { return label_; }
+  // Registers the buffers that already exist (symmetric: collective over this communicator).
+  void attach_buffers();
+  void abort() noexcept {
+    if (comm_ == nullptr) return;
+    aborted_ = true;
+    if (const ncclResult_t rc = ncclCommAbort(comm_); rc != ncclSuccess) {
+      std::fprintf(stderr, "collbench: warning: ncclCommAbort(%s) failed: %s\n", label_.c_str(),
+                   ncclGetErrorString(rc));
+    }
+    comm_ = nullptr;
+  }
+  [[nodiscard]] bool aborted() const { return aborted_; }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  ncclComm_t comm_ = nullptr;
+  std::string label_;
+  int rank_ = 0;
+  int size_ = 1;
+  bool aborted_ = false;
+};
+
+// Device memory of one kind (--buffers), with its NCCL registrations.
+class DeviceBuffer final : public Buffer {
+ public:
+  DeviceBuffer(std::shared_ptr<Context> ctx, std::size_t bytes);
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() override;
+  void* data() override { return ptr_; }
+  [[nodiscard]] std::size_t bytes() const override { return bytes_; }
+
+  void attach_all();  // registers with every live communicator
+  void register_with(CommOwner& comm);
+  void forget(const CommOwner& comm, bool deregister) noexcept;
+
+ private:
+  struct Registration {
+    CommOwner* comm = nullptr;
+    void* handle = nullptr;         // ncclCommRegister
+    ncclWindow_t window = nullptr;  // ncclCommWindowRegister
+  };
+  std::shared_ptr<Context> ctx_;
+  BufferKind kind_;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::size_t alloc_bytes_ = 0;
+  std::vector<Registration> regs_;
+};
+
+CommOwner::~CommOwner() {
+  const bool failing =
+      failure_seen() || aborted_ || std::uncaught_exceptions() > 0 || g_abort_requested.load(std::memory_order_relaxed);
+  for (DeviceBuffer* b : ctx_->live_buffers) b->forget(*this, !failing && comm_ != nullptr);
+  std::erase(ctx_->comms, this);
+  if (comm_ == nullptr) return;
+  if (failing) {
+    abort();
+    return;
+  }
+  ncclResult_t rc = ncclCommFinalize(comm_);
+  if (rc == ncclSuccess) rc = ncclCommDestroy(comm_);
+  if (rc != ncclSuccess) {
+    std::fprintf(stderr, "collbench: warning: releasing NCCL communicator %s failed: %s; aborting it\n", label_.c_str(),
+                 ncclGetErrorString(rc));
+    (void)ncclCommAbort(comm_);
+  }
+  comm_ = nullptr;
+}
+
+void CommOwner::attach_buffers() {
+  for (DeviceBuffer* b : ctx_->live_buffers) b->register_with(*this);
+}
+
+DeviceBuffer::DeviceBuffer(std::shared_ptr<Context> ctx, std::size_t bytes)
+    : ctx_(std::move(ctx)), kind_(ctx_->buffers), bytes_(bytes) {
+  alloc_bytes_ = bytes == 0 ? 1 : bytes;
+  if (kind_ == BufferKind::symmetric) {
+    // Every rank registers the same window size (collective: all ranks allocate in the same order).
+    unsigned long long mine = alloc_bytes_;
+    unsigned long long most = 0;
+    CB_CHECK_MPI(MPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx_->mpi.get()));
+    alloc_bytes_ = symmetric_bytes(static_cast<std::size_t>(most));
+  }
+  if (kind_ == BufferKind::plain) {
+    CB_CHECK_CUDA(cudaMalloc(&ptr_, alloc_bytes_));
+  } else {
+    CB_CHECK_NCCL(ncclMemAlloc(&ptr_, alloc_bytes_));
+  }
+  // Poison (0xff: NaN in every float type, -1 in the integer types, never an expected value), so
+  // that an operation that leaves its output untouched cannot pass verification on stale data.
+  if (const cudaError_t rc = cudaMemsetAsync(ptr_, 0xff, alloc_bytes_, ctx_->s()); rc != cudaSuccess) {
+    if (kind_ == BufferKind::plain) {
+      (void)cudaFree(ptr_);
+    } else {
+      (void)ncclMemFree(ptr_);
+    }
+    throw_cuda_error(rc, "cudaMemsetAsync(buffer, 0xff)", __FILE__, __LINE__);
+  }
+  ctx_->live_buffers.push_back(this);
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  const bool failing = failure_seen() || std::uncaught_exceptions() > 0;
+  ctx_->wait_quietly();  // the stream may still use this memory
+  while (!regs_.empty()) forget(*regs_.back().comm, !failing && !regs_.back().comm->aborted());
+  std::erase(ctx_->live_buffers, this);
+  if (kind_ == BufferKind::plain) {
+    if (const cudaError_t rc = cudaFree(ptr_); rc != cudaSuccess) report_release_failure("cudaFree", rc);
+  } else if (const ncclResult_t rc = ncclMemFree(ptr_); rc != ncclSuccess) {
+    std::fprintf(stderr, "collbench: warning: ncclMemFree failed: %s\n", ncclGetErrorString(rc));
+  }
+}
+
+void DeviceBuffer::attach_all() {
+  for (CommOwner* c : ctx_->comms) register_with(*c);
+}
+
+void DeviceBuffer::register_with(CommOwner& comm) {
+  if (kind_ == BufferKind::plain) return;
+  Registration r;
+  r.comm = &comm;
+  if (kind_ == BufferKind::registered) {
+    CB_CHECK_NCCL_COMM(comm.get(), ncclCommRegister(comm.get(), ptr_, alloc_bytes_, &r.handle));
+  } else {
+    CB_CHECK_NCCL_COMM(comm.get(),
+                       ncclCommWindowRegister(comm.get(), ptr_, alloc_bytes_, &r.window, NCCL_WIN_COLL_SYMMETRIC));
+    if (r.window == nullptr) {
+      throw InputError(fmt::format(
+          "--buffers symmetric: NCCL did not register a symmetric window on communicator {} (symmetric memory needs "
+          "CUDA VMM/cuMem support and all-peer CUDA P2P, NCCL_WIN_ENABLE=1, NCCL_CUMEM_ENABLE=1); use --buffers "
+          "registered or plain",
+          comm.label()));
+    }
+  }
+  regs_.push_back(r);
+}
+
+void DeviceBuffer::forget(const CommOwner& comm, bool deregister) noexcept {
+  for (auto it = regs_.begin(); it != regs_.end(); ++it) {
+    if (it->comm != &comm) continue;
+    if (deregister) {
+      ncclResult_t rc = ncclSuccess;
+      if (it->window != nullptr) rc = ncclCommWindowDeregister(comm.get(), it->window);
+      if (it->handle != nullptr) rc = ncclCommDeregister(comm.get(), it->handle);
+      if (rc != ncclSuccess) {
+        std::fprintf(stderr, "collbench: warning: deregistering a buffer from %s failed: %s\n", comm.label().c_str(),
+                     ncclGetErrorString(rc));
+      }
+    }
+    regs_.erase(it);
+    return;
+  }
+}
+
+void Context::abort_all() noexcept {
+  mark_failure();
+  for (CommOwner* c : comms) c->abort();
+}
+
+void Context::check_async_errors() {
+  if (g_abort_requested.load(std::memory_order_relaxed)) {
+    abort_all();
+    throw RuntimeFailure(
+        "NCCL operations aborted on request (watchdog): every communicator was aborted with ncclCommAbort");
+  }
+  for (CommOwner* c : comms) {
+    if (c->get() == nullptr) continue;
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t rc = ncclCommGetAsyncError(c->get(), &async);
+    if (rc != ncclSuccess) async = rc;
+    if (async != ncclSuccess && async != ncclInProgress) {
+      const std::string text = nccl_error_text(async, c->get());
+      abort_all();
+      throw RuntimeFailure(fmt::format("asynchronous NCCL error on communicator {} (rank {} of {}): {}", c->label(),
+                                       c->rank(), c->size(), text));
+    }
+  }
+}
+
+void Context::synchronize() {
+  CB_CHECK_CUDA(cudaEventRecord(sync_event->get(), s()));
+  ++sync_generation;
+  unsigned spins = 0;
+  for (;;) {
+    const cudaError_t q = cudaEventQuery(sync_event->get());
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) throw_cuda_error(q, "cudaEventQuery(sync)", __FILE__, __LINE__);
+    if ((++spins & 0x3ffu) == 0) check_async_errors();
+    if (progress == Progress::yield) sched_yield();
+  }
+  check_async_errors();
+}
+
+ncclConfig_t make_config(const char* name) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.commName = name;
+  return config;
+}
+
+std::shared_ptr<CommOwner> adopt(const std::shared_ptr<Context>& ctx, ncclComm_t comm, std::string label) {
+  std::shared_ptr<CommOwner> owner;
+  try {
+    owner = std::make_shared<CommOwner>(ctx, comm, std::move(label));
+  } catch (...) {
+    (void)ncclCommAbort(comm);
+    throw;
+  }
+  owner->attach_buffers();
+  return owner;
+}
+
+// ---- communicator ------------------------------------------------------------------------------
+
+class NcclComm final : public Comm {
+ public:
+  NcclComm(std::shared_ptr<Context> ctx, std::shared_ptr<CommOwner> owner)
+      : ctx_(std::move(ctx)), owner_(std::move(owner)) {}
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+  ~NcclComm() override { ctx_->wait_quietly(); }  // scratch may still be in use
+
+  [[nodiscard]] int rank() const override { return owner_->rank(); }
+  [[nodiscard]] int size() const override { return owner_->size(); }
+
+  void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
+    const ncclDataType_t dt = data_type(dtype, true);
+    CB_CHECK_NCCL_COMM(c(), ncclAllReduce(send, recv, count, dt, red_op(redop), c(), ctx_->s()));
+    last_op_ = NcclOp::allreduce;
+  }
+
+  // In place (send == recv, the full n*recvcount input): NCCL's in-place form is
+  // recvbuff = sendbuff + rank*recvcount, so the result lands at that offset.
+  void reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype, Redop redop) override {
+    const ncclDataType_t dt = data_type(dtype, true);
+    void* out = recv;
+    if (send == recv) out = static_cast<char*>(recv) + reduce_scatter_in_place_offset(recvcount) * dtype_size(dtype);
+    CB_CHECK_NCCL_COMM(c(), ncclReduceScatter(send, out, recvcount, dt, red_op(redop), c(), ctx_->s()));
+    last_op_ = NcclOp::reducescatter;
+  }
+
+  [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t recvcount) const override {
+    return static_cast<std::size_t>(rank()) * recvcount;
+  }
+
+  // In place when send == recv + rank*sendcount (NCCL's and the interface's convention).
+  void allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) override {
+    CB_CHECK_NCCL_COMM(c(), ncclAllGather(send, recv, sendcount, data_type(dtype, false), c(), ctx_->s()));
+    last_op_ = NcclOp::allgather;
+  }
+
+  void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) override {
+    const ncclDataType_t dt = data_type(dtype, false);
+    const std::size_t elem = dtype_size(dtype);
+    const std::size_t total_bytes = count_per_peer * elem * static_cast<std::size_t>(size());
+    const void* src = send;
+    if (send == recv && size() > 1) {
+      // NCCL's all-to-all runs as concurrent sends and receives on the same blocks, so in place
+      // it would race: stage the input through scratch (the copy is part of the measured time).
+      void* staged = scratch_.reserve(total_bytes);
+      CB_CHECK_CUDA(cudaMemcpyAsync(staged, send, total_bytes, cudaMemcpyDeviceToDevice, ctx_->s()));
+      src = staged;
+    }
+    if (ctx_->nccl_runtime_version >= kNcclAlltoAllVersion) {
+      CB_CHECK_NCCL_COMM(c(), ncclAlltoAll(src, recv, count_per_peer, dt, c(), ctx_->s()));
+    } else {
+      Group group(c());
+      for (int peer = 0; peer < size(); ++peer) {
+        const std::size_t off = static_cast<std::size_t>(peer) * count_per_peer * elem;
+        CB_CHECK_NCCL_COMM(c(),
+                           ncclSend(static_cast<const char*>(src) + off, count_per_peer, dt, peer, c(), ctx_->s()));
+        CB_CHECK_NCCL_COMM(c(), ncclRecv(static_cast<char*>(recv) + off, count_per_peer, dt, peer, c(), ctx_->s()));
+      }
+      group.end();
+    }
+    last_op_ = NcclOp::alltoall;
+  }
+
+  void alltoallv(const void* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
+                 void* recv, std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                 Dtype dtype) override {
+    const ncclDataType_t dt = data_type(dtype, false);
+    const std::size_t elem = dtype_size(dtype);
+    const auto ops = alltoallv_ops(rank(), size(), send_counts, send_displs, recv_counts, recv_displs);
+    Group group(c());
+    for (const P2pOp& op : ops) {
+      if (op.send) {
+        CB_CHECK_NCCL_COMM(c(), ncclSend(static_cast<const char*>(send) + op.offset_elems * elem, op.count, dt, op.peer,
+                                         c(), ctx_->s()));
+      } else {
+        CB_CHECK_NCCL_COMM(
+            c(), ncclRecv(static_cast<char*>(recv) + op.offset_elems * elem, op.count, dt, op.peer, c(), ctx_->s()));
+      }
+    }
+    group.end();
+    last_op_ = NcclOp::alltoallv;
+  }
+
+  void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) override {
+    CB_CHECK_NCCL_COMM(c(), ncclBroadcast(send, recv, count, data_type(dtype, false), root, c(), ctx_->s()));
+    last_op_ = NcclOp::broadcast;
+  }
+
+  void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count, Dtype dtype) override {
+    const ncclDataType_t dt = data_type(dtype, false);
+    Group group(c());
+    CB_CHECK_NCCL_COMM(c(), ncclSend(send, count, dt, send_peer, c(), ctx_->s()));
+    CB_CHECK_NCCL_COMM(c(), ncclRecv(recv, count, dt, recv_peer, c(), ctx_->s()));
+    group.end();
+    last_op_ = NcclOp::sendrecv;
+  }
+
+  // NCCL has no barrier: a one-element all-reduce, waited for.
+  void barrier() override {
+    void* flag = flag_.reserve(sizeof(std::int32_t));
+    CB_CHECK_NCCL_COMM(c(), ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, c(), ctx_->s()));
+    synchronize();
+  }
+
+  void local_copy(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes == 0 || dst == src) return;
+    CB_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx_->s()));
+  }
+
+  void synchronize() override { ctx_->synchronize(); }
+
+  [[nodiscard]] std::string algo_used() const override { return algo_used_for(ctx_->algo, last_op_); }
+
+ private:
+  // ncclGroupStart/End with the End guaranteed (an exception inside a group would otherwise
+  // leave this thread's NCCL group open).
+  class Group {
+   public:
+    explicit Group(ncclComm_t comm) : comm_(comm) { CB_CHECK_NCCL_COMM(comm_, ncclGroupStart()); }
+    Group(const Group&) = delete;
+    Group& operator=(const Group&) = delete;
+    ~Group() {
+      if (open_) (void)ncclGroupEnd();
+    }
+    void end() {
+      open_ = false;
+      CB_CHECK_NCCL_COMM(comm_, ncclGroupEnd());
+    }
+
+   private:
+    ncclComm_t comm_;
+    bool open_ = true;
+  };
+
+  [[nodiscard]] ncclComm_t c() const {
+    if (owner_->get() == nullptr) throw RuntimeFailure("NCCL communicator " + owner_->label() + " was aborted");
+    return owner_->get();
+  }
+
+  ncclDataType_t data_type(Dtype dtype, bool reduction) const {
+    if (const auto why =
+            nccl_dtype_unsupported(dtype, NCCL_VERSION_CODE, ctx_->nccl_runtime_version, ctx_->cc_major, reduction)) {
+      throw InputError(*why);
+    }
+    return static_cast<ncclDataType_t>(nccl_dtype_code(dtype));
+  }
+
+  static ncclRedOp_t red_op(Redop redop) { return static_cast<ncclRedOp_t>(nccl_redop_code(redop)); }
+
+  std::shared_ptr<Context> ctx_;
+  std::shared_ptr<CommOwner> owner_;
+  NcclOp last_op_ = NcclOp::none;
+  DeviceMemory scratch_;  // in-place all-to-all staging
+  DeviceMemory flag_;     // barrier
+};
+
+// ---- timer ----------------------------------------------------------------------------------------
+
+// CUDA events on the backend's stream. The end of an iteration is the sync event that
+// Comm::synchronize() records right after the last operation (before it waits), so the host's
+// wake-up latency is not counted; without a synchronize, stop() records its own event.
+class CudaTimer final : public Timer {
+ public:
+  explicit CudaTimer(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
+  void start() override {
+    CB_CHECK_CUDA(cudaEventRecord(start_.get(), ctx_->s()));
+    generation_ = ctx_->sync_generation;
+    have_result_ = false;
+  }
+  void enter() override { CB_CHECK_CUDA(cudaEventRecord(enter_.get(), ctx_->s())); }
+  void stop() override { finish(); }
+  [[nodiscard]] double total_us() override {
+    finish();
+    return total_us_;
+  }
+  [[nodiscard]] double inside_us() override {
+    finish();
+    return inside_us_;
+  }
+
+ private:
+  void finish() {
+    if (have_result_) return;
+    cudaEvent_t end = ctx_->sync_event->get();
+    if (ctx_->sync_generation == generation_) {  // no synchronize since start(): record and wait
+      CB_CHECK_CUDA(cudaEventRecord(stop_.get(), ctx_->s()));
+      CB_CHECK_CUDA(cudaEventSynchronize(stop_.get()));
+      end = stop_.get();
+    }
+    float total_ms = 0.0f;
+    float inside_ms = 0.0f;
+    CB_CHECK_CUDA(cudaEventElapsedTime(&total_ms, start_.get(), end));
+    CB_CHECK_CUDA(cudaEventElapsedTime(&inside_ms, enter_.get(), end));
+    total_us_ = static_cast<double>(total_ms) * 1e3;
+    inside_us_ = static_cast<double>(inside_ms) * 1e3;
+    have_result_ = true;
+  }
+
+  std::shared_ptr<Context> ctx_;
+  CudaEvent start_, enter_, stop_;
+  std::uint64_t generation_ = 0;
+  bool have_result_ = false;
+  double total_us_ = 0.0;
+  double inside_us_ = 0.0;
+};
+
+// ---- backend --------------------------------------------------------------------------------------
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  gethostname(name.data(), name.size() - 1);
+  return name.data();
+}
+
+// "k=v\n" lines <-> map (per-rank facts travel over MPI as text).
+std::string serialize(const std::map<std::string, std::string>& m) {
+  std::string out;
+  for (const auto& [k, v] : m) out += k + "=" + v + "\n";
+  return out;
+}
+
+std::map<std::string, std::string> deserialize(std::string_view text) {
+  std::map<std::string, std::string> m;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    if (const auto eq = line.find('='); eq != std::string_view::npos) {
+      m.emplace(std::string(line.substr(0, eq)), std::string(line.substr(eq + 1)));
+    }
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return m;
+}
+
+std::vector<std::string> allgather_strings(const std::string& mine, MPI_Comm comm, int size) {
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(static_cast<std::size_t>(size));
+  CB_CHECK_MPI(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm));
+  std::vector<int> displs(static_cast<std::size_t>(size));
+  int total = 0;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    displs[i] = total;
+    total += lens[i];
+  }
+  std::vector<char> all(static_cast<std::size_t>(std::max(total, 1)));
+  CB_CHECK_MPI(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    out.emplace_back(all.data() + displs[i], static_cast<std::size_t>(lens[i]));
+  }
+  return out;
+}
+
+class NcclBackend final : public Backend, public DevicePatterns {
+ public:
+  explicit NcclBackend(const BackendOptions& options);
+  ~NcclBackend() override {
+    if (ctx_ && ctx_->stream) ctx_->wait_quietly();
+  }
+  NcclBackend(const NcclBackend&) = delete;
+  NcclBackend& operator=(const NcclBackend&) = delete;
+
+  [[nodiscard]] std::string name() const override { return "nccl"; }
+
+  [[nodiscard]] std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
+    auto buffer = std::make_unique<DeviceBuffer>(ctx_, bytes);
+    buffer->attach_all();
+    return buffer;
+  }
+
+  void upload(Buffer& dst, const void* host, std::size_t bytes) override {
+    if (bytes == 0) return;
+    CB_CHECK_CUDA(cudaMemcpyAsync(dst.data(), host, bytes, cudaMemcpyHostToDevice, ctx_->s()));
+    ctx_->synchronize();
+  }
+
+  void download(void* host, Buffer& src, std::size_t bytes) override {
+    if (bytes == 0) return;
+    CB_CHECK_CUDA(cudaMemcpyAsync(host, src.data(), bytes, cudaMemcpyDeviceToHost, ctx_->s()));
+    ctx_->synchronize();
+  }
+
+  [[nodiscard]] std::unique_ptr<Comm> world() override { return std::make_unique<NcclComm>(ctx_, root_); }
+
+  [[nodiscard]] std::unique_ptr<Comm> split(int color, int key) override {
+    ncclComm_t child = nullptr;
+    const std::string label = fmt::format("collbench-split-c{}", color);
+    ncclConfig_t config = make_config(label.c_str());
+    {
+      ScopedEnv env(algo_env(ctx_->algo));
+      CB_CHECK_NCCL_COMM(root_->get(), ncclCommSplit(root_->get(), color, key, &child, &config));
+    }
+    if (child == nullptr) throw RuntimeFailure(fmt::format("ncclCommSplit(color {}) returned no communicator", color));
+    return std::make_unique<NcclComm>(ctx_, adopt(ctx_, child, label));
+  }
+
+  [[nodiscard]] std::unique_ptr<Timer> timer() override { return std::make_unique<CudaTimer>(ctx_); }
+
+  [[nodiscard]] std::map<std::string, std::string> provenance() const override { return provenance_; }
+
+  // DevicePatterns
+  void fill(void* dst, std::size_t total_elems, const hd::PatternParams& params,
+            std::span<const hd::Segment> segments) override {
+    const std::size_t bytes = total_elems * dtype_size(params.dtype);
+    if (bytes > 0) CB_CHECK_CUDA(cudaMemsetAsync(dst, 0, bytes, ctx_->s()));
+    const hd::Segment* dev = upload_segments(segments);
+    launch_fill(dst, params, dev, static_cast<int>(segments.size()), longest(segments), ctx_->s());
+  }
+
+  std::uint64_t count_wrong(const void* src, const hd::PatternParams& params,
+                            std::span<const hd::Segment> segments) override {
+    auto* counter = static_cast<unsigned long long*>(counter_.reserve(sizeof(unsigned long long)));
+    CB_CHECK_CUDA(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), ctx_->s()));
+    const hd::Segment* dev = upload_segments(segments);
+    launch_count_wrong(src, params, dev, static_cast<int>(segments.size()), longest(segments), counter, ctx_->s());
+    unsigned long long wrong = 0;
+    CB_CHECK_CUDA(cudaMemcpyAsync(&wrong, counter, sizeof wrong, cudaMemcpyDeviceToHost, ctx_->s()));
+    ctx_->synchronize();
+    return wrong;
+  }
+
+  double read(const void* src, std::size_t index, Dtype dtype) override {
+    alignas(8) std::array<unsigned char, 8> tmp{};
+    const std::size_t elem = dtype_size(dtype);
+    CB_CHECK_CUDA(cudaMemcpyAsync(tmp.data(), static_cast<const char*>(src) + index * elem, elem,
+                                  cudaMemcpyDeviceToHost, ctx_->s()));
+    ctx_->synchronize();
+    return hd::load_value(tmp.data(), 0, dtype);
+  }
+
+  void write(void* dst, std::size_t index, Dtype dtype, double value) override {
+    alignas(8) std::array<unsigned char, 8> tmp{};
+    hd::store_value(tmp.data(), 0, dtype, value);
+    const std::size_t elem = dtype_size(dtype);
+    CB_CHECK_CUDA(
+        cudaMemcpyAsync(static_cast<char*>(dst) + index * elem, tmp.data(), elem, cudaMemcpyHostToDevice, ctx_->s()));
+    ctx_->synchronize();  // tmp goes out of scope
+  }
+
+ private:
+  static std::uint64_t longest(std::span<const hd::Segment> segments) {
+    std::uint64_t m = 0;
+    for (const auto& s : segments) m = std::max<std::uint64_t>(m, s.count);
+    return m;
+  }
+
+  const hd::Segment* upload_segments(std::span<const hd::Segment> segments) {
+    const std::size_t bytes = std::max<std::size_t>(segments.size_bytes(), sizeof(hd::Segment));
+    if (bytes > segments_.bytes()) ctx_->synchronize();  // the old array may still be read
+    void* dev = segments_.reserve(bytes);
+    if (!segments.empty()) {
+      // Pageable source: the call returns once the data is staged, so `segments` may go away.
+      CB_CHECK_CUDA(cudaMemcpyAsync(dev, segments.data(), segments.size_bytes(), cudaMemcpyHostToDevice, ctx_->s()));
+    }
+    return static_cast<const hd::Segment*>(dev);
+  }
+
+  void select_device(const BackendOptions& options);
+  void create_world();
+  void gather_provenance();
+
+  std::shared_ptr<Context> ctx_;
+  std::shared_ptr<CommOwner> root_;
+  std::map<std::string, std::string> provenance_;
+  DeviceMemory segments_;
+  DeviceMemory counter_;
+};
+
+NcclBackend::NcclBackend(const BackendOptions& options) : ctx_(std::make_shared<Context>()) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized == 0) throw RuntimeFailure("the nccl backend needs MPI to be initialised (it broadcasts NCCL's id)");
+  MPI_Comm dup = MPI_COMM_NULL;
+  CB_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+  ctx_->mpi = MpiCommHandle(dup);
+  MPI_Comm_rank(dup, &ctx_->world_rank);
+  MPI_Comm_size(dup, &ctx_->world_size);
+  ctx_->progress = options.progress;
+
+  // Options first: pure checks with the same outcome on every rank.
+  CB_CHECK_NCCL(ncclGetVersion(&ctx_->nccl_runtime_version));
+  ctx_->algo = algo_settings(options.algo, ctx_->nccl_runtime_version);
+  ctx_->buffers = parse_buffer_kind_for_nccl(options.buffers, ctx_->algo);
+  if (ctx_->buffers == BufferKind::symmetric && ctx_->nccl_runtime_version < kNcclWindowVersion) {
+    throw InputError(
+        fmt::format("--buffers symmetric needs NCCL >= 2.27 (ncclCommWindowRegister); the loaded libnccl is {}",
+                    format_nccl_version(ctx_->nccl_runtime_version)));
+  }
+
+  select_device(options);
+  ctx_->stream.emplace();
+  ctx_->sync_event.emplace(cudaEventDefault);
+  gather_provenance();
+  create_world();
+}
+
+// One rank per GPU, by local rank. Every rank learns whether all ranks found their GPU, so a
+// machine without one fails the same way everywhere (InputError, exit 2), with the message of
+// the first rank that failed (rank 0 prints it).
+void NcclBackend::select_device(const BackendOptions&) {
+  MPI_Comm local = MPI_COMM_NULL;
+  CB_CHECK_MPI(MPI_Comm_split_type(ctx_->mpi.get(), MPI_COMM_TYPE_SHARED, ctx_->world_rank, MPI_INFO_NULL, &local));
+  MpiCommHandle local_owner(local);
+  MPI_Comm_rank(local, &ctx_->local_rank);
+  MPI_Comm_size(local, &ctx_->ranks_on_host);
+
+  std::string problem;
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    problem = fmt::format("cudaGetDeviceCount failed: {}", cuda_error_text(rc));
+    (void)cudaGetLastError();
+  } else if (const auto dev = device_for_local_rank(ctx_->local_rank, ctx_->ranks_on_host, count, problem)) {
+    ctx_->device = *dev;
+    cudaDeviceProp prop{};
+    cudaError_t rc2 = cudaSetDevice(*dev);
+    if (rc2 == cudaSuccess) rc2 = cudaFree(nullptr);  // creates the context now: a busy or broken GPU fails here
+    if (rc2 == cudaSuccess) rc2 = cudaGetDeviceProperties(&prop, *dev);
+    if (rc2 != cudaSuccess) {
+      problem = fmt::format("GPU {} cannot be used: {}", *dev, cuda_error_text(rc2));
+      (void)cudaGetLastError();
+    } else {
+      ctx_->cc_major = prop.major;
+    }
+  }
+
+  int mine = problem.empty() ? ctx_->world_size : ctx_->world_rank;
+  int first = 0;
+  CB_CHECK_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, ctx_->mpi.get()));
+  if (first == ctx_->world_size) return;
+  std::array<char, 1024> text{};
+  if (ctx_->world_rank == first) {
+    const std::string message = fmt::format(
+        "backend 'nccl': no usable GPU on rank {} (host {}, local rank {}): {}; the nccl backend needs one visible "
+        "NVIDIA GPU per rank (use --backend mpi on machines without GPUs)",
+        first, host_name(), ctx_->local_rank, problem);
+    std::snprintf(text.data(), text.size(), "%s", message.c_str());
+  }
+  CB_CHECK_MPI(MPI_Bcast(text.data(), static_cast<int>(text.size()), MPI_CHAR, first, ctx_->mpi.get()));
+  throw InputError(text.data());
+}
+
+void NcclBackend::create_world() {
+  struct IdMessage {
+    int rc;
+    ncclUniqueId id;
+  };
+  IdMessage msg{};
+  if (ctx_->world_rank == 0) msg.rc = static_cast<int>(ncclGetUniqueId(&msg.id));
+  CB_CHECK_MPI(MPI_Bcast(&msg, static_cast<int>(sizeof msg), MPI_BYTE, 0, ctx_->mpi.get()));
+  if (msg.rc != ncclSuccess) {
+    throw_nccl_error(static_cast<ncclResult_t>(msg.rc), nullptr, "ncclGetUniqueId (on rank 0)", __FILE__, __LINE__);
+  }
+  if (ctx_->world_rank == 0 && !ctx_->algo.nccl_algo.empty()) {
+    if (const char* user = std::getenv("NCCL_ALGO"); user != nullptr && ctx_->algo.nccl_algo != user) {
+      std::fprintf(stderr,
+                   "collbench: note: --algo %s creates its communicators with NCCL_ALGO=%s (the environment's "
+                   "NCCL_ALGO=%s applies to --algo auto)\n",
+                   ctx_->algo.algo.c_str(), ctx_->algo.nccl_algo.c_str(), user);
+    }
+  }
+  ncclComm_t comm = nullptr;
+  const std::string label = "collbench-world";
+  ncclConfig_t config = make_config(label.c_str());
+  {
+    ScopedEnv env(algo_env(ctx_->algo));
+    CB_CHECK_NCCL(ncclCommInitRankConfig(&comm, ctx_->world_size, msg.id, ctx_->world_rank, &config));
+  }
+  root_ = adopt(ctx_, comm, label);
+}
+
+void NcclBackend::gather_provenance() {
+  int runtime = 0;
+  int driver = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaGetLastError();
+  provenance_["nccl_version"] = format_nccl_version(ctx_->nccl_runtime_version);
+  provenance_["nccl_version_built"] = format_nccl_version(NCCL_VERSION_CODE);
+  provenance_["cuda_runtime"] = format_cuda_version(runtime);
+  provenance_["cuda_driver"] = format_cuda_version(driver);
+  provenance_["buffers"] = std::string(to_string(ctx_->buffers));
+  provenance_["algo"] = ctx_->algo.algo;
+  const char* env_algo = std::getenv("NCCL_ALGO");
+  const char* env_proto = std::getenv("NCCL_PROTO");
+  provenance_["nccl_algo"] =
+      !ctx_->algo.nccl_algo.empty() ? ctx_->algo.nccl_algo : (env_algo != nullptr ? env_algo : "");
+  provenance_["nccl_proto"] =
+      !ctx_->algo.nccl_proto.empty() ? ctx_->algo.nccl_proto : (env_proto != nullptr ? env_proto : "");
+  provenance_["nccl_alltoall"] =
+      ctx_->nccl_runtime_version >= kNcclAlltoAllVersion ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
+  provenance_["progress"] = ctx_->progress == Progress::spin ? "spin" : "yield";
+
+  // Per-rank GPU facts, on every rank: "rank.<r>.<key>".
+  auto info = query_gpu_info(ctx_->device);
+  info["local_rank"] = std::to_string(ctx_->local_rank);
+  info["host"] = host_name();
+  const auto all = allgather_strings(serialize(info), ctx_->mpi.get(), ctx_->world_size);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    for (const auto& [k, v] : deserialize(all[r])) provenance_[fmt::format("rank.{}.{}", r, k)] = v;
+  }
+}
+
+}  // namespace
+}  // namespace nccl
+
+std::unique_ptr<Backend> make_nccl_backend(const BackendOptions& options) {
+  return std::make_unique<nccl::NcclBackend>(options);
+}
+
+namespace nccl {
+
+DevicePatterns* device_patterns(Backend& backend) {
+  return dynamic_cast<NcclBackend*>(&backend);
+}
+
+void request_abort() noexcept {
+  g_abort_requested.store(true, std::memory_order_relaxed);
+}
+
+}  // namespace nccl
+}  // namespace collbench::backend

@@ -1,0 +1,55 @@
+// The NCCL backend (GPU; built when COLLBENCH_WITH_CUDA): one rank per GPU, the device chosen by
+// local rank, NCCL communicators created from an MPI-broadcast unique id and split with
+// ncclCommSplit, collectives on one CUDA stream per process, CUDA-event timing. Design,
+// buffers, timing, algorithm control and provenance: docs/nccl-backend.md.
+//
+// No CUDA, NCCL or MPI header here: the registry and the runner include this file in every
+// build that has the backend, and the binary starts on machines without a GPU driver.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "collbench/backend/nccl/pattern_hd.hpp"
+#include "collbench/backend/registry.hpp"
+
+namespace collbench::backend {
+
+// Throws InputError (exit 2) naming the missing device and the CUDA error text when the
+// machine has no usable GPU, and for options NCCL cannot serve (--buffers host, ...).
+// Collective over MPI_COMM_WORLD (MPI must be initialised): every rank gets the same outcome.
+std::unique_ptr<Backend> make_nccl_backend(const BackendOptions& options);
+
+namespace nccl {
+
+// Device-side input generation and verification: the fast path of the host fill()/verify()
+// (device_plan.hpp turns a collective's shape into segments; the runner may use this instead
+// of upload/download when the backend offers it). All work is ordered on the backend's stream.
+class DevicePatterns {
+ public:
+  virtual ~DevicePatterns() = default;
+  // Sets `total_elems` elements of device memory `dst` to zero, then writes the segments.
+  virtual void fill(void* dst, std::size_t total_elems, const hd::PatternParams& params,
+                    std::span<const hd::Segment> segments) = 0;
+  // Waits for every operation issued so far and returns how many elements of device memory
+  // `src` differ from the segments' values.
+  virtual std::uint64_t count_wrong(const void* src, const hd::PatternParams& params,
+                                    std::span<const hd::Segment> segments) = 0;
+  // One element of device memory, through its storage format (as core load/store_element):
+  // fault injection reads an element and writes back coll::corrupted(value).
+  [[nodiscard]] virtual double read(const void* src, std::size_t index, Dtype dtype) = 0;
+  virtual void write(void* dst, std::size_t index, Dtype dtype, double value) = 0;
+};
+
+// The backend's device patterns, or nullptr when `backend` is not the NCCL backend.
+DevicePatterns* device_patterns(Backend& backend);
+
+// Asks every NCCL communicator of this process to abort: the next Comm::synchronize (or the one
+// in progress) calls ncclCommAbort on all of them and throws RuntimeFailure (exit 3). Only sets
+// a flag, so a watchdog thread or signal handler may call it.
+void request_abort() noexcept;
+
+}  // namespace nccl
+}  // namespace collbench::backend

@@ -1,0 +1,402 @@
+// Host-side logic of the NCCL backend that needs neither CUDA nor NCCL headers, so that the
+// CPU unit tests (tests/unit/test_nccl_host_*.cpp) check it in every build:
+//   - NCCL/CUDA version codes and their strings;
+//   - dtype and reduction mapping onto NCCL's enum values (a stable ABI: nccl_backend.cpp
+//     static_asserts them against nccl.h) and which dtypes a given NCCL supports;
+//   - the --algo names of INTERFACES.md section 1 -> NCCL_ALGO / NCCL_PROTO (+ the environment
+//     a communicator is created under) and what algo_used() can truthfully report;
+//   - --buffers kinds;
+//   - the grouped send/recv list of an all-to-all-v.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collbench/core/dtype.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/core/redop.hpp"
+
+namespace collbench::backend::nccl {
+
+// ---- versions ---------------------------------------------------------------------------------
+
+// NCCL_VERSION(X,Y,Z) of nccl.h: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9 on.
+constexpr int nccl_version_code(int major, int minor, int patch) {
+  return (major <= 2 && minor <= 8) ? major * 1000 + minor * 100 + patch : major * 10000 + minor * 100 + patch;
+}
+
+inline std::string format_nccl_version(int code) {
+  if (code <= 0) return "unknown";
+  if (code < 10000) return fmt::format("{}.{}.{}", code / 1000, (code % 1000) / 100, code % 100);
+  return fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
+}
+
+// cudaRuntimeGetVersion / cudaDriverGetVersion: 1000*major + 10*minor (13000 -> "13.0").
+inline std::string format_cuda_version(int code) {
+  if (code <= 0) return "unknown";
+  return fmt::format("{}.{}", code / 1000, (code % 1000) / 10);
+}
+
+inline constexpr int kNcclFp8Version = nccl_version_code(2, 24, 0);              // ncclFloat8e4m3/e5m2
+inline constexpr int kNcclPerFunctionAlgoVersion = nccl_version_code(2, 24, 0);  // "allreduce:tree"
+inline constexpr int kNcclWindowVersion = nccl_version_code(2, 27, 0);           // ncclCommWindowRegister
+inline constexpr int kNcclAlltoAllVersion = nccl_version_code(2, 28, 0);         // ncclAlltoAll
+
+// ---- dtypes and reductions ----------------------------------------------------------------------
+
+// ncclDataType_t values (nccl.h).
+inline constexpr int kNcclInt32 = 2, kNcclInt64 = 4, kNcclFloat16 = 6, kNcclFloat32 = 7, kNcclFloat64 = 8,
+                     kNcclBfloat16 = 9, kNcclFloat8e4m3 = 10, kNcclFloat8e5m2 = 11;
+
+constexpr int nccl_dtype_code(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::int32:
+      return kNcclInt32;
+    case Dtype::int64:
+      return kNcclInt64;
+    case Dtype::float32:
+      return kNcclFloat32;
+    case Dtype::float64:
+      return kNcclFloat64;
+    case Dtype::float16:
+      return kNcclFloat16;
+    case Dtype::bfloat16:
+      return kNcclBfloat16;
+    case Dtype::float8e4m3:
+      return kNcclFloat8e4m3;
+    case Dtype::float8e5m2:
+      return kNcclFloat8e5m2;
+  }
+  return -1;
+}
+
+// ncclRedOp_t values (nccl.h: sum 0, prod 1, max 2, min 3; note max before min).
+constexpr int nccl_redop_code(Redop redop) {
+  switch (redop) {
+    case Redop::sum:
+      return 0;
+    case Redop::prod:
+      return 1;
+    case Redop::max:
+      return 2;
+    case Redop::min:
+      return 3;
+  }
+  return -1;
+}
+
+constexpr bool is_fp8(Dtype d) {
+  return d == Dtype::float8e4m3 || d == Dtype::float8e5m2;
+}
+
+// Why NCCL cannot run `dtype` here, or nullopt. `header_version`: the nccl.h collbench was built
+// against; `runtime_version`: ncclGetVersion(); `cc_major`: the GPU's compute capability major.
+inline std::optional<std::string> nccl_dtype_unsupported(Dtype dtype, int header_version, int runtime_version,
+                                                         int cc_major, bool reduction) {
+  if (!is_fp8(dtype)) return std::nullopt;
+  if (header_version < kNcclFp8Version) {
+    return fmt::format("dtype {} needs NCCL >= 2.24; collbench was built against NCCL {}", to_string(dtype),
+                       format_nccl_version(header_version));
+  }
+  if (runtime_version < kNcclFp8Version) {
+    return fmt::format("dtype {} needs NCCL >= 2.24; the loaded libnccl is {}", to_string(dtype),
+                       format_nccl_version(runtime_version));
+  }
+  if (reduction && cc_major < 9) {
+    return fmt::format("NCCL reduces {} only on sm_90 or newer GPUs (this GPU is sm_{}x)", to_string(dtype), cc_major);
+  }
+  return std::nullopt;
+}
+
+// ---- operations and algorithms -------------------------------------------------------------
+
+// The Comm operations, as NCCL names its functions where it has them.
+enum class NcclOp { none, allreduce, reducescatter, allgather, broadcast, alltoall, alltoallv, sendrecv };
+
+constexpr std::string_view to_string(NcclOp op) {
+  switch (op) {
+    case NcclOp::none:
+      return "none";
+    case NcclOp::allreduce:
+      return "allreduce";
+    case NcclOp::reducescatter:
+      return "reducescatter";
+    case NcclOp::allgather:
+      return "allgather";
+    case NcclOp::broadcast:
+      return "broadcast";
+    case NcclOp::alltoall:
+      return "alltoall";
+    case NcclOp::alltoallv:
+      return "alltoallv";
+    case NcclOp::sendrecv:
+      return "sendrecv";
+  }
+  return "none";
+}
+
+// How a --algo name is realised on NCCL. NCCL reads NCCL_ALGO / NCCL_PROTO when a communicator
+// is created (tuning happens in ncclCommInitRank / ncclCommSplit), so each setting needs its own
+// communicators: the backend sets `env` around communicator creation and restores it after.
+struct AlgoSettings {
+  std::string algo;                                            // the collbench name (INTERFACES.md section 1)
+  std::string nccl_algo;                                       // NCCL_ALGO value; empty: leave the environment alone
+  std::string nccl_proto;                                      // NCCL_PROTO value; empty: leave the environment alone
+  std::vector<std::pair<std::string, std::string>> extra_env;  // e.g. NCCL_COLLNET_ENABLE=1
+  std::vector<NcclOp> forced_ops;                              // the operations the forced algorithm applies to
+  bool needs_symmetric_buffers = false;                        // `symmetric`: window-registered buffers
+};
+
+namespace detail {
+
+struct AlgoRow {
+  std::string_view name;
+  std::string_view nccl_algo;   // per-function form (NCCL >= 2.24)
+  std::string_view plain_algo;  // form older NCCL understands (applies to every function)
+  std::string_view nccl_proto;
+  std::string_view plain_proto;
+  std::vector<NcclOp> ops;
+};
+
+inline const std::vector<AlgoRow>& algo_rows() {
+  using O = NcclOp;
+  // Which NCCL functions support which algorithm (NCCL 2.28 tuning.cc): Ring all five; Tree and
+  // NVLSTree all-reduce only; NVLS all-reduce, reduce-scatter, all-gather (Simple protocol
+  // only); PAT reduce-scatter and all-gather (Simple, one GPU per node); CollNet all-reduce
+  // (Direct, Chain) and reduce-scatter/all-gather (Direct). Forcing an algorithm on a function
+  // that lacks it makes NCCL fail ("no algorithm"), hence the per-function form.
+  static const std::vector<AlgoRow> kRows{
+      {"ring", "ring", "ring", "", "", {O::allreduce, O::reducescatter, O::allgather, O::broadcast}},
+      {"tree", "allreduce:tree", "tree", "", "", {O::allreduce}},
+      {"nvls",
+       "allreduce:nvls;reducescatter:nvls;allgather:nvls",
+       "nvls",
+       "allreduce:simple;reducescatter:simple;allgather:simple",
+       "simple",
+       {O::allreduce, O::reducescatter, O::allgather}},
+      {"nvlstree", "allreduce:nvlstree", "nvlstree", "allreduce:simple", "simple", {O::allreduce}},
+      {"pat",
+       "reducescatter:pat;allgather:pat",
+       "pat",
+       "reducescatter:simple;allgather:simple",
+       "simple",
+       {O::reducescatter, O::allgather}},
+      {"collnet",
+       "allreduce:collnetdirect,collnetchain;reducescatter:collnetdirect;allgather:collnetdirect",
+       "collnetdirect,collnetchain",
+       "",
+       "",
+       {O::allreduce, O::reducescatter, O::allgather}},
+  };
+  return kRows;
+}
+
+}  // namespace detail
+
+// The settings for `algo` on an NCCL of version `runtime_version`. InputError for names that
+// are not NCCL's (cb-multimem is collbench's own in-switch kernel, not an NCCL algorithm).
+inline AlgoSettings algo_settings(std::string_view algo, int runtime_version) {
+  AlgoSettings s;
+  s.algo = std::string(algo);
+  if (algo == "auto" || algo == "flat" || algo == "hierarchical") return s;  // NCCL's own choice
+  if (algo == "symmetric") {
+    s.needs_symmetric_buffers = true;  // NCCL picks its symmetric kernels on window buffers
+    return s;
+  }
+  const bool per_function = runtime_version >= kNcclPerFunctionAlgoVersion;
+  for (const auto& row : detail::algo_rows()) {
+    if (row.name != algo) continue;
+    s.nccl_algo = std::string(per_function ? row.nccl_algo : row.plain_algo);
+    s.nccl_proto = std::string(per_function ? row.nccl_proto : row.plain_proto);
+    s.forced_ops = row.ops;
+    if (algo == "collnet") s.extra_env.emplace_back("NCCL_COLLNET_ENABLE", "1");
+    return s;
+  }
+  if (algo == "cb-multimem") {
+    throw InputError(
+        "--algo cb-multimem is collbench's own in-switch (multimem) kernel, not an NCCL algorithm: it is not "
+        "available on --backend nccl; NCCL's in-switch algorithm is --algo nvls");
+  }
+  throw InputError(unknown_name_message(
+      "algorithm for --backend nccl", algo,
+      {"auto", "flat", "hierarchical", "ring", "tree", "nvls", "nvlstree", "pat", "collnet", "symmetric"}));
+}
+
+// What algo_used() reports after `op`: the forced algorithm where it applies to that operation
+// (NCCL fails rather than silently falling back when only one algorithm is enabled for a
+// function, so a forced algorithm that ran is the one used); otherwise empty = unknown (NCCL
+// chose; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs its choice per call).
+inline std::string algo_used_for(const AlgoSettings& s, NcclOp op) {
+  for (NcclOp forced : s.forced_ops) {
+    if (forced == op) return s.algo;
+  }
+  return {};
+}
+
+// The operation a collective family runs on a Comm (MoE dispatch/combine are all-to-all-v).
+inline NcclOp op_of_collective(std::string_view collective) {
+  if (collective == "allreduce") return NcclOp::allreduce;
+  if (collective == "reducescatter") return NcclOp::reducescatter;
+  if (collective == "allgather") return NcclOp::allgather;
+  if (collective == "broadcast") return NcclOp::broadcast;
+  if (collective == "alltoall") return NcclOp::alltoall;
+  if (collective == "sendrecv") return NcclOp::sendrecv;
+  if (collective == "alltoallv" || collective.starts_with("moe-")) return NcclOp::alltoallv;
+  return NcclOp::none;
+}
+
+// Why a case with --backend nccl --algo `algo` should be waived (a record with the reason, not a
+// run), or nullopt. A forced NCCL algorithm that NCCL does not implement for the collective
+// would leave NCCL's own choice in place, so the case would silently measure `auto` under
+// another name. For the runner's algo_waiver; pure, so usable in every build.
+inline std::optional<std::string> nccl_algo_waiver(std::string_view algo, std::string_view collective) {
+  if (algo == "cb-multimem") {
+    return std::string("cb-multimem is collbench's own in-switch kernel, not an NCCL algorithm (NCCL's is nvls)");
+  }
+  if (algo == "auto" || algo == "flat" || algo == "hierarchical" || algo == "symmetric") return std::nullopt;
+  const NcclOp op = op_of_collective(collective);
+  if (op == NcclOp::alltoall || op == NcclOp::alltoallv || op == NcclOp::sendrecv) {
+    return fmt::format(
+        "--algo {} selects an NCCL collective algorithm; {} runs on NCCL's point-to-point "
+        "transport, which NCCL_ALGO does not affect (use --algo auto)",
+        algo, collective);
+  }
+  const AlgoSettings s = algo_settings(algo, kNcclPerFunctionAlgoVersion);
+  if (op == NcclOp::none || algo_used_for(s, op).empty()) {
+    std::string supported;
+    for (NcclOp o : s.forced_ops) supported += (supported.empty() ? "" : ", ") + std::string(to_string(o));
+    return fmt::format("NCCL implements {} only for {}, not for {}", algo, supported, collective);
+  }
+  return std::nullopt;
+}
+
+// One environment change made while a communicator is created.
+struct EnvChange {
+  std::string name;
+  std::string value;
+};
+
+inline std::vector<EnvChange> algo_env(const AlgoSettings& s) {
+  std::vector<EnvChange> env;
+  if (!s.nccl_algo.empty()) env.push_back({"NCCL_ALGO", s.nccl_algo});
+  if (!s.nccl_proto.empty()) env.push_back({"NCCL_PROTO", s.nccl_proto});
+  for (const auto& [name, value] : s.extra_env) env.push_back({name, value});
+  return env;
+}
+
+// ---- buffers --------------------------------------------------------------------------------
+
+enum class BufferKind { plain, registered, symmetric };
+
+constexpr std::string_view to_string(BufferKind k) {
+  switch (k) {
+    case BufferKind::plain:
+      return "plain";
+    case BufferKind::registered:
+      return "registered";
+    case BufferKind::symmetric:
+      return "symmetric";
+  }
+  return "plain";
+}
+
+inline BufferKind parse_buffer_kind_for_nccl(std::string_view name, const AlgoSettings& algo) {
+  BufferKind kind = BufferKind::plain;
+  if (name == "plain") {
+    kind = BufferKind::plain;
+  } else if (name == "registered") {
+    kind = BufferKind::registered;
+  } else if (name == "symmetric") {
+    kind = BufferKind::symmetric;
+  } else if (name == "host") {
+    throw InputError(
+        "--buffers host is not available on the nccl backend (NCCL moves GPU memory); accepted: plain (cudaMalloc), "
+        "registered (ncclMemAlloc + ncclCommRegister), symmetric (ncclCommWindowRegister)");
+  } else {
+    throw InputError(
+        unknown_name_message("buffer kind for --backend nccl", name, {"plain", "registered", "symmetric"}));
+  }
+  if (algo.needs_symmetric_buffers && kind != BufferKind::symmetric) {
+    throw InputError(
+        fmt::format("--algo symmetric runs NCCL's symmetric kernels, which need window-registered "
+                    "buffers: use --buffers symmetric (got --buffers {})",
+                    name));
+  }
+  return kind;
+}
+
+// Symmetric windows: every rank registers the same size (NCCL maps the windows at the same
+// offset on every rank), rounded up to NCCL_WIN_REQUIRED_ALIGNMENT (4096).
+constexpr std::size_t symmetric_bytes(std::size_t max_bytes_over_ranks) {
+  constexpr std::size_t kAlign = 4096;
+  const std::size_t b = max_bytes_over_ranks == 0 ? 1 : max_bytes_over_ranks;
+  return (b + kAlign - 1) / kAlign * kAlign;
+}
+
+// ---- all-to-all-v -----------------------------------------------------------------------------
+
+// One ncclSend or ncclRecv of a grouped exchange, in elements.
+struct P2pOp {
+  int peer = 0;
+  bool send = false;
+  std::size_t offset_elems = 0;
+  std::size_t count = 0;
+
+  friend bool operator==(const P2pOp&, const P2pOp&) = default;
+};
+
+// The grouped send/recv list of an all-to-all-v on `num_ranks` ranks. Zero-count pairs are left
+// out on both sides (the sender's count to r is r's count from the sender, so both skip).
+// Peers are visited starting at this rank's neighbours (rank+i), as nccl-tests does, so that
+// ranks do not all target rank 0 first. Throws when the spans do not have one entry per rank.
+inline std::vector<P2pOp> alltoallv_ops(int rank, int num_ranks, std::span<const std::size_t> send_counts,
+                                        std::span<const std::size_t> send_displs,
+                                        std::span<const std::size_t> recv_counts,
+                                        std::span<const std::size_t> recv_displs) {
+  const auto n = static_cast<std::size_t>(num_ranks);
+  if (send_counts.size() != n || send_displs.size() != n || recv_counts.size() != n || recv_displs.size() != n) {
+    throw InputError(
+        fmt::format("all-to-all-v on {} ranks needs one count and displacement per rank (got send {}/{}, "
+                    "recv {}/{})",
+                    num_ranks, send_counts.size(), send_displs.size(), recv_counts.size(), recv_displs.size()));
+  }
+  std::vector<P2pOp> ops;
+  ops.reserve(2 * n);
+  for (int i = 0; i < num_ranks; ++i) {
+    const int to = (rank + i) % num_ranks;
+    const int from = (rank - i + num_ranks) % num_ranks;
+    const auto t = static_cast<std::size_t>(to);
+    const auto f = static_cast<std::size_t>(from);
+    if (send_counts[t] > 0) ops.push_back({to, true, send_displs[t], send_counts[t]});
+    if (recv_counts[f] > 0) ops.push_back({from, false, recv_displs[f], recv_counts[f]});
+  }
+  return ops;
+}
+
+// ---- device selection -------------------------------------------------------------------------
+
+// The GPU of a rank: its local rank (MPI shared-memory split), one rank per GPU. nullopt with
+// `why` set when there is none.
+inline std::optional<int> device_for_local_rank(int local_rank, int ranks_on_host, int device_count, std::string& why) {
+  if (device_count <= 0) {
+    why = "no CUDA device is visible";
+    return std::nullopt;
+  }
+  if (local_rank >= device_count) {
+    why = fmt::format(
+        "this host runs {} ranks but only {} GPU(s) are visible (local rank {}); the nccl backend "
+        "runs one rank per GPU",
+        ranks_on_host, device_count, local_rank);
+    return std::nullopt;
+  }
+  return local_rank;
+}
+
+}  // namespace collbench::backend::nccl

@@ -1,0 +1,404 @@
+// System profile loading: strict YAML validation (unknown keys with suggestions, types,
+// required keys, unit typos), search paths and the digest recorded in run headers.
+#include "collbench/model/system_profile.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "collbench/core/build_info.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/core/units.hpp"
+
+namespace collbench::model {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Walks a YAML document and turns every problem into an InputError naming the origin file,
+// the line (1-based) and the dotted key path. Nothing is defaulted silently: optional keys are
+// declared optional at the call site.
+class Reader {
+ public:
+  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
+
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& key, const std::string& what) const {
+    const std::string where = mark.is_null() ? origin_ : fmt::format("{}:{}", origin_, mark.line + 1);
+    if (key.empty()) throw InputError(fmt::format("{}: {}", where, what));
+    throw InputError(fmt::format("{}: key '{}': {}", where, key, what));
+  }
+
+  // Rejects keys outside `allowed` (suggesting the closest) and duplicate keys.
+  void check_map(const YAML::Node& node, const std::string& path, const std::vector<std::string>& allowed) const {
+    if (!node.IsMap()) fail(node.Mark(), path, fmt::format("expected a mapping of keys ({})", join(allowed)));
+    std::set<std::string> seen;
+    for (const auto& item : node) {
+      const std::string key = item.first.Scalar();
+      const std::string full = path.empty() ? key : path + "." + key;
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string msg = "unknown key; accepted here: " + join(allowed);
+        const std::string hint = closest_match(key, allowed);
+        if (!hint.empty()) msg += fmt::format(" (did you mean '{}'?)", hint);
+        fail(item.first.Mark(), full, msg);
+      }
+      if (!seen.insert(key).second) fail(item.first.Mark(), full, "duplicate key");
+    }
+  }
+
+  [[nodiscard]] YAML::Node required(const YAML::Node& map, const std::string& path, const std::string& key) const {
+    YAML::Node value = map[key];
+    if (!value.IsDefined()) {
+      fail(map.Mark(), join_path(path, key),
+           fmt::format("missing required key{}", path.empty() ? "" : " in '" + path + "'"));
+    }
+    if (value.IsNull()) fail(value.Mark(), join_path(path, key), "has no value");
+    return value;
+  }
+
+  // An undefined node when absent; a present-but-empty key is still an error.
+  [[nodiscard]] YAML::Node optional(const YAML::Node& map, const std::string& path, const std::string& key) const {
+    YAML::Node value = map[key];
+    if (value.IsDefined() && value.IsNull()) fail(value.Mark(), join_path(path, key), "has no value");
+    return value;
+  }
+
+  [[nodiscard]] std::string scalar(const YAML::Node& node, const std::string& key, std::string_view expected) const {
+    if (!node.IsScalar()) fail(node.Mark(), key, fmt::format("expected {}, got a {}", expected, kind_of(node)));
+    return node.Scalar();
+  }
+
+  [[nodiscard]] std::string text(const YAML::Node& node, const std::string& key) const {
+    std::string s = scalar(node, key, "a string");
+    if (s.empty()) fail(node.Mark(), key, "must not be empty");
+    return s;
+  }
+
+  [[nodiscard]] int integer(const YAML::Node& node, const std::string& key, int min_value) const {
+    const std::string s = scalar(node, key, "an integer");
+    int value = 0;
+    const auto res = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (res.ec != std::errc{} || res.ptr != s.data() + s.size()) {
+      fail(node.Mark(), key, fmt::format("expected an integer, got '{}'", s));
+    }
+    if (value < min_value) fail(node.Mark(), key, fmt::format("must be at least {}, got {}", min_value, value));
+    return value;
+  }
+
+  [[nodiscard]] double number(const YAML::Node& node, const std::string& key, double lo, double hi) const {
+    const std::string s = scalar(node, key, "a number");
+    double value = 0.0;
+    const auto res = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (res.ec != std::errc{} || res.ptr != s.data() + s.size()) {
+      fail(node.Mark(), key, fmt::format("expected a number, got '{}'", s));
+    }
+    if (!(value >= lo && value <= hi)) fail(node.Mark(), key, fmt::format("must be in [{}, {}], got {}", lo, hi, s));
+    return value;
+  }
+
+  [[nodiscard]] bool boolean(const YAML::Node& node, const std::string& key) const {
+    const std::string s = scalar(node, key, "true or false");
+    if (s == "true") return true;
+    if (s == "false") return false;
+    fail(node.Mark(), key, fmt::format("expected true or false, got '{}'", s));
+  }
+
+  // A link rate in bytes/s per direction. `require_direction`: the text must say whether it is
+  // bidirectional (NVLink is quoted both ways by vendors, so guessing would be a 2x error).
+  [[nodiscard]] double rate(const YAML::Node& node, const std::string& key, bool require_direction) const {
+    const std::string s = scalar(node, key, "a rate such as 900GB/s per-direction");
+    Rate r;
+    try {
+      r = parse_rate(s);
+    } catch (const InputError& e) {
+      fail(node.Mark(), key, e.what());
+    }
+    if (require_direction && r.direction == Direction::unspecified) {
+      fail(node.Mark(), key,
+           fmt::format("'{}' names no direction; write e.g. '1.8TB/s bidirectional' or '900GB/s per-direction'", s));
+    }
+    if (r.bytes_per_s <= 0.0) fail(node.Mark(), key, fmt::format("must be positive, got '{}'", s));
+    return per_direction_bytes_per_s(r, Direction::per_direction);
+  }
+
+  [[nodiscard]] double duration(const YAML::Node& node, const std::string& key) const {
+    const std::string s = scalar(node, key, "a duration such as 2.7us");
+    try {
+      return parse_duration_s(s);
+    } catch (const InputError& e) {
+      fail(node.Mark(), key, e.what());
+    }
+  }
+
+  [[nodiscard]] std::string one_of(const YAML::Node& node, const std::string& key,
+                                   const std::vector<std::string>& valid) const {
+    const std::string s = scalar(node, key, "a name");
+    if (std::find(valid.begin(), valid.end(), s) == valid.end()) {
+      fail(node.Mark(), key, unknown_name_message("value", s, valid));
+    }
+    return s;
+  }
+
+  [[nodiscard]] std::vector<std::string> text_list(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence()) fail(node.Mark(), key, fmt::format("expected a list, got a {}", kind_of(node)));
+    if (node.size() == 0) fail(node.Mark(), key, "must not be an empty list");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(text(node[i], fmt::format("{}[{}]", key, i)));
+    return out;
+  }
+
+  static std::string join_path(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+ private:
+  static std::string_view kind_of(const YAML::Node& node) {
+    if (node.IsMap()) return "mapping";
+    if (node.IsSequence()) return "list";
+    if (node.IsNull()) return "empty value";
+    return "scalar";
+  }
+
+  std::string origin_;
+};
+
+const std::vector<std::string> kTopKeys{"name",       "description", "kind",   "scale_up",
+                                        "scale_out",  "in_switch",   "memory", "launch_latency",
+                                        "efficiency", "calibrated",  "sources"};
+const std::vector<std::string> kScaleUpKeys{"domain_size", "bandwidth", "hop_latency"};
+const std::vector<std::string> kScaleOutKeys{"nics_per_gpu", "nic_bandwidth", "hop_latency", "fabric",
+                                             "oversubscription"};
+const std::vector<std::string> kInSwitchKeys{"supported", "dtypes", "latency", "tree_hop_latency", "reduction_cap"};
+const std::vector<std::string> kCapKeys{"busbw", "ranks"};
+const std::vector<std::string> kMemoryKeys{"copy_bandwidth"};
+const std::vector<std::string> kEfficiencyKeys{"scale_up", "scale_out"};
+const std::vector<std::string> kCalibratedKeys{"date", "host", "ranks", "repetitions", "margin"};
+const std::vector<std::string> kKinds{"gpu", "cpu"};
+const std::vector<std::string> kFabrics{"rail-optimized", "fat-tree", "dragonfly", "torus", "shared-memory", "none"};
+
+ScaleUp read_scale_up(const Reader& r, const YAML::Node& node, bool is_cpu) {
+  r.check_map(node, "scale_up", kScaleUpKeys);
+  ScaleUp s;
+  // On CPU the domain is simulated (--ranks-per-domain / --domain-sizes / host split), so a
+  // profile need not fix it; a GPU system's NVLink domain is a physical fact and is required.
+  const YAML::Node size =
+      is_cpu ? r.optional(node, "scale_up", "domain_size") : r.required(node, "scale_up", "domain_size");
+  if (size.IsDefined()) s.domain_size = r.integer(size, "scale_up.domain_size", 1);
+  s.bytes_per_s = r.rate(r.required(node, "scale_up", "bandwidth"), "scale_up.bandwidth", true);
+  s.hop_latency_s = r.duration(r.required(node, "scale_up", "hop_latency"), "scale_up.hop_latency");
+  return s;
+}
+
+ScaleOut read_scale_out(const Reader& r, const YAML::Node& node) {
+  r.check_map(node, "scale_out", kScaleOutKeys);
+  ScaleOut s;
+  s.nics_per_gpu = r.integer(r.required(node, "scale_out", "nics_per_gpu"), "scale_out.nics_per_gpu", 1);
+  // NIC line rates (800Gb/s) are per direction by convention; an explicit word still wins.
+  s.nic_bytes_per_s = r.rate(r.required(node, "scale_out", "nic_bandwidth"), "scale_out.nic_bandwidth", false);
+  s.hop_latency_s = r.duration(r.required(node, "scale_out", "hop_latency"), "scale_out.hop_latency");
+  s.fabric = r.one_of(r.required(node, "scale_out", "fabric"), "scale_out.fabric", kFabrics);
+  if (const YAML::Node o = r.optional(node, "scale_out", "oversubscription"); o.IsDefined()) {
+    s.oversubscription = r.number(o, "scale_out.oversubscription", 1.0, 1e6);
+  }
+  return s;
+}
+
+InSwitch read_in_switch(const Reader& r, const YAML::Node& node) {
+  r.check_map(node, "in_switch", kInSwitchKeys);
+  InSwitch s;
+  s.supported = r.boolean(r.required(node, "in_switch", "supported"), "in_switch.supported");
+  if (!s.supported) return s;
+  const YAML::Node dtypes = r.required(node, "in_switch", "dtypes");
+  const auto names = r.text_list(dtypes, "in_switch.dtypes");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    try {
+      s.dtypes.push_back(parse_dtype(names[i]));
+    } catch (const InputError& e) {
+      r.fail(dtypes[i].Mark(), fmt::format("in_switch.dtypes[{}]", i), e.what());
+    }
+  }
+  s.latency_s = r.duration(r.required(node, "in_switch", "latency"), "in_switch.latency");
+  s.tree_hop_latency_s = r.duration(r.required(node, "in_switch", "tree_hop_latency"), "in_switch.tree_hop_latency");
+  if (const YAML::Node cap = r.optional(node, "in_switch", "reduction_cap"); cap.IsDefined()) {
+    r.check_map(cap, "in_switch.reduction_cap", kCapKeys);
+    ReductionCap c;
+    c.busbw_bytes_per_s =
+        r.rate(r.required(cap, "in_switch.reduction_cap", "busbw"), "in_switch.reduction_cap.busbw", false);
+    c.num_ranks = r.integer(r.required(cap, "in_switch.reduction_cap", "ranks"), "in_switch.reduction_cap.ranks", 2);
+    s.reduction_cap = c;
+  }
+  return s;
+}
+
+Efficiency read_efficiency(const Reader& r, const YAML::Node& node) {
+  r.check_map(node, "efficiency", kEfficiencyKeys);
+  Efficiency e;
+  // (0, 1]: expected = bound x efficiency can then never beat the bound.
+  e.scale_up = r.number(r.required(node, "efficiency", "scale_up"), "efficiency.scale_up", 1e-6, 1.0);
+  e.scale_out = r.number(r.required(node, "efficiency", "scale_out"), "efficiency.scale_out", 1e-6, 1.0);
+  return e;
+}
+
+Calibration read_calibrated(const Reader& r, const YAML::Node& node) {
+  r.check_map(node, "calibrated", kCalibratedKeys);
+  Calibration c;
+  c.date = r.text(r.required(node, "calibrated", "date"), "calibrated.date");
+  c.host = r.text(r.required(node, "calibrated", "host"), "calibrated.host");
+  c.num_ranks = r.integer(r.required(node, "calibrated", "ranks"), "calibrated.ranks", 2);
+  c.repetitions = r.integer(r.required(node, "calibrated", "repetitions"), "calibrated.repetitions", 1);
+  c.margin = r.number(r.required(node, "calibrated", "margin"), "calibrated.margin", 0.0, 10.0);
+  return c;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read system profile '{}'", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> candidate_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("COLLBENCH_PROFILE_DIR"); env != nullptr && *env != '\0') dirs.emplace_back(env);
+  dirs.push_back(std::string(build::kSourceDir) + "/profiles");
+  dirs.push_back(std::string(build::kInstallDataDir) + "/profiles");
+  return dirs;
+}
+
+bool looks_like_path(const std::string& s) {
+  const auto ends_with = [&](std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return s.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".yml");
+}
+
+}  // namespace
+
+bool InSwitch::reduces(Dtype dtype) const {
+  return supported && std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+std::string fnv1a64_hex(std::string_view bytes) {
+  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a 64 offset basis
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;  // FNV 64 prime
+  }
+  return fmt::format("{:016x}", hash);
+}
+
+SystemProfile parse_system_profile(std::string_view yaml_text, const std::string& origin) {
+  const Reader r(origin);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    r.fail(e.mark, "", "not valid YAML: " + e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", "empty system profile");
+  r.check_map(root, "", kTopKeys);
+
+  SystemProfile p;
+  p.name = r.text(r.required(root, "", "name"), "name");
+  if (const YAML::Node d = r.optional(root, "", "description"); d.IsDefined()) p.description = r.text(d, "description");
+  p.kind = r.one_of(r.required(root, "", "kind"), "kind", kKinds);
+  p.scale_up = read_scale_up(r, r.required(root, "", "scale_up"), p.is_cpu());
+  p.scale_out = read_scale_out(r, r.required(root, "", "scale_out"));
+  if (const YAML::Node s = r.optional(root, "", "in_switch"); s.IsDefined()) p.in_switch = read_in_switch(r, s);
+  if (const YAML::Node m = r.optional(root, "", "memory"); m.IsDefined()) {
+    r.check_map(m, "memory", kMemoryKeys);
+    p.memory_copy_bytes_per_s = r.rate(r.required(m, "memory", "copy_bandwidth"), "memory.copy_bandwidth", false);
+  }
+  if (const YAML::Node l = r.optional(root, "", "launch_latency"); l.IsDefined()) {
+    p.launch_latency_s = r.duration(l, "launch_latency");
+  }
+  p.efficiency = read_efficiency(r, r.required(root, "", "efficiency"));
+  if (const YAML::Node c = r.optional(root, "", "calibrated"); c.IsDefined()) p.calibrated = read_calibrated(r, c);
+  p.sources = r.text_list(r.required(root, "", "sources"), "sources");
+  p.digest = fnv1a64_hex(yaml_text);
+  return p;
+}
+
+std::vector<std::string> system_profile_search_dirs() {
+  std::vector<std::string> out;
+  for (const auto& d : candidate_dirs()) {
+    std::error_code ec;
+    if (fs::is_directory(fs::path(d) / "systems", ec)) out.push_back(d);
+  }
+  return out;
+}
+
+std::string cpu_local_profile_path() {
+  // XDG base directory spec: a relative XDG_CONFIG_HOME is invalid and must be ignored.
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && xdg[0] == '/') {
+    return std::string(xdg) + "/collbench/cpu-local.yaml";
+  }
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') {
+    throw InputError("cannot locate the user config folder for cpu-local: set XDG_CONFIG_HOME or HOME");
+  }
+  return std::string(home) + "/.config/collbench/cpu-local.yaml";
+}
+
+std::vector<std::string> list_system_profiles() {
+  std::set<std::string> names;
+  for (const auto& dir : system_profile_search_dirs()) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(fs::path(dir) / "systems", ec)) {
+      if (entry.path().extension() == ".yaml") names.insert(entry.path().stem().string());
+    }
+  }
+  try {
+    std::error_code ec;
+    if (fs::exists(cpu_local_profile_path(), ec)) names.insert("cpu-local");
+  } catch (const InputError&) {
+    // No config folder: cpu-local is simply not available.
+  }
+  return {names.begin(), names.end()};
+}
+
+SystemProfile load_system_profile(const std::string& name_or_path) {
+  std::string path;
+  if (looks_like_path(name_or_path)) {
+    path = name_or_path;
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) throw InputError(fmt::format("system profile file '{}' not found", path));
+  } else if (name_or_path == "cpu-local") {
+    path = cpu_local_profile_path();
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+      throw InputError(
+          fmt::format("system profile 'cpu-local' is not calibrated yet ({} does not exist); run "
+                      "'mpiexec -n 2 collbench calibrate' on this host first",
+                      path));
+    }
+  } else {
+    std::vector<std::string> searched;
+    for (const auto& dir : candidate_dirs()) {
+      const std::string candidate = dir + "/systems/" + name_or_path + ".yaml";
+      searched.push_back(dir + "/systems");
+      std::error_code ec;
+      if (fs::is_regular_file(candidate, ec)) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path.empty()) {
+      throw InputError(unknown_name_message("system profile", name_or_path, list_system_profiles()) + "; searched " +
+                       join(searched) + " (set COLLBENCH_PROFILE_DIR, or pass a file path)");
+    }
+  }
+  SystemProfile p = parse_system_profile(read_file(path), path);
+  p.path = path;
+  return p;
+}
+
+}  // namespace collbench::model

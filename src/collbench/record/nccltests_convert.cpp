@@ -1,0 +1,392 @@
+// nccl-tests logs -> collbench records.
+#include "collbench/record/nccltests_convert.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "collbench/core/dtype.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/core/units.hpp"
+
+namespace collbench::record {
+
+namespace {
+
+// The collectives collbench records (results schema); nccl-tests' gather, scatter and hypercube
+// have no collbench counterpart.
+const std::set<std::string>& recordable_collectives() {
+  static const std::set<std::string> names{"allreduce", "allgather", "reducescatter", "alltoall",
+                                           "alltoallv", "broadcast", "reduce",        "sendrecv"};
+  return names;
+}
+
+const char* kPlacementNote =
+    "placement unknown: nccl-tests logs do not say which ranks share a scale-up domain, so the record holds one "
+    "domain of all ranks";
+
+std::optional<int> header_int(const NcclTestsLog& log, const char* key) {
+  const auto it = log.header.find(key);
+  if (it == log.header.end()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const long v = std::stol(it->second, &used);
+    if (used == 0 || v < 0) return std::nullopt;
+    return static_cast<int>(v);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string where(const NcclTestsLog& log, const NcclTestsRow& row) {
+  return row.line > 0 ? fmt::format("{}:{}", log.source_path, row.line)
+                      : fmt::format("{} (results[{}])", log.source_path, row.index);
+}
+
+// Send and receive bytes per rank under the nccl-tests size convention (CONTEXT.md section 3).
+void set_rank_bytes(CaseRecord& r, std::size_t elem_bytes) {
+  const std::uint64_t chunk = r.count * elem_bytes;
+  r.bytes_per_rank_send = r.bytes;
+  r.bytes_per_rank_recv = r.bytes;
+  if (r.collective == "reducescatter") r.bytes_per_rank_recv = chunk;
+  if (r.collective == "allgather") r.bytes_per_rank_send = chunk;
+  if (r.collective == "alltoallv") r.bytes_max_rank = r.bytes;
+}
+
+struct Tally {
+  int count = 0;
+  std::string first;
+  void add(const std::string& at) {
+    if (count++ == 0) first = at;
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> collbench_dtype_from_nccl_tests(const std::string& type) {
+  static const std::map<std::string, std::string> names{
+      {"float", "float32"},     {"float32", "float32"},   {"half", "float16"},        {"float16", "float16"},
+      {"bfloat16", "bfloat16"}, {"double", "float64"},    {"float64", "float64"},     {"int32", "int32"},
+      {"int", "int32"},         {"int64", "int64"},       {"f8e4m3", "float8e4m3"},   {"fp8_e4m3", "float8e4m3"},
+      {"float8e4m3", "float8e4m3"}, {"f8e5m2", "float8e5m2"}, {"fp8_e5m2", "float8e5m2"}, {"float8e5m2", "float8e5m2"}};
+  const auto it = names.find(type);
+  if (it == names.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> collbench_redop_from_nccl_tests(const std::string& redop, bool& known) {
+  known = true;
+  if (redop == "sum" || redop == "prod" || redop == "min" || redop == "max") return redop;
+  if (redop.empty() || redop == "none") return std::nullopt;
+  known = false;  // avg, premulsum, mulsum: no collbench reduction
+  return std::nullopt;
+}
+
+NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTestsConvertOptions& opt) {
+  NcclTestsConverted out;
+  const std::string span = log.first_line > 0 ? fmt::format("{}:{}-{}", log.source_path, log.first_line, log.last_line)
+                                              : log.source_path;
+  for (const auto& w : log.warnings) out.warnings.push_back(fmt::format("{}: {}", log.source_path, w));
+  for (const auto& e : log.errors) out.warnings.push_back(fmt::format("{}: nccl-tests reported: {}", log.source_path, e));
+
+  std::string collective = !log.collective.empty() ? log.collective : opt.collective.value_or("");
+  if (collective.empty()) {
+    throw InputError(fmt::format("{}: the collective of this log could not be inferred (no 'Collective test "
+                                 "starting' line, program or file name); give it with --collective NAME",
+                                 span));
+  }
+  std::optional<int> num_ranks = log.num_ranks ? log.num_ranks : opt.num_ranks;
+  if (!num_ranks || *num_ranks < 1) {
+    throw InputError(fmt::format("{}: the rank count of this log is unknown{}; give it with --num-ranks N", span,
+                                 log.num_ranks_at_least ? fmt::format(" (at least {})", *log.num_ranks_at_least) : ""));
+  }
+  if (log.num_ranks && opt.num_ranks && *log.num_ranks != *opt.num_ranks) {
+    throw InputError(fmt::format("{}: --num-ranks {} contradicts the log's {} rank(s) (from the {})", span,
+                                 *opt.num_ranks, *log.num_ranks, log.num_ranks_source));
+  }
+  const int n = *num_ranks;
+
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [k, v] : log.header) params[k] = v;
+  out.source = {{"path", log.source_path},
+                {"format", log.format},
+                {"program", log.program.empty() ? nlohmann::json(nullptr) : nlohmann::json(log.program)},
+                {"collective", collective},
+                {"nccl_tests_version", log.nccl_tests_version ? nlohmann::json(*log.nccl_tests_version) : nlohmann::json(nullptr)},
+                {"nccl_version", log.nccl_version ? nlohmann::json(*log.nccl_version) : nlohmann::json(nullptr)},
+                {"num_ranks", n},
+                {"num_ranks_source", log.num_ranks ? log.num_ranks_source : std::string("--num-ranks")},
+                {"parameters", params},
+                {"cpu_time", log.cpu_time},
+                {"lines", log.first_line > 0 ? nlohmann::json::array({log.first_line, log.last_line}) : nlohmann::json(nullptr)},
+                {"rows", log.rows.size()},
+                {"avg_busbw", log.avg_busbw ? nlohmann::json(*log.avg_busbw) : nlohmann::json(nullptr)}};
+
+  for (const auto& d : log.devices) {
+    HostInfo h;
+    h.rank = d.rank;
+    h.host = d.host;
+    h.pid = d.pid.value_or(0);
+    if (!d.name.empty()) h.gpu_name = d.name;
+    if (!d.bus_id.empty()) h.pci_bus_id = d.bus_id;
+    out.hosts.push_back(std::move(h));
+  }
+
+  if (!recordable_collectives().count(collective)) {
+    out.skipped = true;
+    out.warnings.push_back(fmt::format("{}: skipped {} row(s) of '{}': collbench records no such collective "
+                                       "(accepted: allreduce, allgather, reducescatter, alltoall, alltoallv, "
+                                       "broadcast, reduce, sendrecv)",
+                                       span, log.rows.size(), collective));
+    out.source["cases"] = 0;
+    return out;
+  }
+  const double factor = nccl_tests_busbw_factor(collective, n);
+  const std::optional<int> iters = header_int(log, "iters");
+  const std::optional<int> warmup = header_int(log, "warmup iters");
+  const int graph = header_int(log, "graph").value_or(0);
+  if (!iters) out.warnings.push_back(fmt::format("{}: no 'iters' in the log's header: iterations recorded as 0", span));
+
+  std::map<std::string, Tally> skipped_types, skipped_ops;
+  Tally algbw_mismatch, busbw_mismatch, recomputed;
+  for (const auto& row : log.rows) {
+    const auto dtype = collbench_dtype_from_nccl_tests(row.type);
+    if (!dtype) {
+      skipped_types[row.type].add(where(log, row));
+      continue;
+    }
+    bool op_known = true;
+    const auto redop = collbench_redop_from_nccl_tests(row.redop, op_known);
+    if (!op_known) {
+      skipped_ops[row.redop].add(where(log, row));
+      continue;
+    }
+    const std::size_t elem = dtype_size(parse_dtype(*dtype));
+    for (const bool in_place : {false, true}) {
+      const NcclTestsHalf& h = in_place ? row.in_place : row.out_of_place;
+      if (!h.present()) continue;
+      const double bytes = static_cast<double>(row.size_bytes);
+      std::optional<double> time = h.time_us;
+      std::optional<double> algbw = h.algbw_gbps;
+      std::optional<double> busbw = h.busbw_gbps;
+      std::vector<std::string> derived;
+      if (!time && algbw && *algbw > 0.0) {
+        time = bytes / (*algbw * kBytesPerGB) * 1e6;
+        derived.push_back("time_us");
+      }
+      if (!time) {
+        out.warnings.push_back(fmt::format("{}: {} measurement of {} B has no time: left out", where(log, row),
+                                           in_place ? "in-place" : "out-of-place", row.size_bytes));
+        continue;
+      }
+      if (!algbw) {
+        algbw = gbps(bytes, *time);
+        derived.push_back("algbw_gbps");
+      }
+      if (!busbw) {
+        busbw = *algbw * factor;
+        derived.push_back("busbw_gbps");
+      }
+      // Consistency with the size and time (printed values are rounded: allow half a unit of
+      // the last printed digit of each).
+      bool consistent = true;
+      if (*time > 0.0 && h.time_us) {
+        const double algbw_from_time = gbps(bytes, *time);
+        const double rel_time = h.time_tolerance_us / *time;
+        if (h.algbw_gbps &&
+            std::abs(algbw_from_time - *h.algbw_gbps) > h.algbw_tolerance_gbps + algbw_from_time * rel_time + 1e-9) {
+          algbw_mismatch.add(where(log, row));
+          consistent = false;
+        }
+        const double busbw_from_time = algbw_from_time * factor;
+        if (h.busbw_gbps &&
+            std::abs(busbw_from_time - *h.busbw_gbps) > h.busbw_tolerance_gbps + busbw_from_time * rel_time + 1e-9) {
+          busbw_mismatch.add(where(log, row));
+          consistent = false;
+        }
+      }
+      if (!derived.empty()) recomputed.add(where(log, row));
+
+      CaseRecord r;
+      r.run_id = opt.run_id;
+      r.collective = collective;
+      r.redop = redop;
+      r.dtype = *dtype;
+      r.backend = "nccl";
+      r.algo_requested = "auto";
+      r.scope = "global";
+      r.in_place = in_place;
+      r.timing = "pipelined";  // nccl-tests launches `iters` operations back to back, then averages
+      r.buffers = "plain";
+      r.graph = graph;
+      r.bytes = row.size_bytes;
+      r.count = row.count;
+      set_rank_bytes(r, elem);
+      r.num_ranks = n;
+      r.domain_sizes = {n};
+      r.num_domains = 1;
+      r.iterations = iters.value_or(0);
+      r.warmup = warmup.value_or(0);
+      TimeStats t;
+      t.p50 = t.p5 = t.p95 = t.p99 = t.min = t.max = t.mean = t.ci95_low = t.ci95_high = *time;
+      t.stdev = t.cv = 0.0;
+      std::vector<std::string> filled{"p5", "p95", "p99", "min", "max", "mean", "stdev", "cv", "ci95_low", "ci95_high"};
+      r.samples_us = {*time};
+      if (h.per_iteration) {
+        // nccl-tests -I / the JSON per-iteration object: keep what it printed.
+        const auto& pi = *h.per_iteration;
+        const auto take = [&filled](double& field, const std::optional<double>& v, const char* name) {
+          if (!v) return;
+          field = *v;
+          filled.erase(std::remove(filled.begin(), filled.end(), std::string(name)), filled.end());
+        };
+        take(t.min, pi.min_us, "min");
+        take(t.max, pi.max_us, "max");
+        take(t.mean, pi.avg_us, "mean");
+        take(t.p95, pi.p95_us, "p95");
+        take(t.p99, pi.p99_us, "p99");
+        take(t.stdev, pi.stdev_us, "stdev");
+        if (pi.cv_pct) take(t.cv, std::optional<double>(*pi.cv_pct / 100.0), "cv");
+        if (!pi.times_us.empty()) {
+          r.samples_us = pi.times_us;
+          if (r.iterations > static_cast<int>(pi.times_us.size())) {
+            r.samples_dropped = static_cast<std::uint64_t>(r.iterations) - pi.times_us.size();
+          }
+        }
+      }
+      r.time_us = t;
+      r.stop_reason = "max_iters";  // nccl-tests runs a fixed number of iterations
+      r.algbw_gbps = std::max(0.0, *algbw);
+      r.busbw_gbps = std::max(0.0, *busbw);
+      r.checked = h.wrong.has_value();
+      r.wrong_total = h.wrong.value_or(0);
+      if (r.wrong_total > 0) {
+        r.status = "failed";
+        r.reason = fmt::format("nccl-tests reported {} wrong element(s) (ranks not given in the log)", r.wrong_total);
+      }
+      nlohmann::json details = {{"time_is", log.cpu_time ? "CPU time averaged over the iterations (nccl-tests -C)"
+                                                         : "GPU time averaged over the iterations, as printed"},
+                                {"type", row.type},
+                                {"redop", row.redop},
+                                {"root", row.root},
+                                {"time_fields_repeating_the_printed_time", filled},
+                                {"derived", derived},
+                                {"consistent", consistent}};
+      if (h.max_error) details["max_error"] = *h.max_error;
+      if (!h.wrong && !h.max_error) details["wrong"] = "N/A (validation off or not printed)";
+      r.extra = {{"source", "nccl-tests"},
+                 {"source_log", log.source_path},
+                 {"source_line", row.line > 0 ? nlohmann::json(row.line) : nlohmann::json(nullptr)},
+                 {"source_row", row.index},
+                 {"nccl_tests_version",
+                  log.nccl_tests_version ? nlohmann::json(*log.nccl_tests_version) : nlohmann::json(nullptr)},
+                 {"placement_note", kPlacementNote},
+                 {"nccl_tests", details}};
+      r.case_key = make_case_key(r);
+      out.cases.push_back(std::move(r));
+    }
+  }
+  for (const auto& [type, t] : skipped_types) {
+    out.warnings.push_back(fmt::format("{}: skipped {} row(s) of type '{}' (first at {}): collbench has no such dtype",
+                                       log.source_path, t.count, type, t.first));
+  }
+  for (const auto& [op, t] : skipped_ops) {
+    out.warnings.push_back(fmt::format("{}: skipped {} row(s) with reduction '{}' (first at {}): collbench has no such "
+                                       "reduction (sum, prod, min, max)",
+                                       log.source_path, t.count, op, t.first));
+  }
+  if (algbw_mismatch.count > 0) {
+    out.warnings.push_back(fmt::format("{}: {} measurement(s) print an algbw that is not size / time within rounding "
+                                       "(first at {}); the printed values are kept",
+                                       log.source_path, algbw_mismatch.count, algbw_mismatch.first));
+  }
+  if (busbw_mismatch.count > 0) {
+    out.warnings.push_back(fmt::format("{}: {} measurement(s) print a busbw that is not size / time x {:g} within "
+                                       "rounding (first at {}); the printed values are kept",
+                                       log.source_path, busbw_mismatch.count, factor, busbw_mismatch.first));
+  }
+  if (recomputed.count > 0) {
+    out.warnings.push_back(fmt::format("{}: {} measurement(s) lack a printed time, algbw or busbw (first at {}); "
+                                       "recomputed from the others (listed in nccl_tests.derived)",
+                                       log.source_path, recomputed.count, recomputed.first));
+  }
+  out.source["cases"] = out.cases.size();
+  return out;
+}
+
+NcclTestsImport import_nccl_tests(const std::vector<NcclTestsLog>& logs, const NcclTestsConvertOptions& opt) {
+  NcclTestsImport imp;
+  RunHeader& h = imp.header;
+  h.run_id = opt.run_id;
+  h.started_at = opt.started_at;
+  h.tool_version = opt.tool_version;
+  h.git_sha = opt.git_sha;
+  h.backends_built = opt.backends_built;
+  h.argv = opt.argv;
+  h.launcher = "singleton";  // the schema's launchers; the real one is unknown (config.launcher_note)
+  h.system = nullptr;
+
+  nlohmann::json sources = nlohmann::json::array();
+  std::vector<std::vector<HostInfo>> host_lists;
+  std::set<std::string> nccl_versions;
+  std::map<std::string, std::string> first_key_at;
+  for (const auto& log : logs) {
+    auto conv = convert_nccl_tests_log(log, opt);
+    for (auto& w : conv.warnings) imp.warnings.push_back(std::move(w));
+    for (const auto& r : conv.cases) {
+      const std::string at = r.extra.value("source_line", nlohmann::json(nullptr)).is_null()
+                                 ? log.source_path
+                                 : fmt::format("{}:{}", log.source_path, r.extra["source_line"].get<int>());
+      const auto [it, inserted] = first_key_at.emplace(r.case_key, at);
+      if (!inserted) {
+        imp.warnings.push_back(fmt::format("{}: the same case as {} ({}); reports and gates will use the first",
+                                           at, it->second, r.case_key));
+      }
+    }
+    sources.push_back(conv.source);
+    if (!conv.hosts.empty()) host_lists.push_back(conv.hosts);
+    if (log.nccl_version) nccl_versions.insert(*log.nccl_version);
+    for (auto& r : conv.cases) imp.cases.push_back(std::move(r));
+  }
+  // Hosts per rank belong to one run: keep them when every log that lists devices lists the
+  // same ones (e.g. one log, or several tests run on one allocation).
+  const auto same_hosts = [](const std::vector<HostInfo>& a, const std::vector<HostInfo>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i].rank != b[i].rank || a[i].host != b[i].host) return false;
+    }
+    return true;
+  };
+  std::string hosts_note;
+  if (!host_lists.empty()) {
+    const bool all_same = std::all_of(host_lists.begin(), host_lists.end(),
+                                      [&](const auto& l) { return same_hosts(l, host_lists.front()); });
+    if (all_same) {
+      h.hosts = host_lists.front();
+    } else {
+      hosts_note = "the logs list different devices; hosts per rank are in each log, not in this header";
+    }
+  }
+  if (nccl_versions.size() == 1) h.nccl_version = *nccl_versions.begin();
+  if (logs.size() == 1) {
+    for (const auto& [k, v] : logs.front().env) h.env[k] = v;
+  }
+  h.config = {{"source", "nccl-tests"},
+              {"launcher_note", "imported: the launcher of the original run is unknown"},
+              {"placement_note", kPlacementNote},
+              {"logs", sources}};
+  if (!hosts_note.empty()) h.config["hosts_note"] = hosts_note;
+  if (logs.size() > 1) {
+    nlohmann::json envs = nlohmann::json::object();
+    for (const auto& log : logs) {
+      if (!log.env.empty()) envs[log.source_path] = log.env;
+    }
+    if (!envs.empty()) h.config["env_per_log"] = envs;
+  }
+  return imp;
+}
+
+}  // namespace collbench::record

@@ -1,0 +1,308 @@
+// Report inputs (line-accurate reading of results files) and comparisons between runs,
+// backends and algorithms.
+#include "collbench/report/compare.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collbench/core/error.hpp"
+#include "collbench/core/units.hpp"
+
+namespace collbench::report {
+
+using record::CaseRecord;
+
+InputFile parse_input(std::string_view text, const std::string& path) {
+  InputFile file;
+  file.path = path;
+  std::size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    const bool terminated = end != std::string_view::npos;
+    const std::string_view line = text.substr(pos, (terminated ? end : text.size()) - pos);
+    pos = terminated ? end + 1 : text.size();
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      // A run killed mid-write leaves a last line without its newline: skip it, say so.
+      if (!terminated) {
+        file.warnings.push_back(
+            fmt::format("{}:{}: skipped a truncated last line (the run was probably interrupted)", path, line_no));
+        continue;
+      }
+      throw InputError(fmt::format("{}:{}: invalid JSON: {}", path, line_no, e.what()));
+    }
+    if (!j.is_object()) throw InputError(fmt::format("{}:{}: a record must be a JSON object", path, line_no));
+    const auto schema_it = j.find("schema");
+    const std::string schema = schema_it != j.end() && schema_it->is_string() ? schema_it->get<std::string>() : "";
+    if (schema != record::kSchema) {
+      throw InputError(fmt::format("{}:{}: record has schema '{}'; this collbench reads '{}'", path, line_no,
+                                   schema.empty() ? "(none)" : schema, record::kSchema));
+    }
+    const auto kind_it = j.find("kind");
+    const std::string kind = kind_it != j.end() && kind_it->is_string() ? kind_it->get<std::string>() : "";
+    try {
+      if (kind == "run_header") {
+        if (file.header) {
+          throw InputError(fmt::format("a second run header (the first is on line {}); reports read one run per file",
+                                       file.header_line));
+        }
+        file.header = record::header_from_json(j);
+        file.header_line = line_no;
+      } else if (kind == "case") {
+        file.cases.push_back(record::case_from_json(j));
+        file.case_lines.push_back(line_no);
+      } else {
+        throw InputError(fmt::format("unknown record kind '{}'; accepted: run_header, case", kind));
+      }
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}:{}: {}", path, line_no, e.what()));
+    }
+  }
+  return file;
+}
+
+InputFile load_input(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read results file '{}'", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_input(text.str(), path);
+}
+
+CompareBy parse_compare_by(std::string_view name) {
+  if (name == "run") return CompareBy::run;
+  if (name == "backend") return CompareBy::backend;
+  if (name == "algo") return CompareBy::algo;
+  throw InputError(unknown_name_message("--compare-by value", name, {"run", "backend", "algo"}));
+}
+
+std::string_view to_string(CompareBy by) {
+  switch (by) {
+    case CompareBy::run:
+      return "run";
+    case CompareBy::backend:
+      return "backend";
+    case CompareBy::algo:
+      return "algo";
+  }
+  return "run";
+}
+
+std::string match_key(const CaseRecord& r, CompareBy by) {
+  // The case key's fields (INTERFACES.md section 3) plus the timing mode, with the varied one
+  // blanked: isolated and pipelined times of one case are different measurements.
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.collective, r.redop.value_or("-"), r.dtype,
+                     by == CompareBy::backend ? "*" : r.backend, by == CompareBy::algo ? "*" : r.algo_requested,
+                     r.scope, r.in_place ? "inplace" : "outofplace", r.bytes, r.num_ranks,
+                     fmt::join(r.domain_sizes, ","), r.timing);
+}
+
+std::string varied_value(const CaseRecord& r, const std::string& file_path, CompareBy by) {
+  switch (by) {
+    case CompareBy::run:
+      return file_path;
+    case CompareBy::backend:
+      return r.backend;
+    case CompareBy::algo:
+      return r.algo_requested;
+  }
+  return file_path;
+}
+
+namespace {
+
+struct Located {
+  const CaseRecord* rec;
+  const InputFile* file;
+  int line;
+};
+
+bool measured(const CaseRecord& r) { return r.status == "ok" && r.time_us && r.time_us->p50 > 0.0; }
+
+}  // namespace
+
+Comparison compare(const std::vector<InputFile>& files, CompareBy by, const std::optional<std::string>& baseline) {
+  Comparison out;
+  out.by = by;
+  std::vector<std::string> values;                                   // in input order
+  std::map<std::string, std::map<std::string, Located>> by_value;    // value -> match key -> case
+  std::map<std::string, std::vector<std::string>> order_of_value;    // value -> match keys in order
+  std::size_t left_out = 0;
+  for (const auto& f : files) {
+    if (by == CompareBy::run && std::find(values.begin(), values.end(), f.path) != values.end()) {
+      throw InputError(fmt::format("'{}' is given twice; a run comparison needs distinct files", f.path));
+    }
+    if (by == CompareBy::run) values.push_back(f.path);
+    for (std::size_t i = 0; i < f.cases.size(); ++i) {
+      const auto& r = f.cases[i];
+      const std::string value = varied_value(r, f.path, by);
+      if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+      if (!measured(r)) {
+        ++left_out;
+        continue;
+      }
+      const std::string key = match_key(r, by);
+      auto& slot = by_value[value];
+      if (const auto it = slot.find(key); it != slot.end()) {
+        out.notes.push_back(fmt::format("{}:{}: same case as {}:{} for {} '{}'; compared the first only", f.path,
+                                        f.case_lines[i], it->second.file->path, it->second.line, to_string(by), value));
+        continue;
+      }
+      slot.emplace(key, Located{&r, &f, f.case_lines[i]});
+      order_of_value[value].push_back(key);
+    }
+  }
+  if (left_out > 0) {
+    out.notes.push_back(fmt::format("{} case(s) not compared: status not ok (waived or failed) or no timing", left_out));
+  }
+  if (values.size() < 2) {
+    throw InputError(fmt::format("nothing to compare by {}: the input has {} {}", to_string(by),
+                                 values.size() == 1 ? "only one" : "no",
+                                 by == CompareBy::run ? "file (give two or more)" : std::string(to_string(by))));
+  }
+  out.baseline = baseline ? *baseline : values.front();
+  if (std::find(values.begin(), values.end(), out.baseline) == values.end()) {
+    throw InputError(unknown_name_message(fmt::format("--baseline (a {} of the input)", to_string(by)), out.baseline,
+                                          values));
+  }
+  const auto& base_cases = by_value[out.baseline];
+  std::map<std::string, bool> base_matched;
+  for (const auto& value : values) {
+    if (value == out.baseline) continue;
+    out.others.push_back(value);
+    const auto& other_cases = by_value[value];
+    for (const auto& key : order_of_value[out.baseline]) {
+      const auto it = other_cases.find(key);
+      if (it == other_cases.end()) continue;
+      base_matched[key] = true;
+      const CaseRecord& b = *base_cases.at(key).rec;
+      const CaseRecord& o = *it->second.rec;
+      ComparisonRow row;
+      row.other = value;
+      row.collective = b.collective;
+      row.dtype = b.dtype;
+      row.scope = b.scope;
+      row.timing = b.timing;
+      row.redop = b.redop;
+      row.backend = b.backend;
+      row.algo = b.algo_requested;
+      row.in_place = b.in_place;
+      row.bytes = b.bytes;
+      row.num_ranks = b.num_ranks;
+      row.domain_sizes = b.domain_sizes;
+      row.base_p50_us = b.time_us->p50;
+      row.other_p50_us = o.time_us->p50;
+      row.base_busbw_gbps = b.busbw_gbps;
+      row.other_busbw_gbps = o.busbw_gbps;
+      row.time_ratio = o.time_us->p50 / b.time_us->p50;
+      row.time_change_pct = (row.time_ratio - 1.0) * 100.0;
+      if (b.busbw_gbps > 0.0) {
+        row.busbw_ratio = o.busbw_gbps / b.busbw_gbps;
+        row.busbw_change_pct = (*row.busbw_ratio - 1.0) * 100.0;
+      }
+      out.rows.push_back(std::move(row));
+    }
+    for (const auto& [key, loc] : other_cases) {
+      if (base_cases.find(key) == base_cases.end()) ++out.unmatched;
+    }
+  }
+  for (const auto& [key, loc] : base_cases) {
+    if (!base_matched.count(key)) ++out.unmatched;
+  }
+  if (out.rows.empty()) {
+    std::set<int> ranks;
+    for (const auto& [value, cases] : by_value) {
+      for (const auto& [key, loc] : cases) ranks.insert(loc.rec->num_ranks);
+    }
+    if (ranks.size() > 1) {
+      out.notes.push_back(fmt::format("the inputs were measured at different rank counts ({}); cases are compared at "
+                                      "equal rank counts only: for scaling across rank counts use `collbench report "
+                                      "weak-scaling`",
+                                      fmt::join(ranks, ", ")));
+    }
+  }
+  if (out.unmatched > 0) {
+    out.notes.push_back(fmt::format("{} measured case(s) have no counterpart to compare with (matched on every field "
+                                    "of the case key and the timing mode except the {})",
+                                    out.unmatched, to_string(by)));
+  }
+  return out;
+}
+
+namespace {
+
+std::string place_text(bool in_place) { return in_place ? "in" : "out"; }
+
+std::string ratio_text(const std::optional<double>& v, const char* fmt_spec) {
+  return v ? fmt::format(fmt::runtime(fmt_spec), *v) : std::string("-");
+}
+
+}  // namespace
+
+std::string render_comparison_table(const Comparison& c) {
+  std::string out;
+  for (const auto& other : c.others) {
+    out += fmt::format("# compare by {}: {}  vs baseline  {}\n", to_string(c.by), other, c.baseline);
+    out += fmt::format("#{:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8}\n",
+                       "collective", "ranks", "type", "redop", "algo", "scope", "place", "size", "base p50",
+                       "p50", "time", "time", "base bus", "busbw", "busbw", "busbw");
+    out += fmt::format("#{:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8}\n",
+                       "", "", "", "", "", "", "", "(B)", "(us)", "(us)", "ratio", "%chg", "(GB/s)", "(GB/s)", "ratio",
+                       "%chg");
+    std::size_t n = 0;
+    for (const auto& r : c.rows) {
+      if (r.other != other) continue;
+      ++n;
+      out += fmt::format(" {:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11.2f} {:>11.2f} {:>8.3f} {:>+8.1f} "
+                         "{:>9.2f} {:>9.2f} {:>8} {:>8}\n",
+                         r.collective, r.num_ranks, r.dtype, r.redop.value_or("-"),
+                         c.by == CompareBy::algo ? "*" : r.algo, r.scope, place_text(r.in_place), r.bytes, r.base_p50_us,
+                         r.other_p50_us, r.time_ratio, r.time_change_pct, r.base_busbw_gbps, r.other_busbw_gbps,
+                         ratio_text(r.busbw_ratio, "{:.3f}"), ratio_text(r.busbw_change_pct, "{:+.1f}"));
+    }
+    if (n == 0) out += "#  no matching cases\n";
+  }
+  out += "# time ratio = p50 / baseline p50 (> 1: slower); busbw ratio = busbw / baseline busbw (> 1: faster)\n";
+  for (const auto& note : c.notes) out += "# note: " + note + "\n";
+  return out;
+}
+
+std::string render_comparison_csv(const Comparison& c) {
+  std::string out =
+      "compare_by,baseline,other,collective,redop,dtype,backend,algo_requested,scope,in_place,timing,bytes,num_ranks,"
+      "domain_sizes,base_p50_us,other_p50_us,time_ratio,time_change_pct,base_busbw_gbps,other_busbw_gbps,busbw_ratio,"
+      "busbw_change_pct\n";
+  const auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) {
+      if (ch == '"') q += '"';
+      q += ch;
+    }
+    return q + "\"";
+  };
+  const auto num = [](double v) { return fmt::format("{:.6g}", v); };
+  for (const auto& r : c.rows) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(c.by),
+                       quote(c.baseline), quote(r.other), r.collective, r.redop.value_or(""), r.dtype, r.backend,
+                       r.algo, r.scope, r.in_place ? "true" : "false", r.timing, r.bytes, r.num_ranks,
+                       quote(fmt::format("{}", fmt::join(r.domain_sizes, ","))), num(r.base_p50_us),
+                       num(r.other_p50_us), num(r.time_ratio), num(r.time_change_pct), num(r.base_busbw_gbps),
+                       num(r.other_busbw_gbps), r.busbw_ratio ? num(*r.busbw_ratio) : "",
+                       r.busbw_change_pct ? num(*r.busbw_change_pct) : "");
+  }
+  return out;
+}
+
+}  // namespace collbench::report

@@ -1,0 +1,153 @@
+// The CI performance gate: compares a current results file with a stored baseline case by case
+// (matched by case_key) and gives each case a verdict with the numbers behind it:
+//   MISSING       the case is in one file only
+//   INCOMPARABLE  different backend library versions or topology, or a record not status ok
+//   BELOW_FLOOR   the current model efficiency (bound time / measured p50) is under the floor
+//   REGRESSION    significantly slower (Benjamini-Hochberg q <= alpha) by at least the
+//                 minimum effect
+//   IMPROVED      the same, faster
+//   WARN          slower by at least the minimum effect, but not significant
+//   AMBIGUOUS     the test cannot be run (too few samples for the repetitions, bad times)
+//   PASS          everything else (no relevant change shown)
+// The relative test works on the logs of per-repetition medians (docs/gate.md derives it). Also
+// here: the gate policy (YAML), the writers (JSON, Markdown, JUnit XML, console table) and the
+// Google Benchmark JSON exporter. Pure C++: parsing takes text, writers return strings.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collbench/record/jsonl.hpp"
+#include "collbench/record/record.hpp"
+
+namespace collbench::report {
+
+inline constexpr const char* kGateSchema = "collbench.gate/1";
+
+// ---- policy --------------------------------------------------------------------------------
+
+struct GatePolicy {
+  int repetitions = 10;                // blocks of consecutive iterations per case
+  int min_samples_per_repetition = 5;  // fewer samples per block -> AMBIGUOUS
+  double alpha = 0.05;                 // false discovery rate across cases (BH)
+  double confidence = 0.95;            // of the Hodges-Lehmann interval
+  double min_effect = 0.05;            // smallest relevant change, as a fraction (5%)
+  double noise_multiplier = 2.0;       // min effect >= this x noise CV of block medians
+  bool fail_on_warn = false;           // WARN and AMBIGUOUS also exit 1
+  // Minimum model efficiency per collective; "default" applies to collectives not listed, and
+  // a listed collective with no value (YAML null) is exempt from the default.
+  std::map<std::string, std::optional<double>> floors;
+  std::string source = "<defaults>";  // where the policy came from
+
+  // The floor for a collective, if any.
+  [[nodiscard]] std::optional<double> floor_for(const std::string& collective) const;
+};
+
+// Parses a policy (YAML text; `source` names it in messages). Unknown keys, values out of range
+// and malformed YAML are InputErrors naming source, line and key, with the closest valid key.
+GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& source);
+
+const std::vector<std::string>& gate_policy_keys();
+
+// ---- verdicts ------------------------------------------------------------------------------
+
+enum class Verdict { pass, improved, warn, ambiguous, regression, below_floor, missing, incomparable };
+std::string_view to_string(Verdict v);  // PASS, IMPROVED, ..., BELOW_FLOOR, ...
+
+struct FloorCheck {
+  double floor = 0.0;
+  std::optional<double> efficiency;  // null when the current record has no model
+  bool passed = true;
+};
+
+// The relative test on log per-repetition medians, x = current, y = baseline.
+struct RelativeTest {
+  std::vector<double> baseline_blocks_us, current_blocks_us;  // per-repetition medians
+  // Hodges-Lehmann shift of log times (log of the typical current/baseline ratio) and its
+  // Moses interval, also as ratios exp(.).
+  double shift_log = 0.0, ci_low_log = 0.0, ci_high_log = 0.0;
+  double ci_confidence = 0.0;  // coverage achieved by the interval
+  double ratio = 1.0, ratio_ci_low = 1.0, ratio_ci_high = 1.0;
+  // One-sided Mann-Whitney U: U counts (current block > baseline block) pairs.
+  double u = 0.0;
+  double p_slower = 1.0, p_faster = 1.0;  // raw one-sided p-values
+  double q_slower = 1.0, q_faster = 1.0;  // Benjamini-Hochberg adjusted across cases
+  bool exact = false;
+  double noise_cv = 0.0;        // robust pooled scale (1.4826 MAD) of log block medians: a CV
+  double min_effect = 0.0;      // the case's minimum effect as a fraction: exp(min_effect_log) - 1
+  double min_effect_log = 0.0;  // max(log(1 + policy.min_effect), k x noise_cv)
+};
+
+struct CaseVerdict {
+  std::string case_key;
+  Verdict verdict = Verdict::pass;
+  std::string reason;  // one line: why this verdict, with the deciding numbers
+  // identity (from the current record, else the baseline one)
+  std::string collective, algo, dtype, backend;
+  std::uint64_t bytes = 0;
+  int num_ranks = 0;
+  std::optional<double> baseline_p50_us, current_p50_us;
+  std::optional<FloorCheck> floor;
+  std::optional<RelativeTest> test;
+};
+
+struct GateOptions {
+  bool allow_faults = false;  // accept records with an injected fault (tests only)
+};
+
+struct GateReport {
+  std::string baseline_path, current_path;
+  std::optional<std::string> baseline_run_id, current_run_id;
+  GatePolicy policy;
+  std::vector<CaseVerdict> cases;  // baseline order, then cases only in the current file
+  std::vector<std::string> notes;  // reader warnings and other remarks
+
+  [[nodiscard]] std::size_t count(Verdict v) const;
+  // 1 regression or floor failure (or WARN/AMBIGUOUS under fail_on_warn), 4 nothing
+  // comparable (every case MISSING or INCOMPARABLE, or no cases), else 0.
+  [[nodiscard]] int exit_code() const;
+};
+
+// Compares `current` with `baseline`. An InputError when a record (or a run header) carries an
+// injected fault and !options.allow_faults, or when a file repeats a case_key.
+GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile& current, const GatePolicy& policy,
+                    const GateOptions& options = {});
+
+// The comparability check of two matched records (with their files' run headers): the list of
+// reasons they cannot be compared, empty when they can.
+std::vector<std::string> incomparability(const record::CaseRecord& baseline,
+                                         const std::optional<record::RunHeader>& baseline_header,
+                                         const record::CaseRecord& current,
+                                         const std::optional<record::RunHeader>& current_header);
+
+// Number of distinct hosts in a run header (0 when unknown).
+std::size_t host_count(const std::optional<record::RunHeader>& header);
+
+// ---- writers (render only) -----------------------------------------------------------------
+
+nlohmann::json gate_to_json(const GateReport& report);
+std::string render_gate_markdown(const GateReport& report);
+std::string render_gate_junit(const GateReport& report);
+std::string render_gate_table(const GateReport& report);
+
+// ---- Google Benchmark export ---------------------------------------------------------------
+
+struct GbenchOptions {
+  int repetitions = 10;  // per-repetition entries when a case has enough samples
+  int min_samples_per_repetition = 5;
+  bool aggregates_only = false;  // like --benchmark_report_aggregates_only
+};
+
+// Google Benchmark-compatible JSON (context + benchmarks[]) of any results file, for
+// compare.py, Bencher and github-action-benchmark. Per case with enough samples: one entry per
+// repetition (name = case_key, run_type "iteration", real_time = cpu_time = the block median in
+// us) and the aggregates name_mean, name_median, name_stddev, name_cv; otherwise one entry with
+// the case's p50 and iteration count. Cases not status ok become error entries.
+nlohmann::json export_gbench(const record::ResultFile& file, const GbenchOptions& options = {});
+
+}  // namespace collbench::report

@@ -1,0 +1,237 @@
+// Markdown rendering of case tables, comparisons and weak-scaling reports.
+#include "collbench/report/markdown.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "collbench/core/units.hpp"
+
+namespace collbench::report {
+
+using record::CaseRecord;
+
+namespace {
+
+// Markdown table cells must not contain '|' or newlines.
+std::string cell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Fixed decimals for ordinary values; three significant digits for small ones (a CPU run against
+// a GPU profile reaches 0.05% of the bound, which "0.1" would hide).
+std::string num_text(double v, int digits) {
+  const double smallest = digits >= 3 ? 0.1 : 1.0;
+  return v != 0.0 && std::abs(v) < smallest ? fmt::format("{:.3g}", v) : fmt::format("{:.{}f}", v, digits);
+}
+
+std::string fixed(const std::optional<double>& v, int digits) {
+  return v ? num_text(*v, digits) : std::string("–");
+}
+
+std::string interval_text(const std::optional<Interval>& i, int digits) {
+  return i ? fmt::format("[{}, {}]", num_text(i->low, digits), num_text(i->high, digits)) : std::string("–");
+}
+
+std::string domains_text(const std::vector<int>& sizes) { return fmt::format("{}", fmt::join(sizes, ",")); }
+
+}  // namespace
+
+std::string markdown_case_table(const std::vector<CaseRecord>& records) {
+  std::string out =
+      "| collective | size (B) | count | type | redop | algo | scope | place | ranks | domains | time p50 (us) | "
+      "p99 (us) | algbw (GB/s) | busbw (GB/s) | #wrong | samples | % bound | status |\n"
+      "|---|---:|---:|---|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& r : records) {
+    const std::string algo = r.algo_used ? *r.algo_used : r.algo_requested;
+    const std::string place = r.in_place ? "in" : "out";
+    if (!r.time_us) {
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | – | – | – | – | – | – | – | {}: {} |\n",
+                         r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), cell(algo), r.scope, place,
+                         r.num_ranks, domains_text(r.domain_sizes), r.status, cell(r.reason.value_or("")));
+      continue;
+    }
+    const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
+    const std::string pct = r.model ? fmt::format("{:.1f}", 100.0 * r.model->efficiency) : "–";
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | "
+                       "{} | {} |\n",
+                       r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), cell(algo), r.scope, place,
+                       r.num_ranks, domains_text(r.domain_sizes), r.time_us->p50, r.time_us->p99, r.algbw_gbps,
+                       r.busbw_gbps, wrong, r.iterations, pct,
+                       r.status == "ok" ? "ok" : cell(r.status + ": " + r.reason.value_or("")));
+  }
+  return out;
+}
+
+std::string render_cases_markdown(const std::vector<InputFile>& files) {
+  std::string out;
+  for (const auto& f : files) {
+    out += fmt::format("## {}\n\n", cell(f.path));
+    if (f.header) {
+      const auto& h = *f.header;
+      std::string system = "none";
+      if (h.system.is_object() && h.system.contains("name") && h.system["name"].is_string()) {
+        system = h.system["name"].get<std::string>();
+      }
+      out += fmt::format("run `{}`, started {}, collbench {} (git {}), launcher {}, {} rank(s) on {}, system {}\n\n",
+                         h.run_id, h.started_at, h.tool_version, h.git_sha, h.launcher, h.hosts.size(),
+                         h.hosts.empty() ? std::string("unknown hosts") : fmt::format("host {}", h.hosts.front().host),
+                         system);
+    } else {
+      out += "no run header\n\n";
+    }
+    for (const auto& w : f.warnings) out += fmt::format("> warning: {}\n\n", w);
+    if (f.cases.empty()) {
+      out += "no cases\n\n";
+      continue;
+    }
+    out += markdown_case_table(f.cases) + "\n";
+  }
+  return out;
+}
+
+std::string render_comparison_markdown(const Comparison& c) {
+  std::string out = fmt::format("## Comparison by {} (baseline: {})\n\n", to_string(c.by), cell(c.baseline));
+  out += "time ratio = p50 / baseline p50 (> 1: slower); busbw ratio = busbw / baseline busbw (> 1: faster).\n\n";
+  for (const auto& other : c.others) {
+    out += fmt::format("### {} vs {}\n\n", cell(other), cell(c.baseline));
+    out += "| collective | ranks | type | redop | algo | scope | place | size (B) | baseline p50 (us) | p50 (us) | "
+           "time ratio | time % change | baseline busbw (GB/s) | busbw (GB/s) | busbw ratio | busbw % change |\n"
+           "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    std::size_t n = 0;
+    for (const auto& r : c.rows) {
+      if (r.other != other) continue;
+      ++n;
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.3f} | {:+.1f} | {:.2f} | "
+                         "{:.2f} | {} | {} |\n",
+                         r.collective, r.num_ranks, r.dtype, r.redop.value_or("–"),
+                         c.by == CompareBy::algo ? "*" : cell(r.algo), r.scope, r.in_place ? "in" : "out", r.bytes,
+                         r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct, r.base_busbw_gbps,
+                         r.other_busbw_gbps, r.busbw_ratio ? fmt::format("{:.3f}", *r.busbw_ratio) : "–",
+                         r.busbw_change_pct ? fmt::format("{:+.1f}", *r.busbw_change_pct) : "–");
+    }
+    if (n == 0) out += "| no matching cases | | | | | | | | | | | | | | | |\n";
+    out += "\n";
+  }
+  for (const auto& note : c.notes) out += fmt::format("- {}\n", note);
+  if (!c.notes.empty()) out += "\n";
+  return out;
+}
+
+std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const PlotLinks& plots) {
+  std::string out = fmt::format("# {}\n\n", rep.title);
+  const std::string metric_text =
+      rep.metric == Metric::busbw
+          ? "per-GPU busbw(N) / busbw(N0)"
+          : "p50(N0) / p50(N) (per-GPU throughput at a fixed size per rank)";
+  out += fmt::format(
+      "E(N) = {}, N0 = the smallest measured N with a positive metric; 1.0 is perfect weak scaling. Intervals: "
+      "{:g}% percentile bootstrap over the per-iteration samples (`samples_us`) of both records ({} resamples, seed "
+      "{}). % bound = 100 x bound time / measured p50. Projections (labelled *projected*, never measured): the "
+      "model's bound at N, with the ranks per domain of the largest measured N, times the efficiency vs bound "
+      "measured there; the prediction interval widens that efficiency's interval by k = 1 + log2(N / N_largest). "
+      "Method: docs/report.md.\n\n",
+      metric_text, 100.0 * rep.confidence, rep.resamples, rep.seed);
+  out += "Inputs: " + fmt::format("{}", fmt::join(rep.inputs, ", ")) + "\n\n";
+  if (rep.measured_system) out += fmt::format("Measured on: {}\n\n", *rep.measured_system);
+  if (rep.projection_system) {
+    out += fmt::format("Projected with profile: {}{}\n\n", *rep.projection_system,
+                       rep.cross_system ? " (cross-system projection, asked for with --project-onto)" : "");
+  }
+  if (!rep.projection_status.empty()) out += fmt::format("{}\n\n", rep.projection_status);
+  if (!rep.warnings.empty()) {
+    out += "## Warnings\n\n";
+    for (const auto& w : rep.warnings) out += fmt::format("- {}\n", w);
+    out += "\n";
+  }
+  if (!plots.note.empty()) out += fmt::format("> {}\n\n", plots.note);
+
+  for (std::size_t gi = 0; gi < rep.groups.size(); ++gi) {
+    const auto& g = rep.groups[gi];
+    out += fmt::format("## {} · {} · {} · {}/rank · {} · {} · {}{}\n\n", g.collective, g.algo, g.dtype,
+                       format_bytes(g.bytes_per_rank), g.scope, g.backend, g.in_place ? "in-place" : "out-of-place",
+                       g.redop ? " · " + *g.redop : "");
+    out += fmt::format("bytes per rank {}, timing {}, reference N0 = {}\n\n", g.bytes_per_rank, g.timing,
+                       g.reference_ranks > 0 ? std::to_string(g.reference_ranks) : std::string("none"));
+    out += "### Measured\n\n";
+    out += "| N | domains | packing | time p50 (us) | p99 (us) | algbw (GB/s) | busbw (GB/s) | % bound | % bound CI | "
+           "% expected | E(N) | E(N) CI | slowest rank (host) | samples |\n"
+           "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|\n";
+    for (const auto& m : g.measured) {
+      std::string slowest = "–";
+      if (m.slowest_rank) {
+        slowest = fmt::format("{} ({}) {:.2f} us vs median {:.2f} us", *m.slowest_rank,
+                              cell(m.slowest_host.value_or("host unknown")), m.slowest_rank_max_us.value_or(0.0),
+                              m.median_rank_max_us.value_or(0.0));
+      }
+      out += fmt::format("| {} | {} | {}{} | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {} |\n",
+                         m.num_ranks, m.num_domains, m.packing, m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us,
+                         m.algbw_gbps, m.busbw_gbps, fixed(m.pct_bound, 1), interval_text(m.pct_bound_ci, 1),
+                         fixed(m.pct_expected, 1), fixed(m.efficiency, 3), interval_text(m.efficiency_ci, 3), slowest,
+                         m.samples);
+    }
+    out += "\n";
+    std::vector<std::string> sources;
+    for (const auto& m : g.measured) {
+      if (!m.bound_source.empty() &&
+          std::find(sources.begin(), sources.end(), m.bound_source) == sources.end()) {
+        sources.push_back(m.bound_source);
+      }
+    }
+    if (!sources.empty()) out += fmt::format("Bounds from: {}.\n\n", fmt::join(sources, "; "));
+    for (const auto& m : g.measured) {
+      for (const auto& note : m.notes) out += fmt::format("- N={} ({}:{}): {}\n", m.num_ranks, m.file, m.line, note);
+    }
+    if (!g.projected.empty()) {
+      out += fmt::format("\n### Projected (model, not measured)\n\n");
+      out += fmt::format("Calibrated at N={}: efficiency vs bound {} {}.\n\n", g.calibration_ranks,
+                         fixed(g.calibration_efficiency, 3), interval_text(g.calibration_ci, 3));
+      out += "| N | packing | system | bound time (us) | bound busbw (GB/s) | projected time (us) | projected busbw "
+             "(GB/s) | projected E(N) | E(N) prediction interval | projected % bound | % bound PI | extrapolation |\n"
+             "|---:|---|---|---:|---:|---:|---:|---:|---|---:|---|---|\n";
+      for (const auto& p : g.projected) {
+        out += fmt::format("| {} | {}{} | {} | {:.2f} | {:.3f} | {:.2f} | {:.3f} | {} | {} | {} | {} | {:.3g}x{} |\n",
+                           p.num_ranks, p.packing, p.uneven ? " (uneven)" : "", p.system, p.bound_time_us,
+                           p.bound_busbw_gbps, p.projected_time_us, p.projected_busbw_gbps, fixed(p.efficiency, 3),
+                           interval_text(p.pi, 3), num_text(p.pct_bound, 1), interval_text(p.pct_bound_pi, 1), p.extrapolation,
+                           p.extrapolation_warning ? fmt::format(" **warning: beyond {:g}x**", rep.extrapolation_warn_factor) : "");
+      }
+      out += "\n";
+      for (const auto& p : g.projected) {
+        for (const auto& note : p.notes) {
+          if (!p.extrapolation_warning || note.find("projecting to") == std::string::npos) {
+            out += fmt::format("- projected N={}: {}\n", p.num_ranks, note);
+          }
+        }
+      }
+    }
+    for (const auto& note : g.notes) out += fmt::format("- {}\n", note);
+    if (gi < plots.weak_scaling.size() && !plots.weak_scaling[gi].empty()) {
+      out += fmt::format("\n![E(N) and % of bound vs N]({})\n", plots.weak_scaling[gi]);
+    }
+    out += "\n";
+  }
+  if (!plots.other.empty()) {
+    out += "## Other plots\n\n";
+    for (const auto& p : plots.other) out += fmt::format("![{}]({})\n\n", p, p);
+  }
+  if (!rep.notes.empty()) {
+    out += "## Notes\n\n";
+    for (const auto& n : rep.notes) out += fmt::format("- {}\n", n);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace collbench::report

@@ -1,0 +1,166 @@
+// Weak-scaling report: how well the per-GPU performance of a collective at a fixed size per
+// rank holds up as the rank count N grows (e.g. 256 -> 512 -> 1,024 GPUs, or 1 -> 2 -> 4 CPU
+// ranks), measured against the analytic bound, with bootstrap confidence intervals, and model
+// projections to rank counts that were not measured. The method is documented in
+// docs/report.md. Pure C++ (no MPI, no GPU): it reads records and system profiles only.
+//
+// Every number comes from a record, from the model (labelled with the profile it came from),
+// or from a projection (labelled `projected`, kept apart from measured points).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collbench/model/system_profile.hpp"
+#include "collbench/report/compare.hpp"
+
+namespace collbench::report {
+
+inline constexpr const char* kWeakScalingSchema = "collbench.weak_scaling/1";
+
+// ---- bootstrap ---------------------------------------------------------------------------------
+
+struct Interval {
+  double low = 0.0;
+  double high = 0.0;
+};
+
+// The median of one bootstrap resample of `sorted` (ascending, non-empty), drawn exactly without
+// materialising the resample: resampling n values with replacement and taking the median is the
+// same as taking sorted[floor(n U_(k))], where U_(k) is the k-th order statistic of n uniforms
+// (Beta(k, n-k+1)); even n averages the k-th and (k+1)-th (U_(k+1) = U_(k) + (1 - U_(k)) x
+// Beta(1, n-k)). O(1) per resample instead of O(n): a report over 1,024-rank files with 1,000
+// samples per case needs thousands of intervals (stats::bootstrap_ratio_ci materialises each
+// resample and is kept for general statistics). Draws use only mt19937_64's raw output, so a
+// seed gives the same interval with every standard library.
+double resampled_median(std::span<const double> sorted, std::mt19937_64& rng);
+
+// Percentile-bootstrap confidence interval of the median of `samples`; nullopt with fewer than
+// two samples. `seed` makes it reproducible.
+std::optional<Interval> bootstrap_median_ci(std::span<const double> samples, double confidence, int resamples,
+                                            std::uint64_t seed);
+
+// Percentile-bootstrap confidence interval of median(numerator) / median(denominator), each
+// sample set resampled independently; nullopt unless both hold two or more samples.
+std::optional<Interval> bootstrap_median_ratio_ci(std::span<const double> numerator,
+                                                  std::span<const double> denominator, double confidence,
+                                                  int resamples, std::uint64_t seed);
+
+// ---- options -----------------------------------------------------------------------------------
+
+// The per-GPU metric of E(N): busbw (GB/s per rank; the default) or time (1 / p50 at a fixed
+// size per rank, i.e. per-GPU throughput).
+enum class Metric { busbw, time };
+Metric parse_metric(std::string_view name);
+std::string_view to_string(Metric m);
+
+struct WeakScalingOptions {
+  std::vector<int> requested_ranks{256, 512, 1024};  // projected when not measured
+  Metric metric = Metric::busbw;
+  // --system: the system the records were measured on, and the profile projections use. A
+  // record whose model.system (or run header system) names another system is refused unless
+  // project_onto is set.
+  std::optional<model::SystemProfile> system;
+  // --project-onto: project the measurements onto this system explicitly (cross-system).
+  std::optional<model::SystemProfile> project_onto;
+  double confidence = 0.95;
+  int resamples = 2000;
+  std::uint64_t seed = 1;
+  double extrapolation_warn_factor = 4.0;  // warn when N > factor x the largest measured N
+};
+
+// ---- the report --------------------------------------------------------------------------------
+
+struct MeasuredPoint {
+  int num_ranks = 0;
+  std::vector<int> domain_sizes;
+  int num_domains = 0;
+  std::string packing;  // "4x64", "3x72+40"
+  bool uneven = false;  // domains of different sizes
+  std::string file, run_id, algo_used;
+  int line = 0;
+  std::size_t samples = 0;
+  double p50_us = 0, p99_us = 0, algbw_gbps = 0, busbw_gbps = 0;
+  std::optional<double> efficiency;  // E(N)
+  std::optional<Interval> efficiency_ci;
+  std::optional<double> bound_time_us, bound_busbw_gbps, expected_time_us, expected_busbw_gbps;
+  std::optional<double> pct_bound;  // 100 x bound time / p50
+  std::optional<Interval> pct_bound_ci;
+  std::optional<double> pct_expected;  // 100 x expected time / p50
+  std::string bound_source;            // "record (model.system X)", "model: profile X (computed by the report)", ""
+  std::optional<int> slowest_rank;     // argmax of per_rank.max_us
+  std::optional<double> slowest_rank_max_us, median_rank_max_us;
+  std::optional<std::string> slowest_host;
+  std::vector<std::string> notes;
+};
+
+struct ProjectedPoint {
+  int num_ranks = 0;
+  std::vector<int> domain_sizes;
+  std::string packing;
+  bool uneven = false;
+  std::string system;                   // profile whose bound is used
+  double bound_time_us = 0, bound_busbw_gbps = 0;
+  double projected_time_us = 0, projected_busbw_gbps = 0;  // bound x calibration efficiency
+  std::optional<double> efficiency;    // projected E(N)
+  std::optional<Interval> pi;          // prediction interval of E(N)
+  double pct_bound = 0;                // 100 x calibration efficiency
+  std::optional<Interval> pct_bound_pi;
+  double extrapolation = 1.0;  // N / largest measured N
+  double widening = 1.0;       // k = 1 + log2(max(1, N / L))
+  bool extrapolation_warning = false;
+  std::vector<std::string> notes;
+};
+
+struct WeakScalingGroup {
+  std::string collective, algo, dtype, scope, backend, timing;
+  std::optional<std::string> redop;
+  bool in_place = false;
+  std::uint64_t bytes_per_rank = 0;
+  int reference_ranks = 0;  // N0; 0 when no point has a positive metric
+  std::vector<MeasuredPoint> measured;    // ascending N
+  std::vector<ProjectedPoint> projected;  // ascending N
+  // Calibration of projections: efficiency vs bound at the largest measured N.
+  int calibration_ranks = 0;
+  std::optional<double> calibration_efficiency;
+  std::optional<Interval> calibration_ci;
+  std::vector<std::string> notes;  // why a projection or an E(N) is missing, duplicates, ...
+};
+
+struct WeakScalingReport {
+  std::string title;
+  std::vector<std::string> inputs;
+  std::optional<std::string> measured_system;    // from records, run headers or --system
+  std::optional<std::string> projection_system;  // profile used for projections
+  bool cross_system = false;                     // --project-onto another system
+  std::string projection_status;                 // empty when projections were made; else why not
+  Metric metric = Metric::busbw;
+  double confidence = 0.95;
+  int resamples = 0;
+  std::uint64_t seed = 0;
+  std::vector<int> requested_ranks;
+  double extrapolation_warn_factor = 4.0;
+  std::vector<WeakScalingGroup> groups;
+  std::vector<std::string> warnings;  // reader warnings, extrapolation warnings
+  std::vector<std::string> notes;     // cases left out and why
+};
+
+// Builds the report. InputError when nothing can be grouped (no measured ok cases), when records
+// name several systems, or when --system contradicts the records without --project-onto.
+WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const WeakScalingOptions& options);
+
+// The JSON that `python3 -m collbench_plot weak-scaling` plots (plotting/README.md), with every
+// measured and projected number of the report.
+nlohmann::json weak_scaling_json(const WeakScalingReport& report);
+
+// The plotting package's stem for group `index` ("weak_scaling_<index>_..."), to find its PNG.
+std::string weak_scaling_plot_prefix(std::size_t index);
+
+}  // namespace collbench::report

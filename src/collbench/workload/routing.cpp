@@ -1,0 +1,681 @@
+// Routing generator implementation. Per (token, expert) the hot loop is one hash and one
+// branch-free multiply-compare: a cheap lower bound on the exponential-race key, tested against
+// a starting threshold, marks the few experts that can enter the top-k, and only those get a log
+// (TokenRouter). Proven shortcuts only: the result is bit for bit the exhaustive definition of
+// routing.hpp, which the unit tests check against a direct implementation.
+#include "collbench/workload/routing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "collbench/core/error.hpp"
+#include "collbench/workload/expected.hpp"
+
+namespace collbench::workload {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::uint64_t kMax53 = (std::uint64_t{1} << 53) - 1;
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+// Standard normal z_e of expert e (Box-Muller, cosine branch), per (seed, layer).
+double standard_normal(std::uint64_t seed, int layer, int expert_idx) {
+  std::uint64_t h = hash_combine(stream_key(Stream::popularity, seed), static_cast<std::uint64_t>(layer));
+  h = hash_combine(h, static_cast<std::uint64_t>(expert_idx));
+  const double u1 = uniform_pos01(h);
+  const double u2 = uniform_pos01(mix64(h + kGoldenGamma));
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+}
+
+std::uint64_t rank_key(std::uint64_t seed, int layer, int iteration, int src_rank_idx) {
+  std::uint64_t h = hash_combine(stream_key(Stream::routing, seed), static_cast<std::uint64_t>(layer));
+  h = hash_combine(h, static_cast<std::uint64_t>(iteration));
+  return hash_combine(h, static_cast<std::uint64_t>(src_rank_idx));
+}
+
+std::uint64_t token_key_from_rank_key(std::uint64_t rank_key_value, int token_idx) {
+  return hash_combine(rank_key_value, static_cast<std::uint64_t>(token_idx));
+}
+
+// Inserts (key, idx) into the sorted prefix [0, n) of capacity cap, after entries with an equal
+// key (so ties keep scan order = lower expert index first). Returns the new size.
+inline int insert_sorted(double* keys, std::int32_t* idxs, int n, int cap, double key, std::int32_t idx) {
+  int pos = n < cap ? n : cap - 1;
+  while (pos > 0 && keys[pos - 1] > key) {
+    keys[pos] = keys[pos - 1];
+    idxs[pos] = idxs[pos - 1];
+    --pos;
+  }
+  keys[pos] = key;
+  idxs[pos] = idx;
+  return n < cap ? n + 1 : cap;
+}
+
+// Keys the fast selection pass should expect below its starting threshold: enough that it
+// rarely has to fall back (fewer than k keys below it: a Poisson tail beyond ~4 standard
+// deviations), few enough that most experts cost one hash and one compare. Measured on
+// DeepSeek-V3 shapes, more keys per group for group-limited routing only made it slower.
+double fast_pass_keys(const RoutingConfig& c) {
+  const double k = c.top_k;
+  return k + 4.0 * std::sqrt(k) + 2.0;
+}
+
+// Time t of the exponential race at which `keys` experts are expected to have arrived:
+// sum_e 1 - exp(-w_e t) = keys (P(x_e < t) = 1 - exp(-w_e t)). Infinite when keys >= E.
+double fast_threshold(const std::vector<double>& weights, double keys) {
+  if (keys >= static_cast<double>(weights.size()) - 0.5) return kInf;
+  auto arrivals = [&](double t) {
+    double sum = 0.0;
+    for (const double w : weights) sum += -std::expm1(-w * t);
+    return sum;
+  };
+  double lo = 0.0;
+  double hi = 1.0;
+  while (arrivals(hi) < keys) hi *= 2.0;
+  for (int it = 0; it < 100; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (arrivals(mid) < keys ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
+// Selects the top-k experts of one token. Holds scratch space, so one per thread of work.
+class TokenRouter {
+ public:
+  explicit TokenRouter(const RoutingGenerator& gen)
+      : gen_(gen),
+        num_experts_(gen.num_experts()),
+        top_k_(gen.top_k()),
+        num_groups_(gen.config().num_expert_groups),
+        group_size_(gen.expert_group_size()),
+        inv_w_(gen.inv_weights_.data()),
+        candidates_(static_cast<std::size_t>((gen.num_experts() + 63) / 64), 0) {
+    const int m = gen.max_groups_per_token();
+    limited_ = m > 0 && m < num_groups_;
+    if (limited_) {
+      groups_per_token_ = m;
+      cap_ = std::min(top_k_, group_size_);
+      num_score_ = std::max(1, top_k_ / m);  // DeepSeek-V3: 8 / 4 = top-2 per group
+      group_keys_.resize(static_cast<std::size_t>(num_groups_) * cap_);
+      group_idxs_.resize(group_keys_.size());
+      group_count_.resize(num_groups_);
+      group_score_.resize(num_groups_);
+      group_exact_.resize(num_groups_);
+      group_complete_.resize(num_groups_);
+      kept_.resize(static_cast<std::size_t>(m));
+    }
+  }
+
+  // Writes the k chosen experts, best first. A fast pass with a starting threshold thr0 (chosen
+  // so that ~k + 4 sqrt(k) keys fall below it on average) computes only the keys that can
+  // matter; when it cannot prove its answer it falls back to the exhaustive scan. Both give the
+  // routing of the definition (routing.hpp), bit for bit.
+  void select(std::uint64_t token_key, std::int32_t* experts_out) {
+    if (limited_) {
+      select_limited(token_key, experts_out);
+    } else {
+      if (!select_unlimited(token_key, experts_out, gen_.fast_threshold_))
+        select_unlimited(token_key, experts_out, kInf);
+    }
+  }
+
+  // Local rank (within the EP group) that receives the token's row for `expert_idx`.
+  [[nodiscard]] std::int32_t dest_local_rank(std::uint64_t token_key, std::int32_t expert_idx) const {
+    const auto begin = gen_.replica_offsets_[expert_idx];
+    const auto num = gen_.replica_offsets_[expert_idx + 1] - begin;
+    if (num == 1) return gen_.replica_ranks_[begin];
+    const std::uint64_t h =
+        hash_combine(token_key ^ static_cast<std::uint64_t>(Stream::replica), static_cast<std::uint64_t>(expert_idx));
+    return gen_.replica_ranks_[begin + static_cast<std::int32_t>(h % static_cast<std::uint64_t>(num))];
+  }
+
+ private:
+  // Exact key x_e = -log(u_e) / w_e, or +inf when the lower bound proves x_e > thr.
+  //
+  // -log(u) >= 1 - u and, with u = (m + 1) / 2^53, 1 - u = (2^53 - 1 - m) / 2^53 exactly. The
+  // computed key is at least (lower bound) * (1 - 2^-50) after the rounding of log (< 1 ulp) and
+  // two products, so rejecting when (lower bound) * (1 - 2^-40) > thr never drops an expert that
+  // the full computation would keep: lazy and exhaustive evaluation give identical routing.
+  static inline double key_or_inf(std::uint64_t bits, double inv_w, double thr) {
+    const std::uint64_t m = bits >> 11;
+    const double lower = static_cast<double>(kMax53 - m) * 0x1p-53 * inv_w;
+    if (lower * (1.0 - 0x1p-40) > thr) return kInf;
+    return -std::log(static_cast<double>(m + 1) * 0x1p-53) * inv_w;
+  }
+
+  // Keys below `thr0` only. Every expert skipped has a key >= thr0, so when at least k keys are
+  // below thr0 the k smallest are exact; otherwise returns false (caller rescans with thr0 = inf).
+  bool select_unlimited(std::uint64_t token_key, std::int32_t* experts_out, double thr0) {
+    double keys[kMaxTopK];
+    const int k = top_k_;
+    int n = 0;
+    double thr = thr0;
+    auto visit = [&](int e) {
+      const std::uint64_t bits = mix64(token_key + static_cast<std::uint64_t>(e + 1) * kGoldenGamma);
+      const double x = key_or_inf(bits, inv_w_[e], thr);
+      if (!(x < thr)) return;
+      n = insert_sorted(keys, experts_out, n, k, x, e);
+      if (n == k) thr = keys[k - 1];
+    };
+    if (thr0 == kInf) {
+      for (int e = 0; e < num_experts_; ++e) visit(e);
+    } else {
+      mark_candidates(token_key, 0, num_experts_, thr0);
+      for_each_candidate(0, num_experts_, visit);
+    }
+    return n == k;
+  }
+
+  // Phase 1 of a scan with a finite threshold, branch-free: bit e of candidates_ is set when
+  // expert e's lower bound does not exclude it. Phase 2 visits only those experts, in index
+  // order, exactly as the plain scan would (a tighter running threshold rejects a subset of
+  // what thr0 rejects), so the result is the same; most experts cost one hash here and nothing
+  // more, and the unpredictable branch disappears.
+  void mark_candidates(std::uint64_t token_key, int first, int last, double thr0) {
+    const double limit = thr0 / (1.0 - 0x1p-40);  // lower * (1 - 2^-40) > thr0 <=> lower > limit (up to rounding)
+    const double keep_below = limit * (1.0 + 0x1p-45);
+    for (int w = first / 64; w <= (last - 1) / 64; ++w) {
+      // One word per 64 experts, built in a register (no store-to-load chain through memory).
+      std::uint64_t word = 0;
+      const int begin = std::max(first, w * 64);
+      const int end = std::min(last, w * 64 + 64);
+      for (int e = begin; e < end; ++e) {
+        const std::uint64_t m = mix64(token_key + static_cast<std::uint64_t>(e + 1) * kGoldenGamma) >> 11;
+        const double lower = static_cast<double>(kMax53 - m) * 0x1p-53 * inv_w_[e];
+        // Keep when not provably above thr0; phase 2 repeats the exact test, so keeping a few
+        // extra experts near the boundary (rounding of `limit`) costs time, never correctness.
+        word |= static_cast<std::uint64_t>(!(lower > keep_below)) << (e & 63);
+      }
+      candidates_[w] = word;
+    }
+  }
+
+  template <class F>
+  void for_each_candidate(int first, int last, F&& visit) const {
+    for (int w = first / 64; w <= (last - 1) / 64; ++w) {
+      std::uint64_t bits = candidates_[w];
+      while (bits != 0) {
+        const int e = w * 64 + std::countr_zero(bits);
+        bits &= bits - 1;
+        if (e >= first && e < last) visit(e);
+      }
+    }
+  }
+
+  // Group-limited selection. Each group keeps its smallest min(k, group size) keys below a
+  // threshold: thr0 on the first pass, +inf when the group is rescanned ("complete"). A group
+  // with fewer than n known keys only has a lower bound on its score, (known product) *
+  // thr0^missing, since every unknown key is >= thr0. Groups are ranked by (score or bound,
+  // index); a bounded group that makes the top M is rescanned until the top M are all exact,
+  // which proves they are the M groups of the exhaustive ranking. The top-k over the kept
+  // groups is then exact if k known keys lie below thr0 (unknown keys are >= thr0), else the
+  // kept groups are rescanned completely. Result: the routing of the definition, bit for bit.
+  void select_limited(std::uint64_t token_key, std::int32_t* experts_out) {
+    const double thr0 = gen_.fast_threshold_;
+    mark_candidates(token_key, 0, num_experts_, thr0);
+    for (int g = 0; g < num_groups_; ++g) scan_group(token_key, g, thr0);
+    int* kept = kept_.data();
+    for (;;) {
+      // The M best groups by (score or bound, index): insertion into a short sorted list.
+      int num_kept = 0;
+      for (int g = 0; g < num_groups_; ++g) {
+        const double score = group_score_[g];
+        if (num_kept == groups_per_token_ && !(score < group_score_[kept[num_kept - 1]])) continue;
+        int pos = num_kept < groups_per_token_ ? num_kept++ : num_kept - 1;
+        while (pos > 0 && group_score_[kept[pos - 1]] > score) {
+          kept[pos] = kept[pos - 1];
+          --pos;
+        }
+        kept[pos] = g;
+      }
+      bool all_exact = true;
+      for (int i = 0; i < num_kept; ++i) {
+        if (!group_exact_[kept[i]]) {
+          scan_group(token_key, kept[i], kInf);
+          all_exact = false;
+        }
+      }
+      if (!all_exact) continue;  // a rescanned group's score can only grow: rank again
+      if (merge_kept(kept, thr0, experts_out)) return;
+      for (int i = 0; i < num_kept; ++i) {
+        if (!group_complete_[kept[i]]) scan_group(token_key, kept[i], kInf);
+      }
+      merge_kept(kept, kInf, experts_out);
+      return;
+    }
+  }
+
+  void scan_group(std::uint64_t token_key, int g, double thr0) {
+    const int cap = cap_;
+    double* keys = group_keys_.data() + static_cast<std::size_t>(g) * cap;
+    std::int32_t* idxs = group_idxs_.data() + static_cast<std::size_t>(g) * cap;
+    int n = 0;
+    double thr = thr0;
+    const int first = g * group_size_;
+    auto visit = [&](int e) {
+      const std::uint64_t bits = mix64(token_key + static_cast<std::uint64_t>(e + 1) * kGoldenGamma);
+      const double x = key_or_inf(bits, inv_w_[e], thr);
+      if (!(x < thr)) return;
+      n = insert_sorted(keys, idxs, n, cap, x, e);
+      if (n == cap) thr = keys[cap - 1];
+    };
+    if (thr0 == kInf) {
+      for (int e = first; e < first + group_size_; ++e) visit(e);
+    } else {  // candidates_ was marked for every expert by select_limited
+      for_each_candidate(first, first + group_size_, visit);
+    }
+    group_count_[g] = n;
+    // Sum of the group's best Gumbel scores = -log(product of its smallest keys); unknown keys
+    // enter as thr0, which makes the product a lower bound (rounding is monotone).
+    double product = 1.0;
+    for (int j = 0; j < num_score_; ++j) product *= j < n ? keys[j] : thr0;
+    group_score_[g] = product;
+    group_exact_[g] = n >= num_score_;
+    group_complete_[g] = thr0 == kInf || n == cap;
+  }
+
+  // Top-k by (key, expert index) over the kept groups' known keys. Exact when at least k of them
+  // lie below `thr0` (every unknown key is >= thr0), which this checks.
+  bool merge_kept(const int* kept, double thr0, std::int32_t* experts_out) {
+    double keys[kMaxTopK];
+    int n = 0;
+    const int k = top_k_;
+    for (int i = 0; i < groups_per_token_; ++i) {
+      const int g = kept[i];
+      const double* gk = group_keys_.data() + static_cast<std::size_t>(g) * cap_;
+      const std::int32_t* gi = group_idxs_.data() + static_cast<std::size_t>(g) * cap_;
+      for (int j = 0; j < group_count_[g]; ++j) {
+        const double x = gk[j];
+        const std::int32_t e = gi[j];
+        if (n == k && !(x < keys[k - 1] || (x == keys[k - 1] && e < experts_out[k - 1]))) continue;
+        int pos = n < k ? n++ : k - 1;
+        while (pos > 0 && (keys[pos - 1] > x || (keys[pos - 1] == x && experts_out[pos - 1] > e))) {
+          keys[pos] = keys[pos - 1];
+          experts_out[pos] = experts_out[pos - 1];
+          --pos;
+        }
+        keys[pos] = x;
+        experts_out[pos] = e;
+      }
+    }
+    return n == k && keys[k - 1] < thr0;
+  }
+
+  const RoutingGenerator& gen_;
+  int num_experts_;
+  int top_k_;
+  int num_groups_;
+  int group_size_;
+  const double* inv_w_;
+  std::vector<std::uint64_t> candidates_;  // bit per expert: not excluded by phase 1
+  bool limited_ = false;
+  int groups_per_token_ = 0;
+  int cap_ = 0;
+  int num_score_ = 0;
+  std::vector<double> group_keys_;
+  std::vector<std::int32_t> group_idxs_;
+  std::vector<int> group_count_;
+  std::vector<double> group_score_;
+  std::vector<char> group_exact_;     // score known exactly (>= n known keys)
+  std::vector<char> group_complete_;  // scanned without a threshold: the exact top-min(k, size)
+  std::vector<int> kept_;             // the M best groups, best first
+};
+
+RoutingConfig routing_config(const WorkloadProfile& profile, int num_ranks) {
+  RoutingConfig c;
+  c.num_ranks = num_ranks;
+  c.num_experts = profile.num_routed_experts;
+  c.top_k = profile.top_k;
+  c.num_expert_groups = profile.num_expert_groups;
+  c.tokens_per_rank = profile.tokens_per_rank;
+  c.rows = profile.rows;
+  c.settings = profile.routing;
+  return c;
+}
+
+std::uint64_t routing_token_key(std::uint64_t seed, int layer, int iteration, int src_rank_idx, int token_idx) {
+  return token_key_from_rank_key(rank_key(seed, layer, iteration, src_rank_idx), token_idx);
+}
+
+std::vector<double> expert_popularity(const RoutingSettings& s, int num_experts, int ep_size, double sigma) {
+  std::vector<double> w(static_cast<std::size_t>(num_experts), 1.0);
+  switch (s.popularity) {
+    case Popularity::uniform:
+      break;
+    case Popularity::lognormal:
+      for (int e = 0; e < num_experts; ++e) w[e] = std::exp(sigma * standard_normal(s.seed, s.layer, e));
+      break;
+    case Popularity::zipf: {
+      // A seeded random permutation: experts ordered by a hash of (seed, layer, e).
+      const std::uint64_t base =
+          hash_combine(stream_key(Stream::permutation, s.seed), static_cast<std::uint64_t>(s.layer));
+      std::vector<std::pair<std::uint64_t, int>> order(static_cast<std::size_t>(num_experts));
+      for (int e = 0; e < num_experts; ++e) order[e] = {hash_combine(base, static_cast<std::uint64_t>(e)), e};
+      std::sort(order.begin(), order.end());
+      for (int pos = 0; pos < num_experts; ++pos) w[order[pos].second] = std::pow(pos + 1.0, -s.zipf_s);
+      break;
+    }
+    case Popularity::one_hot_rank: {
+      const int experts_per_rank = num_experts / std::max(1, ep_size);
+      for (int e = 0; e < num_experts; ++e) {
+        if (experts_per_rank > 0 && e / experts_per_rank == s.hot_rank_idx) w[e] = s.hot_factor;
+      }
+      break;
+    }
+  }
+  const double total = std::accumulate(w.begin(), w.end(), 0.0);
+  for (auto& x : w) x /= total;
+  return w;
+}
+
+RoutingGenerator::RoutingGenerator(const RoutingConfig& config) : config_(config) {
+  const auto& s = config_.settings;
+  const int n = config_.num_ranks;
+  const int num_experts = config_.num_experts;
+  const int k = config_.top_k;
+  if (n < 1) throw InputError(fmt::format("routing: num_ranks must be >= 1, got {}", n));
+  if (num_experts < 1) throw InputError(fmt::format("routing: num_experts must be >= 1, got {}", num_experts));
+  if (k < 1 || k > num_experts || k > kMaxTopK) {
+    throw InputError(
+        fmt::format("routing: top_k {} must lie in [1, min(num_experts = {}, {})]", k, num_experts, kMaxTopK));
+  }
+  if (config_.num_expert_groups < 1 || num_experts % config_.num_expert_groups != 0) {
+    throw InputError(fmt::format("routing: {} experts do not split into {} equal expert groups", num_experts,
+                                 config_.num_expert_groups));
+  }
+  if (s.groups_per_token < 0 || s.groups_per_token > config_.num_expert_groups) {
+    throw InputError(fmt::format("routing: groups_per_token {} must lie in [0 (unlimited), num_expert_groups = {}]",
+                                 s.groups_per_token, config_.num_expert_groups));
+  }
+  if (s.groups_per_token > 0 && s.groups_per_token * expert_group_size() < k) {
+    throw InputError(fmt::format("routing: groups_per_token {} x {} experts per group < top_k {}", s.groups_per_token,
+                                 expert_group_size(), k));
+  }
+  ep_size_ = s.ep_size > 0 ? s.ep_size : n;
+  if (ep_size_ > num_experts || num_experts % ep_size_ != 0) {
+    throw InputError(fmt::format(
+        "routing: ep_size {} does not divide the {} experts into whole experts per rank; {} experts cover at most {} "
+        "ranks per EP group, so run several EP groups at once (set ep_size, e.g. {} for {} groups of {})",
+        ep_size_, num_experts, num_experts, num_experts, std::min(ep_size_, num_experts),
+        std::max(1, n / std::min(ep_size_, num_experts)), std::min(ep_size_, num_experts)));
+  }
+  if (n % ep_size_ != 0) {
+    throw InputError(fmt::format("routing: {} ranks do not form whole EP groups of ep_size {}", n, ep_size_));
+  }
+  if (s.num_redundant_experts < 0 || s.num_redundant_experts % ep_size_ != 0 || s.num_redundant_experts > num_experts ||
+      (s.num_redundant_experts > 0 && ep_size_ < 2)) {
+    throw InputError(
+        fmt::format("routing: redundant_experts {} must be a multiple of ep_size {}, at most num_experts "
+                    "{}, and needs ep_size >= 2",
+                    s.num_redundant_experts, ep_size_, num_experts));
+  }
+  if (s.popularity == Popularity::one_hot_rank && (s.hot_rank_idx < 0 || s.hot_rank_idx >= ep_size_)) {
+    throw InputError(
+        fmt::format("routing: hot_rank {} must be a rank within the EP group [0, {})", s.hot_rank_idx, ep_size_));
+  }
+  if (s.popularity == Popularity::one_hot_rank && !(s.hot_factor > 0.0)) {
+    throw InputError("routing: hot_factor must be > 0");
+  }
+  if (!(s.sigma >= 0.0) || !(s.zipf_s >= 0.0)) throw InputError("routing: sigma and zipf_s must be >= 0");
+  const int t = config_.tokens_per_rank;
+  if (t < 0) throw InputError(fmt::format("routing: tokens per rank must be >= 0, got {}", t));
+  if (s.tokens == TokenDistribution::linear && t - (n - 1) < 0) {
+    throw InputError(fmt::format("routing: tokens 'linear' gives T - rank = {} - {} < 0 on the last rank; use T >= {}",
+                                 t, n - 1, n - 1));
+  }
+  if (s.tokens == TokenDistribution::uniform) {
+    const int lo = s.min_tokens >= 0 ? s.min_tokens : t - t / 2;
+    const int hi = s.max_tokens >= 0 ? s.max_tokens : t + t / 2;
+    if (lo > hi) throw InputError(fmt::format("routing: min_tokens {} > max_tokens {}", lo, hi));
+  }
+
+  // Popularity; an imbalance target picks sigma first.
+  if (s.popularity == Popularity::lognormal) {
+    sigma_ = s.imbalance ? sigma_for_imbalance(*s.imbalance, config_, config_.rows) : s.sigma;
+  }
+  weights_ = expert_popularity(s, num_experts, ep_size_, sigma_);
+  inv_weights_.resize(weights_.size());
+  for (std::size_t e = 0; e < weights_.size(); ++e) {
+    if (!(weights_[e] > 0.0) || !std::isfinite(1.0 / weights_[e])) {
+      throw InputError(
+          fmt::format("routing: expert {} has popularity {:g}: the skew is too extreme to sample (lower "
+                      "sigma, zipf_s or hot_factor)",
+                      e, weights_[e]));
+    }
+    inv_weights_[e] = 1.0 / weights_[e];
+  }
+  fast_threshold_ = fast_threshold(weights_, fast_pass_keys(config_));
+
+  // Slots: home rank e / experts_per_rank; then each of the R hottest experts gets one replica,
+  // placed greedily (EPLB style) on the rank with the least expected load that has a free slot
+  // and does not hold the expert yet; each replica then takes an equal share of the expert's
+  // tokens. A hot expert that fits nowhere (the only free slots are on ranks holding it) stays
+  // unreplicated and the slot stays empty: filling it with a colder expert would only add load.
+  const int per_rank = experts_per_rank();
+  std::vector<std::vector<std::int32_t>> holders(static_cast<std::size_t>(num_experts));
+  std::vector<double> load(static_cast<std::size_t>(ep_size_), 0.0);
+  for (int e = 0; e < num_experts; ++e) {
+    holders[e].push_back(e / per_rank);
+    load[e / per_rank] += weights_[e];
+  }
+  if (s.num_redundant_experts > 0) {
+    std::vector<int> hottest(static_cast<std::size_t>(num_experts));
+    std::iota(hottest.begin(), hottest.end(), 0);
+    std::stable_sort(hottest.begin(), hottest.end(), [&](int a, int b) { return weights_[a] > weights_[b]; });
+    const int free_per_rank = s.num_redundant_experts / ep_size_;
+    std::vector<int> free_slots(static_cast<std::size_t>(ep_size_), free_per_rank);
+    for (int i = 0; i < s.num_redundant_experts; ++i) {
+      const int e = hottest[i];
+      const double share_after = weights_[e] / static_cast<double>(holders[e].size() + 1);
+      int best = -1;
+      for (int r = 0; r < ep_size_; ++r) {
+        if (free_slots[r] == 0 || std::find(holders[e].begin(), holders[e].end(), r) != holders[e].end()) continue;
+        if (best < 0 || load[r] < load[best]) best = r;
+      }
+      if (best < 0) continue;  // every rank with a free slot already holds e
+      const double share_before = weights_[e] / static_cast<double>(holders[e].size());
+      for (const auto r : holders[e]) load[r] -= share_before - share_after;
+      holders[e].push_back(best);
+      load[best] += share_after;
+      --free_slots[best];
+    }
+  }
+  replica_offsets_.assign(static_cast<std::size_t>(num_experts) + 1, 0);
+  for (int e = 0; e < num_experts; ++e) {
+    replica_offsets_[e + 1] = replica_offsets_[e] + static_cast<std::int32_t>(holders[e].size());
+    replica_ranks_.insert(replica_ranks_.end(), holders[e].begin(), holders[e].end());
+  }
+}
+
+int RoutingGenerator::slots_per_rank() const {
+  return experts_per_rank() + config_.settings.num_redundant_experts / ep_size_;
+}
+
+std::span<const std::int32_t> RoutingGenerator::expert_local_ranks(int expert_idx) const {
+  const auto begin = static_cast<std::size_t>(replica_offsets_[expert_idx]);
+  const auto end = static_cast<std::size_t>(replica_offsets_[expert_idx + 1]);
+  return {replica_ranks_.data() + begin, end - begin};
+}
+
+int RoutingGenerator::num_tokens(int src_rank_idx) const {
+  const auto& s = config_.settings;
+  const int t = config_.tokens_per_rank;
+  switch (s.tokens) {
+    case TokenDistribution::fixed:
+      return t;
+    case TokenDistribution::linear:
+      return t - src_rank_idx;
+    case TokenDistribution::uniform: {
+      const int lo = s.min_tokens >= 0 ? s.min_tokens : t - t / 2;
+      const int hi = s.max_tokens >= 0 ? s.max_tokens : t + t / 2;
+      std::uint64_t h = hash_combine(stream_key(Stream::tokens, s.seed), static_cast<std::uint64_t>(s.layer));
+      h = hash_combine(h, static_cast<std::uint64_t>(config_.iteration));
+      h = hash_combine(h, static_cast<std::uint64_t>(src_rank_idx));
+      return lo + static_cast<int>(h % static_cast<std::uint64_t>(hi - lo + 1));
+    }
+  }
+  return t;
+}
+
+int RoutingGenerator::max_tokens_per_rank() const {
+  const auto& s = config_.settings;
+  const int t = config_.tokens_per_rank;
+  if (s.tokens == TokenDistribution::uniform) return s.max_tokens >= 0 ? s.max_tokens : t + t / 2;
+  return t;
+}
+
+void RoutingGenerator::route_token(int src_rank_idx, int token_idx, std::span<std::int32_t> experts_out,
+                                   std::span<std::int32_t> dest_ranks_out) const {
+  if (experts_out.size() < static_cast<std::size_t>(top_k()) ||
+      dest_ranks_out.size() < static_cast<std::size_t>(top_k())) {
+    throw InputError(fmt::format("route_token: output spans need top_k = {} entries", top_k()));
+  }
+  TokenRouter router(*this);
+  const auto& s = config_.settings;
+  const std::uint64_t key = routing_token_key(s.seed, s.layer, config_.iteration, src_rank_idx, token_idx);
+  router.select(key, experts_out.data());
+  const int base = ep_group_of(src_rank_idx) * ep_size_;
+  for (int j = 0; j < top_k(); ++j) dest_ranks_out[j] = base + router.dest_local_rank(key, experts_out[j]);
+}
+
+RankRouting RoutingGenerator::route_rank(int src_rank_idx) const {
+  RankRouting out;
+  out.src_rank_idx = src_rank_idx;
+  out.num_tokens = num_tokens(src_rank_idx);
+  out.top_k = top_k();
+  const auto total = static_cast<std::size_t>(out.num_tokens) * static_cast<std::size_t>(top_k());
+  out.experts.resize(total);
+  out.dest_ranks.resize(total);
+  TokenRouter router(*this);
+  const auto& s = config_.settings;
+  const std::uint64_t rk = rank_key(s.seed, s.layer, config_.iteration, src_rank_idx);
+  const int base = ep_group_of(src_rank_idx) * ep_size_;
+  for (int t = 0; t < out.num_tokens; ++t) {
+    const std::uint64_t key = token_key_from_rank_key(rk, t);
+    std::int32_t* experts = out.experts.data() + static_cast<std::size_t>(t) * top_k();
+    std::int32_t* dests = out.dest_ranks.data() + static_cast<std::size_t>(t) * top_k();
+    router.select(key, experts);
+    for (int j = 0; j < top_k(); ++j) dests[j] = base + router.dest_local_rank(key, experts[j]);
+  }
+  return out;
+}
+
+DestinationCounts RoutingGenerator::count_destinations(int src_rank_idx) const {
+  DestinationCounts out;
+  out.copy_rows.assign(static_cast<std::size_t>(num_ranks()), 0);
+  out.dedup_rows.assign(static_cast<std::size_t>(num_ranks()), 0);
+  TokenRouter router(*this);
+  const auto& s = config_.settings;
+  const std::uint64_t rk = rank_key(s.seed, s.layer, config_.iteration, src_rank_idx);
+  const int base = ep_group_of(src_rank_idx) * ep_size_;
+  const int k = top_k();
+  std::int32_t experts[kMaxTopK];
+  std::int32_t dests[kMaxTopK];
+  const int tokens = num_tokens(src_rank_idx);
+  for (int t = 0; t < tokens; ++t) {
+    const std::uint64_t key = token_key_from_rank_key(rk, t);
+    router.select(key, experts);
+    for (int j = 0; j < k; ++j) {
+      const std::int32_t dst = base + router.dest_local_rank(key, experts[j]);
+      dests[j] = dst;
+      ++out.copy_rows[dst];
+      bool seen = false;
+      for (int i = 0; i < j && !seen; ++i) seen = dests[i] == dst;
+      if (!seen) ++out.dedup_rows[dst];
+    }
+  }
+  return out;
+}
+
+CountsMatrices RoutingGenerator::counts_matrices() const {
+  CountsMatrices m;
+  const auto n = static_cast<std::size_t>(num_ranks());
+  m.copy.num_ranks = m.dedup.num_ranks = num_ranks();
+  m.copy.rows.assign(n * n, 0);
+  m.dedup.rows.assign(n * n, 0);
+  for (int src = 0; src < num_ranks(); ++src) {
+    const DestinationCounts c = count_destinations(src);
+    std::copy(c.copy_rows.begin(), c.copy_rows.end(), m.copy.rows.begin() + static_cast<std::ptrdiff_t>(src * n));
+    std::copy(c.dedup_rows.begin(), c.dedup_rows.end(), m.dedup.rows.begin() + static_cast<std::ptrdiff_t>(src * n));
+  }
+  return m;
+}
+
+std::vector<std::int64_t> CountsMatrix::send_rows() const {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(num_ranks), 0);
+  for (int s = 0; s < num_ranks; ++s) {
+    for (int d = 0; d < num_ranks; ++d) out[s] += at(s, d);
+  }
+  return out;
+}
+
+std::vector<std::int64_t> CountsMatrix::receive_rows() const {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(num_ranks), 0);
+  for (int s = 0; s < num_ranks; ++s) {
+    for (int d = 0; d < num_ranks; ++d) out[d] += at(s, d);
+  }
+  return out;
+}
+
+std::int64_t CountsMatrix::total_rows() const {
+  return std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
+}
+
+SendLayout send_layout(const RankRouting& routing, int num_ranks, RowConvention convention) {
+  SendLayout layout;
+  layout.offsets.assign(static_cast<std::size_t>(num_ranks) + 1, 0);
+  const int k = routing.top_k;
+  // Pass 1: count per destination; pass 2: place rows in token (then choice) order.
+  auto for_each_row = [&](auto&& emit) {
+    for (int t = 0; t < routing.num_tokens; ++t) {
+      const auto experts = routing.token_experts(t);
+      const auto dests = routing.token_dest_ranks(t);
+      for (int j = 0; j < k; ++j) {
+        if (convention == RowConvention::dedup) {
+          bool seen = false;
+          for (int i = 0; i < j && !seen; ++i) seen = dests[i] == dests[j];
+          if (seen) continue;
+          emit(dests[j], RowRef{t, -1});
+        } else {
+          emit(dests[j], RowRef{t, experts[j]});
+        }
+      }
+    }
+  };
+  for_each_row([&](std::int32_t dst, const RowRef&) { ++layout.offsets[dst + 1]; });
+  for (int d = 0; d < num_ranks; ++d) layout.offsets[d + 1] += layout.offsets[d];
+  layout.rows.resize(static_cast<std::size_t>(layout.offsets[num_ranks]));
+  std::vector<std::int64_t> next(layout.offsets.begin(), layout.offsets.end() - 1);
+  for_each_row([&](std::int32_t dst, const RowRef& row) { layout.rows[static_cast<std::size_t>(next[dst]++)] = row; });
+  return layout;
+}
+
+std::vector<RowRef> rows_for_destination(const RankRouting& routing, int dst_rank_idx, RowConvention convention) {
+  std::vector<RowRef> rows;
+  const int k = routing.top_k;
+  for (int t = 0; t < routing.num_tokens; ++t) {
+    const auto experts = routing.token_experts(t);
+    const auto dests = routing.token_dest_ranks(t);
+    bool sent = false;
+    for (int j = 0; j < k; ++j) {
+      if (dests[j] != dst_rank_idx) continue;
+      if (convention == RowConvention::copy) {
+        rows.push_back(RowRef{t, experts[j]});
+      } else if (!sent) {
+        rows.push_back(RowRef{t, -1});
+        sent = true;
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace collbench::workload

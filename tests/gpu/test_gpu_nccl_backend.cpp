@@ -1,0 +1,310 @@
+// The NCCL backend end to end on GPUs: every collective family, dtype, reduction and in-place
+// form through the same upload/launch/download/verify path the runner uses, for each buffer
+// kind (plain, registered, symmetric), on the world communicator and a split; CUDA-event
+// timing; algorithm control and algo_used; provenance; error paths; the device-pattern fast
+// path; collbench's hierarchical composition over NCCL communicators. Rank-count agnostic:
+// run under mpiexec with one rank per GPU (label `gpu`).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collbench/backend/hierarchical.hpp"
+#include "collbench/backend/nccl/device_plan.hpp"
+#include "collbench/backend/nccl/nccl_backend.hpp"
+#include "collbench/coll/collective.hpp"
+#include "collbench/coll/pattern.hpp"
+#include "collbench/core/error.hpp"
+
+namespace {
+
+using namespace collbench;
+namespace nccl = collbench::backend::nccl;
+
+std::unique_ptr<backend::Backend> make(const std::string& buffers, const std::string& algo = "auto") {
+  backend::BackendOptions o;
+  o.buffers = buffers;
+  o.algo = algo;
+  return backend::make_nccl_backend(o);
+}
+
+std::vector<Redop> redops_for(const coll::Collective& c) {
+  if (!c.has_redop()) return {Redop::sum};
+  return {Redop::sum, Redop::prod, Redop::min, Redop::max};
+}
+
+int world_size() {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// Sum of a count over all ranks (every rank must see the same verdict).
+std::uint64_t sum_over_ranks(std::uint64_t v) {
+  std::uint64_t total = 0;
+  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+// What run/measure.cpp does before timing: fill on the host, upload, launch, download, verify.
+std::uint64_t run_and_verify_host(backend::Backend& be, backend::Comm& comm, const coll::Collective& c,
+                                  coll::CaseContext ctx, std::uint64_t bytes) {
+  ctx.rank = comm.rank();
+  ctx.num_ranks = comm.size();
+  const std::size_t elem = dtype_size(ctx.dtype);
+  const coll::Shape s = c.shape(bytes, ctx.dtype, ctx.rank, ctx.num_ranks);
+  std::unique_ptr<backend::Buffer> send;
+  std::unique_ptr<backend::Buffer> recv;
+  const void* send_ptr = nullptr;
+  void* recv_ptr = nullptr;
+  std::size_t result_offset = 0;
+  if (ctx.in_place) {
+    std::vector<unsigned char> host(std::max<std::size_t>(s.in_place_elems() * elem, 1), 0);
+    const std::size_t in_off = c.in_place_input_offset(s, ctx);
+    c.fill(host.data() + in_off * elem, s, ctx);
+    recv = be.allocate(host.size());
+    be.upload(*recv, host.data(), host.size());
+    auto* base = static_cast<unsigned char*>(recv->data());
+    send_ptr = base + in_off * elem;
+    recv_ptr = base;
+    result_offset = c.in_place_result_offset(s, ctx, comm);
+  } else {
+    std::vector<unsigned char> host(std::max<std::size_t>(s.send_elems * elem, 1), 0);
+    c.fill(host.data(), s, ctx);
+    send = be.allocate(host.size());
+    be.upload(*send, host.data(), host.size());
+    recv = be.allocate(std::max<std::size_t>(s.recv_elems * elem, 1));
+    send_ptr = send->data();
+    recv_ptr = recv->data();
+  }
+  c.launch(comm, send_ptr, recv_ptr, s, ctx);
+  comm.synchronize();
+  std::vector<unsigned char> result(std::max<std::size_t>(recv->bytes(), 1));
+  be.download(result.data(), *recv, recv->bytes());
+  return c.verify(result.data() + result_offset * elem, s, ctx);
+}
+
+// The device fast path: fill and check on the GPU with the family's plans.
+std::uint64_t run_and_verify_device(backend::Backend& be, backend::Comm& comm, const coll::Collective& c,
+                                    coll::CaseContext ctx, std::uint64_t bytes) {
+  ctx.rank = comm.rank();
+  ctx.num_ranks = comm.size();
+  auto& dp = *nccl::device_patterns(be);
+  const std::size_t elem = dtype_size(ctx.dtype);
+  const coll::Shape s = c.shape(bytes, ctx.dtype, ctx.rank, ctx.num_ranks);
+  const auto params = nccl::pattern_params(ctx);
+  auto send = be.allocate(std::max<std::size_t>(s.send_elems * elem, 1));
+  auto recv = be.allocate(std::max<std::size_t>(s.recv_elems * elem, 1));
+  dp.fill(send->data(), s.send_elems, params, *nccl::fill_plan(c.name(), s, ctx));
+  c.launch(comm, send->data(), recv->data(), s, ctx);
+  return dp.count_wrong(recv->data(), params, *nccl::verify_plan(c.name(), s, ctx));
+}
+
+// One backend per buffer kind, made on first use (collectively: every rank asks in the same
+// order) and kept for the suite, since communicator creation is the slow part.
+class NcclBackendTest : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() { backends().clear(); }
+  static std::map<std::string, std::unique_ptr<backend::Backend>>& backends() {
+    static std::map<std::string, std::unique_ptr<backend::Backend>> b;
+    return b;
+  }
+  static backend::Backend& be(const std::string& kind = "plain") {
+    auto it = backends().find(kind);
+    if (it == backends().end()) it = backends().emplace(kind, make(kind)).first;
+    return *it->second;
+  }
+};
+
+TEST_F(NcclBackendTest, ProvenanceNamesLibrariesAndEveryRanksGpu) {
+  const auto p = be().provenance();
+  EXPECT_EQ(be().name(), "nccl");
+  for (const char* key : {"nccl_version", "nccl_version_built", "cuda_runtime", "cuda_driver", "buffers", "algo"}) {
+    ASSERT_TRUE(p.count(key)) << key;
+    EXPECT_FALSE(p.at(key).empty()) << key;
+    EXPECT_NE(p.at(key), "unknown") << key;
+  }
+  for (int r = 0; r < world_size(); ++r) {
+    const std::string k = "rank." + std::to_string(r) + ".";
+    ASSERT_TRUE(p.count(k + "gpu_name")) << k;
+    EXPECT_EQ(p.at(k + "gpu_uuid").rfind("GPU-", 0), 0u) << p.at(k + "gpu_uuid");
+    EXPECT_EQ(p.at(k + "gpu_uuid").size(), 40u) << p.at(k + "gpu_uuid");
+    EXPECT_FALSE(p.at(k + "pci_bus_id").empty());
+    EXPECT_TRUE(p.count(k + "compute_capability"));
+  }
+  if (::testing::Test::HasFailure()) return;
+  std::printf("provenance (rank 0 view):\n");
+  for (const auto& [k, v] : p) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+}
+
+TEST_F(NcclBackendTest, WorldAndSplitCommunicators) {
+  auto world = be().world();
+  EXPECT_EQ(world->size(), world_size());
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  EXPECT_EQ(world->rank(), rank);
+  auto halves = be().split(rank % 2, rank);
+  EXPECT_EQ(halves->size(), (world_size() + 1 - rank % 2) / 2);
+  world->barrier();
+  halves->barrier();
+}
+
+// Every family x dtype x reduction x in-place form, every buffer kind, at three sizes.
+TEST_F(NcclBackendTest, EveryCollectiveVerifiesOnEveryBufferKind) {
+  for (const char* kind : {"plain", "registered", "symmetric"}) {
+    auto& b = be(kind);
+    auto world = b.world();
+    for (const auto& c : coll::collective_registry()) {
+      for (const auto& info : all_dtypes()) {
+        for (Redop redop : redops_for(*c)) {
+          for (bool in_place : {false, true}) {
+            if (in_place && !c->supports_in_place()) continue;
+            for (std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{4096 + 8}, std::uint64_t{3} << 20}) {
+              coll::CaseContext ctx;
+              ctx.dtype = info.dtype;
+              ctx.redop = redop;
+              ctx.in_place = in_place;
+              ctx.root = world->size() - 1;
+              const std::uint64_t wrong = sum_over_ranks(run_and_verify_host(b, *world, *c, ctx, bytes));
+              ASSERT_EQ(wrong, 0u) << kind << " " << c->name() << " " << info.name << " " << to_string(redop)
+                                   << (in_place ? " in place " : " ") << bytes << " bytes";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(NcclBackendTest, SplitCommunicatorRunsCollectives) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  auto domain = be().split(rank % 2, rank);
+  for (const auto& c : coll::collective_registry()) {
+    coll::CaseContext ctx;
+    ctx.dtype = Dtype::bfloat16;
+    EXPECT_EQ(sum_over_ranks(run_and_verify_host(be(), *domain, *c, ctx, 1 << 20)), 0u) << c->name();
+  }
+}
+
+TEST_F(NcclBackendTest, DeviceFastPathVerifies) {
+  auto world = be().world();
+  for (const auto& c : coll::collective_registry()) {
+    coll::CaseContext probe;
+    if (!nccl::fill_plan(c->name(), c->shape(64, Dtype::float32, 0, 1), probe)) continue;
+    for (const auto& info : all_dtypes()) {
+      for (Redop redop : redops_for(*c)) {
+        coll::CaseContext ctx;
+        ctx.dtype = info.dtype;
+        ctx.redop = redop;
+        EXPECT_EQ(sum_over_ranks(run_and_verify_device(be(), *world, *c, ctx, 1 << 20)), 0u)
+            << c->name() << " " << info.name << " " << to_string(redop);
+      }
+    }
+  }
+}
+
+TEST_F(NcclBackendTest, CudaEventTimer) {
+  auto world = be().world();
+  const auto& c = coll::find_collective("allreduce");
+  coll::CaseContext ctx;
+  ctx.rank = world->rank();
+  ctx.num_ranks = world->size();
+  const coll::Shape s = c.shape(64 << 20, Dtype::float32, ctx.rank, ctx.num_ranks);
+  auto send = be().allocate(s.send_elems * 4);
+  auto recv = be().allocate(s.recv_elems * 4);
+  auto timer = be().timer();
+  std::vector<double> one, eight;
+  for (int i = 0; i < 5; ++i) {
+    for (int batch : {1, 8}) {
+      world->barrier();
+      timer->start();
+      timer->enter();
+      for (int b = 0; b < batch; ++b) c.launch(*world, send->data(), recv->data(), s, ctx);
+      world->synchronize();
+      timer->stop();
+      EXPECT_GT(timer->total_us(), 0.0);
+      EXPECT_LE(timer->inside_us(), timer->total_us());
+      (batch == 1 ? one : eight).push_back(timer->total_us());
+    }
+  }
+  std::sort(one.begin(), one.end());
+  std::sort(eight.begin(), eight.end());
+  // Eight back-to-back operations take longer than one (64 MiB: bandwidth-bound, not launch-bound).
+  EXPECT_GT(eight[2], 2.0 * one[2]) << "median of 1: " << one[2] << " us, of 8: " << eight[2] << " us";
+  // Without a synchronize the timer waits itself.
+  timer->start();
+  timer->enter();
+  c.launch(*world, send->data(), recv->data(), s, ctx);
+  timer->stop();
+  EXPECT_GT(timer->total_us(), 0.0);
+}
+
+TEST_F(NcclBackendTest, ForcedAlgorithmIsReported) {
+  auto ring = make("plain", "ring");
+  EXPECT_EQ(ring->provenance().at("nccl_algo"), "ring");
+  auto world = ring->world();
+  coll::CaseContext ctx;
+  EXPECT_EQ(sum_over_ranks(run_and_verify_host(*ring, *world, coll::find_collective("allreduce"), ctx, 1 << 20)), 0u);
+  EXPECT_EQ(world->algo_used(), "ring");
+  EXPECT_EQ(sum_over_ranks(run_and_verify_host(*ring, *world, coll::find_collective("alltoall"), ctx, 1 << 20)), 0u);
+  EXPECT_EQ(world->algo_used(), "");  // point-to-point: NCCL_ALGO does not apply
+  auto automatic = be().world();
+  EXPECT_EQ(sum_over_ranks(run_and_verify_host(be(), *automatic, coll::find_collective("allreduce"), ctx, 1 << 20)),
+            0u);
+  EXPECT_EQ(automatic->algo_used(), "");
+  // The environment is restored after communicator creation.
+  EXPECT_EQ(std::getenv("NCCL_ALGO") == nullptr, be().provenance().at("nccl_algo").empty());
+}
+
+TEST_F(NcclBackendTest, HierarchicalCompositionOverNcclCommunicators) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  auto world = be().world();
+  auto domain = be().split(0, rank);  // one domain: the composition degenerates but runs every step
+  auto cross = be().split(rank, 0);
+  backend::HierarchicalComm h(be(), *domain, *cross, *world);
+  for (const char* name : {"allreduce", "alltoall"}) {
+    coll::CaseContext ctx;
+    ctx.dtype = Dtype::float32;
+    EXPECT_EQ(sum_over_ranks(run_and_verify_host(be(), h, coll::find_collective(name), ctx, 1 << 20)), 0u) << name;
+  }
+}
+
+TEST_F(NcclBackendTest, ErrorsCarryTheCallAndNcclText) {
+  auto world = be().world();
+  auto buf = be().allocate(1024);
+  try {
+    world->broadcast(buf->data(), buf->data(), 16, Dtype::float32, world->size() + 5);  // no such root
+    world->synchronize();
+    FAIL() << "an invalid root was accepted";
+  } catch (const RuntimeFailure& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ncclBroadcast"), std::string::npos) << what;
+    EXPECT_NE(what.find("invalid"), std::string::npos) << what;
+  }
+}
+
+TEST(NcclBackendOptions, BadOptionsAreInputErrors) {
+  EXPECT_THROW(make("host"), InputError);
+  EXPECT_THROW(make("plain", "cb-multimem"), InputError);
+  EXPECT_THROW(make("plain", "symmetric"), InputError);  // needs --buffers symmetric
+}
+
+// Runs in its own process (ctest gpu.abort.*): the abort request is process-wide and final.
+TEST(NcclAbort, RequestAbortsCommunicatorsAndThrows) {
+  auto b = make("plain");
+  auto world = b->world();
+  auto buf = b->allocate(1 << 20);
+  world->allreduce(buf->data(), buf->data(), (1 << 20) / 4, Dtype::float32, Redop::sum);
+  nccl::request_abort();
+  EXPECT_THROW(world->synchronize(), RuntimeFailure);
+  EXPECT_THROW(world->allreduce(buf->data(), buf->data(), 16, Dtype::float32, Redop::sum), RuntimeFailure);
+}
+
+}  // namespace
