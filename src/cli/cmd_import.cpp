@@ -1,13 +1,13 @@
 // `collbench import LOG... --out FILE.jsonl`: nccl-tests console logs and -J JSON files become
 // collbench records (source: nccl-tests), so existing logs get reports, bounds and gates. Reads
 // files only: no MPI, no GPU.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
@@ -37,7 +37,7 @@ int run_import(const ImportFlags& f) {
   opt.started_at = run::utc_now_iso8601();
   opt.tool_version = build::kVersion;
   opt.git_sha = build::kGitSha;
-  opt.backends_built = split_list(build::kBackends, "backends");
+  opt.backends_built = build::backends_built();
   opt.argv = process_argv();
   opt.num_ranks = f.num_ranks;
   if (f.collective) opt.collective = *f.collective;
@@ -51,8 +51,8 @@ int run_import(const ImportFlags& f) {
   const auto imp = record::import_nccl_tests(logs, opt);
   for (const auto& w : imp.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
   if (imp.cases.empty()) {
-    throw InputError(fmt::format("nothing to import: no measurement of a collective collbench records in {}",
-                                 join(f.logs)));
+    throw InputError(
+        fmt::format("nothing to import: no measurement of a collective collbench records in {}", join(f.logs)));
   }
   // Open the output only now, so that a bad log leaves no half-written file behind.
   record::JsonlWriter writer(f.out, f.force ? record::OpenMode::force : record::OpenMode::create);

@@ -2,13 +2,8 @@
 // runs, backends or algorithms; `collbench report weak-scaling FILES...`: the weak-scaling report
 // folder (report.md, report.json, PNG plots drawn by the plotting package when matplotlib is
 // available). Reads result files only: no MPI, no GPU.
-
-// GCC 12 reports a false "potential null pointer dereference" in libstdc++'s vector<string>
-// growth inlined into CLI11's CLI::detail::split (reached through App::add_subcommand).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-#endif
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,8 +19,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/subcommand.hpp"
 #include "collbench/core/build_info.hpp"
@@ -217,15 +210,15 @@ Plotter find_plotter() {
     }
   }
   if (p.package_dir.empty()) {
-    p.why_not = fmt::format("plots not drawn: the plotting package (collbench_plot) was not found in {}",
-                            join(candidates));
+    p.why_not =
+        fmt::format("plots not drawn: the plotting package (collbench_plot) was not found in {}", join(candidates));
     return p;
   }
   std::string ignored;
   const int rc = run_capture({p.python, "-c", "import matplotlib"}, {}, ignored, true);
   if (rc != 0) {
-    p.why_not = fmt::format("plots not drawn: {} {}; {}", p.python,
-                            rc == 127 ? "was not found" : "has no matplotlib", kInstallHint);
+    p.why_not = fmt::format("plots not drawn: {} {}; {}", p.python, rc == 127 ? "was not found" : "has no matplotlib",
+                            kInstallHint);
   }
   return p;
 }
@@ -270,7 +263,8 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    throw InputError(fmt::format("--out '{}': cannot create the folder ({})", f.out, ec ? ec.message() : "not a folder"));
+    throw InputError(
+        fmt::format("--out '{}': cannot create the folder ({})", f.out, ec ? ec.message() : "not a folder"));
   }
   const fs::path json_path = dir / "report.json";
   const fs::path md_path = dir / "report.md";
@@ -288,7 +282,8 @@ int run_weak_scaling(const WeakScalingFlags& f) {
       std::fprintf(stderr, "collbench: %s\n", plotter.why_not.c_str());
     } else {
       std::vector<std::string> notes;
-      const auto ws = plot(plotter, {"weak-scaling", json_path.string(), "--out", dir.string(), "--format", "png"}, notes);
+      const auto ws =
+          plot(plotter, {"weak-scaling", json_path.string(), "--out", dir.string(), "--format", "png"}, notes);
       for (const auto& path : ws) {
         const std::string name = fs::path(path).filename().string();
         for (std::size_t gi = 0; gi < rep.groups.size(); ++gi) {
@@ -299,7 +294,19 @@ int run_weak_scaling(const WeakScalingFlags& f) {
       }
       std::vector<std::string> inputs;
       for (const auto& file : files) inputs.push_back(file.path);
-      for (const char* kind : {"busbw", "rank-heatmap"}) {
+      // The other plots only where the records hold what they draw (imports have no per-rank
+      // times), so that a failure of the plotting package is always worth a warning.
+      bool any_busbw = false, any_per_rank = false;
+      for (const auto& file : files) {
+        for (const auto& r : file.cases) {
+          any_busbw |= r.status == "ok" && r.bytes > 0 && r.busbw_gbps > 0.0;
+          any_per_rank |= r.per_rank.has_value() && !r.per_rank->mean_us.empty();
+        }
+      }
+      std::vector<std::string> kinds;
+      if (any_busbw) kinds.emplace_back("busbw");
+      if (any_per_rank) kinds.emplace_back("rank-heatmap");
+      for (const auto& kind : kinds) {
         std::vector<std::string> args{kind};
         args.insert(args.end(), inputs.begin(), inputs.end());
         args.insert(args.end(), {"--out", dir.string(), "--format", "png"});
@@ -339,11 +346,14 @@ Action setup(CLI::App& app) {
       "  collbench report results/a.jsonl\n"
       "  collbench report results/a.jsonl results/b.jsonl              # compares the runs, per size\n"
       "  collbench report results/all.jsonl --compare-by algo --baseline ring --format markdown\n"
-      "  collbench report weak-scaling results/256.jsonl results/512.jsonl results/1024.jsonl --system gb300-nvl72 --out report/");
+      "  collbench report weak-scaling results/256.jsonl results/512.jsonl results/1024.jsonl --system gb300-nvl72 "
+      "--out report/");
 
-  CLI::App* ws = app.add_subcommand("weak-scaling", "Weak-scaling report across rank counts: Markdown, JSON, PNG plots");
+  CLI::App* ws =
+      app.add_subcommand("weak-scaling", "Weak-scaling report across rank counts: Markdown, JSON, PNG plots");
   ws->add_option("files", w->files, "Result files at several rank counts (JSONL)")->required();
-  ws->add_option("--system", w->system, "System profile the records were measured on (name or YAML path); used for bounds and projections");
+  ws->add_option("--system", w->system,
+                 "System profile the records were measured on (name or YAML path); used for bounds and projections");
   ws->add_option("--project-onto", w->project_onto,
                  "Project the measurements onto this system profile (explicitly cross-system; said in the title)");
   ws->add_option("--ranks", w->ranks, "Rank counts to report; those not measured are projected (or 'none')")

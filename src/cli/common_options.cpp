@@ -28,6 +28,8 @@ void add_placement_flags(CLI::App& app, PlacementFlags& f) {
   app.add_option("--progress", f.progress, "MPI progress: auto (yield when ranks exceed cores), spin, yield")
       ->check(CLI::IsMember({"auto", "spin", "yield"}))
       ->default_str("auto");
+  app.add_option("--timeout", f.timeout,
+                 "Watchdog: longest a collective or barrier may take (e.g. 30s); default 300s + 1s per 100MB");
 }
 
 void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
@@ -77,6 +79,10 @@ run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& 
   }
   run::RunnerOptions o;
   o.progress = placement.progress;
+  if (placement.timeout) {
+    o.timeout_s = parse_duration_s(*placement.timeout);
+    if (!(o.timeout_s > 0)) throw InputError("--timeout must be positive, e.g. 30s");
+  }
   o.placement.ranks_per_domain = placement.ranks_per_domain;
   o.placement.domain_sizes = placement.domain_sizes;
   o.placement.allow_interleaved = placement.allow_interleaved;

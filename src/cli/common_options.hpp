@@ -24,6 +24,7 @@ struct PlacementFlags {
   std::optional<std::string> domain_sizes;
   bool allow_interleaved = false;
   std::string progress = "auto";
+  std::optional<std::string> timeout;  // --timeout per collective/barrier
 };
 
 // Stopping-rule overrides (unset flags keep the case's own value).

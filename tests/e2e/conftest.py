@@ -2,6 +2,7 @@
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,16 @@ MPIEXEC = os.environ.get("MPIEXEC", "mpiexec")
 SCHEMA_PATH = SOURCE_DIR / "results" / "schema" / "collbench.result-1.schema.json"
 
 
+_EMPTY_CONFIG = tempfile.mkdtemp(prefix="collbench-test-config-")
+
+
 def run(args, np=None, env=None, timeout=600, cwd=None):
     """Runs collbench (under mpiexec -n NP when np is given); returns CompletedProcess."""
     cmd = ([MPIEXEC, "-n", str(np)] if np else []) + [BIN] + [str(a) for a in args]
     full_env = dict(os.environ)
     full_env.pop("COLLBENCH_FAULT", None)
+    # Hermetic: a cpu-local profile calibrated on this machine must not change test outcomes.
+    full_env["XDG_CONFIG_HOME"] = _EMPTY_CONFIG
     if env:
         full_env.update(env)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=cwd)

@@ -139,8 +139,9 @@ TEST(ReportCompare, RunsMatchPerSizeWithRatioAndPercentChange) {
 }
 
 TEST(ReportCompare, BackendsAndAlgorithmsMatchOnEverythingElse) {
-  std::vector<InputFile> files{file_of("all.jsonl", {make_case(1024, 10, "mpi", "ring"), make_case(1024, 5, "nccl", "ring"),
-                                                     make_case(1024, 4, "nccl", "tree"), make_case(2048, 6, "nccl", "tree")})};
+  std::vector<InputFile> files{
+      file_of("all.jsonl", {make_case(1024, 10, "mpi", "ring"), make_case(1024, 5, "nccl", "ring"),
+                            make_case(1024, 4, "nccl", "tree"), make_case(2048, 6, "nccl", "tree")})};
   const auto by_backend = compare(files, CompareBy::backend);
   EXPECT_EQ(by_backend.baseline, "mpi");
   ASSERT_EQ(by_backend.rows.size(), 1u);  // only ring exists for both backends
@@ -181,7 +182,8 @@ TEST(ReportCompare, NeedsTwoValuesAndSkipsUnmeasuredCases) {
 TEST(ReportMarkdown, CaseTablesRenderRecordFields) {
   auto r = make_case(1024, 12.5);
   const auto md = markdown_case_table({r});
-  EXPECT_NE(md.find("| allreduce | 1024 | 256 | float32 | sum | auto | global | out | 4 | 4 | 12.50 |"), std::string::npos)
+  EXPECT_NE(md.find("| allreduce | 1024 | 256 | float32 | sum | auto | global | out | 4 | 4 | 12.50 |"),
+            std::string::npos)
       << md;
   std::vector<InputFile> files{file_of("a.jsonl", {r})};
   const auto all = render_cases_markdown(files);

@@ -100,9 +100,9 @@ NcclTestsConverted convert_file(const std::string& path, NcclTestsLog* log_out =
 }  // namespace
 
 TEST(ReportImport, EveryFixtureConvertsWithBusbwPreserved) {
-  for (const char* name : {"all_reduce_8xH100.txt", "all_gather_16rank_cut_srun.txt",
-                           "reduce_scatter_16rank_mpirun_tagged.txt", "alltoall_4gpu_retyped.txt",
-                           "alltoall_8xH200_v3.json", "all_reduce_4gpu_v1.json"}) {
+  for (const char* name :
+       {"all_reduce_8xH100.txt", "all_gather_16rank_cut_srun.txt", "reduce_scatter_16rank_mpirun_tagged.txt",
+        "alltoall_4gpu_retyped.txt", "alltoall_8xH200_v3.json", "all_reduce_4gpu_v1.json"}) {
     const auto conv = convert_file(kFixtures + name);
     EXPECT_FALSE(conv.cases.empty()) << name;
   }

@@ -53,13 +53,15 @@ CaseRecord make_case(int n, double p50_us, std::vector<int> domain_sizes = {}) {
   return r;
 }
 
-InputFile make_file(const std::string& path, std::vector<CaseRecord> cases, const std::vector<std::string>& hosts = {}) {
+InputFile make_file(const std::string& path, std::vector<CaseRecord> cases,
+                    const std::vector<std::string>& hosts = {}) {
   InputFile f;
   f.path = path;
   if (!hosts.empty()) {
     record::RunHeader h;
     h.run_id = cases.front().run_id;
-    for (std::size_t i = 0; i < hosts.size(); ++i) h.hosts.push_back({static_cast<int>(i), hosts[i], 100, {}, {}, {}, {}});
+    for (std::size_t i = 0; i < hosts.size(); ++i)
+      h.hosts.push_back({static_cast<int>(i), hosts[i], 100, {}, {}, {}, {}});
     f.header = h;
     f.header_line = 1;
   }
@@ -87,7 +89,8 @@ std::vector<InputFile> synthetic_set() {
   files.push_back(make_file("n4.jsonl", {make_case(4, 15.0)}));
   auto c8 = make_case(8, 20.0, {4, 4});
   c8.per_rank = record::PerRank{{20, 20, 20, 20, 20, 20, 20, 20}, {21, 22, 21, 35, 21, 22, 21, 23}, {}};
-  files.push_back(make_file("n8.jsonl", {c8}, {"node-a", "node-a", "node-a", "node-b", "node-c", "node-c", "node-c", "node-c"}));
+  files.push_back(
+      make_file("n8.jsonl", {c8}, {"node-a", "node-a", "node-a", "node-b", "node-c", "node-c", "node-c", "node-c"}));
   return files;
 }
 
@@ -196,7 +199,8 @@ TEST(ReportWeakScaling, NothingToReportIsAnInputError) {
 
 TEST(ReportWeakScaling, ProjectionIsCalibratedLabelledAndWidened) {
   auto files = synthetic_set();
-  for (auto& f : files) set_model(f.cases[0], "gb300-nvl72", 0.25 * f.cases[0].time_us->p50, 0.5 * f.cases[0].time_us->p50);
+  for (auto& f : files)
+    set_model(f.cases[0], "gb300-nvl72", 0.25 * f.cases[0].time_us->p50, 0.5 * f.cases[0].time_us->p50);
   WeakScalingOptions o;
   o.requested_ranks = {4, 16, 64};
   o.system = model::load_system_profile("gb300-nvl72");
@@ -372,12 +376,13 @@ TEST(ReportBootstrap, MatchesNaiveResampling) {
     // The bootstrap median is discrete: compare its distribution function at every midpoint
     // between sample values (40,000 draws each: a standard error below 0.0025).
     const auto cdf = [](const std::vector<double>& draws, double t) {
-      return std::count_if(draws.begin(), draws.end(), [t](double d) { return d <= t; }) /
+      return static_cast<double>(std::count_if(draws.begin(), draws.end(), [t](double d) { return d <= t; })) /
              static_cast<double>(draws.size());
     };
     for (std::size_t i = 0; i + 1 < n; ++i) {
       const double t = 0.5 * (x[i] + x[i + 1]);
-      EXPECT_NEAR(cdf(fast, t), cdf(naive, t), 0.012) << "n=" << n << " t between x[" << i << "] and x[" << i + 1 << "]";
+      EXPECT_NEAR(cdf(fast, t), cdf(naive, t), 0.012)
+          << "n=" << n << " t between x[" << i << "] and x[" << i + 1 << "]";
     }
   }
 }

@@ -54,6 +54,11 @@ class Comm {
   virtual void synchronize() {}
   // The algorithm the library reported for the last operation, when it says.
   [[nodiscard]] virtual std::string algo_used() const { return {}; }
+  // A communicator composed of levels (HierarchicalComm) exposes them, so that a family can
+  // compose its own hierarchical algorithm (MoE dispatch/combine): this rank's domain, and the
+  // ranks with the same local index ordered by domain. Null for a flat communicator.
+  [[nodiscard]] virtual Comm* domain_level() { return nullptr; }
+  [[nodiscard]] virtual Comm* cross_level() { return nullptr; }
 };
 
 // Per-iteration timer. start(): the common start after the barrier; enter(): this rank enters

@@ -6,8 +6,9 @@
 namespace collbench::backend {
 
 std::optional<std::string> hierarchical_waiver(const std::string& collective, bool uniform_domains, int num_domains) {
-  if (collective != "allreduce" && collective != "alltoall") {
-    return "hierarchical is implemented for allreduce and alltoall, not " + collective;
+  const bool moe = collective == "moe-dispatch" || collective == "moe-combine" || collective == "moe-roundtrip";
+  if (collective != "allreduce" && collective != "alltoall" && !moe) {
+    return "hierarchical is implemented for allreduce, alltoall and moe-*, not " + collective;
   }
   if (!uniform_domains) return std::string("hierarchical needs equal domain sizes (the placement is uneven)");
   if (num_domains < 1) return std::string("hierarchical needs at least one domain");

@@ -7,6 +7,8 @@
 //                between ranks with the same local index, which leaves the blocks in global
 //                source order (the two-stage forwarding of DeepEP-style systems).
 // Both need equal domain sizes. Other operations are not hierarchical: the runner waives them.
+// The MoE families (moe-dispatch, moe-combine, moe-roundtrip) compose their own hierarchical
+// exchange from domain_level() and cross_level() (coll/moe.cpp).
 #pragma once
 
 #include <memory>
@@ -44,6 +46,8 @@ class HierarchicalComm final : public Comm {
   void local_copy(void* dst, const void* src, std::size_t bytes) override { global_.local_copy(dst, src, bytes); }
   void synchronize() override { global_.synchronize(); }
   [[nodiscard]] std::string algo_used() const override { return "hierarchical"; }
+  [[nodiscard]] Comm* domain_level() override { return &domain_; }
+  [[nodiscard]] Comm* cross_level() override { return &cross_; }
 
  private:
   [[noreturn]] static void unsupported(const char* op);

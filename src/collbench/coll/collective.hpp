@@ -5,17 +5,28 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "collbench/backend/backend.hpp"
 #include "collbench/core/dtype.hpp"
+#include "collbench/core/placement.hpp"
 #include "collbench/core/redop.hpp"
+#include "collbench/model/traffic.hpp"
 
 namespace collbench::coll {
+
+// Family-specific state that a shape carries to fill, verify and launch (MoE: the routing, row
+// layouts and buffer regions of the case). Immutable once the shape exists.
+struct ShapeDetail {
+  virtual ~ShapeDetail() = default;
+};
 
 // Sizes of one case on one communicator, from the rank's point of view.
 struct Shape {
@@ -29,6 +40,8 @@ struct Shape {
   std::optional<std::uint64_t> bytes_logical_total;  // all-to-all-v: bytes sent by all ranks together
   // all-to-all-v: this rank's per-peer counts and displacements, in elements.
   std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+  // Family-specific state (null for the regular families).
+  std::shared_ptr<const ShapeDetail> detail;
 
   [[nodiscard]] std::size_t in_place_elems() const { return send_elems > recv_elems ? send_elems : recv_elems; }
 };
@@ -40,6 +53,12 @@ struct CaseContext {
   int num_ranks = 1;
   bool in_place = false;
   int root = 0;
+  // The case's collective-specific parameters (plan::Case::params: MoE workload, tokens, routing,
+  // ...); null when there are none.
+  const std::map<std::string, std::string>* params = nullptr;
+  std::string algo = "auto";  // algo_requested
+  // Domains of the communicator's ranks (rank-space of `rank`/`num_ranks`); empty = one domain.
+  Placement placement;
 };
 
 class Collective {
@@ -54,6 +73,20 @@ class Collective {
   // busbw = algbw x factor(n) (nccl-tests conventions; n = the communicator's rank count).
   [[nodiscard]] virtual double busbw_factor(int num_ranks) const = 0;
   [[nodiscard]] virtual Shape shape(std::uint64_t requested_bytes, Dtype dtype, int rank, int num_ranks) const = 0;
+  // The shape with the case's parameters and placement (ctx.params, ctx.algo, ctx.placement).
+  // Families without parameters use shape(); the runner always calls this one.
+  [[nodiscard]] virtual Shape shape_for(std::uint64_t requested_bytes, const CaseContext& ctx) const {
+    return shape(requested_bytes, ctx.dtype, ctx.rank, ctx.num_ranks);
+  }
+  // Families whose payload type is fixed by their parameters (MoE: the workload's wire format)
+  // return it; the runner records and runs the case with it instead of the requested dtype.
+  [[nodiscard]] virtual std::optional<Dtype> case_dtype(const std::map<std::string, std::string>& /*params*/) const {
+    return std::nullopt;
+  }
+  // Checks the parameters up front (InputError naming the bad key or value); pure.
+  virtual void check_params(const std::map<std::string, std::string>& /*params*/) const {}
+  // Why this case cannot run here (a waived record with the reason), or nullopt; pure.
+  [[nodiscard]] virtual std::optional<std::string> waiver(const CaseContext& /*ctx*/) const { return std::nullopt; }
 
   // Writes this rank's input (shape.send_elems elements) into host memory.
   virtual void fill(void* host_send, const Shape& shape, const CaseContext& ctx) const = 0;
@@ -68,6 +101,27 @@ class Collective {
 
   virtual void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
                       const CaseContext& ctx) const = 0;
+
+  // Untimed work on the filled buffers before verification and timing, collective over the
+  // communicator (MoE with the counts exchange outside the timed region: the counts reach the
+  // receivers here once, as they do before a layer's dispatch).
+  virtual void prepare(backend::Comm& /*comm*/, const void* /*send*/, void* /*recv*/, const Shape& /*shape*/,
+                       const CaseContext& /*ctx*/) const {}
+  // Operations timed on their own beside the case, after its timed rounds, and reported with it
+  // (MoE: "counts_exchange"). launch_side runs one of them.
+  [[nodiscard]] virtual std::vector<std::string> side_operations(const Shape& /*shape*/) const { return {}; }
+  virtual void launch_side(std::string_view /*op*/, backend::Comm& /*comm*/, const void* /*send*/, void* /*recv*/,
+                           const Shape& /*shape*/, const CaseContext& /*ctx*/) const {}
+  // Irregular exchanges: the bytes every rank sends every other rank in one launch, for per-class
+  // bytes and the traffic-matrix bound (model::estimate_from_traffic); nullopt for the others.
+  [[nodiscard]] virtual std::optional<model::TrafficMatrix> traffic(const Shape& /*shape*/) const {
+    return std::nullopt;
+  }
+  // What the case's size means besides bytes (MoE: workload, tokens, routing, ...), appended to
+  // the size field of case_key so that cases of equal bytes stay distinct; empty for the others.
+  [[nodiscard]] virtual std::string size_label(const Shape& /*shape*/, const CaseContext& /*ctx*/) const { return {}; }
+  // The record's `workload` object (MoE), or null.
+  [[nodiscard]] virtual nlohmann::json workload_record(const Shape& /*shape*/) const { return nullptr; }
 };
 
 const std::vector<std::unique_ptr<Collective>>& collective_registry();
@@ -97,5 +151,8 @@ std::unique_ptr<Collective> make_alltoall();
 std::unique_ptr<Collective> make_alltoallv();
 std::unique_ptr<Collective> make_broadcast();
 std::unique_ptr<Collective> make_sendrecv();
+std::unique_ptr<Collective> make_moe_dispatch();
+std::unique_ptr<Collective> make_moe_combine();
+std::unique_ptr<Collective> make_moe_roundtrip();
 
 }  // namespace collbench::coll

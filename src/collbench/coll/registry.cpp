@@ -17,6 +17,9 @@ const std::vector<std::unique_ptr<Collective>>& collective_registry() {
     r.push_back(make_alltoallv());
     r.push_back(make_broadcast());
     r.push_back(make_sendrecv());
+    r.push_back(make_moe_dispatch());
+    r.push_back(make_moe_combine());
+    r.push_back(make_moe_roundtrip());
     return r;
   }();
   return kRegistry;

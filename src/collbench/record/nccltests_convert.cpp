@@ -1,12 +1,12 @@
 // nccl-tests logs -> collbench records.
 #include "collbench/record/nccltests_convert.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
@@ -68,10 +68,12 @@ struct Tally {
 
 std::optional<std::string> collbench_dtype_from_nccl_tests(const std::string& type) {
   static const std::map<std::string, std::string> names{
-      {"float", "float32"},     {"float32", "float32"},   {"half", "float16"},        {"float16", "float16"},
-      {"bfloat16", "bfloat16"}, {"double", "float64"},    {"float64", "float64"},     {"int32", "int32"},
-      {"int", "int32"},         {"int64", "int64"},       {"f8e4m3", "float8e4m3"},   {"fp8_e4m3", "float8e4m3"},
-      {"float8e4m3", "float8e4m3"}, {"f8e5m2", "float8e5m2"}, {"fp8_e5m2", "float8e5m2"}, {"float8e5m2", "float8e5m2"}};
+      {"float", "float32"},         {"float32", "float32"},   {"half", "float16"},
+      {"float16", "float16"},       {"bfloat16", "bfloat16"}, {"double", "float64"},
+      {"float64", "float64"},       {"int32", "int32"},       {"int", "int32"},
+      {"int64", "int64"},           {"f8e4m3", "float8e4m3"}, {"fp8_e4m3", "float8e4m3"},
+      {"float8e4m3", "float8e4m3"}, {"f8e5m2", "float8e5m2"}, {"fp8_e5m2", "float8e5m2"},
+      {"float8e5m2", "float8e5m2"}};
   const auto it = names.find(type);
   if (it == names.end()) return std::nullopt;
   return it->second;
@@ -87,16 +89,18 @@ std::optional<std::string> collbench_redop_from_nccl_tests(const std::string& re
 
 NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTestsConvertOptions& opt) {
   NcclTestsConverted out;
-  const std::string span = log.first_line > 0 ? fmt::format("{}:{}-{}", log.source_path, log.first_line, log.last_line)
-                                              : log.source_path;
+  const std::string span =
+      log.first_line > 0 ? fmt::format("{}:{}-{}", log.source_path, log.first_line, log.last_line) : log.source_path;
   for (const auto& w : log.warnings) out.warnings.push_back(fmt::format("{}: {}", log.source_path, w));
-  for (const auto& e : log.errors) out.warnings.push_back(fmt::format("{}: nccl-tests reported: {}", log.source_path, e));
+  for (const auto& e : log.errors)
+    out.warnings.push_back(fmt::format("{}: nccl-tests reported: {}", log.source_path, e));
 
   std::string collective = !log.collective.empty() ? log.collective : opt.collective.value_or("");
   if (collective.empty()) {
-    throw InputError(fmt::format("{}: the collective of this log could not be inferred (no 'Collective test "
-                                 "starting' line, program or file name); give it with --collective NAME",
-                                 span));
+    throw InputError(
+        fmt::format("{}: the collective of this log could not be inferred (no 'Collective test "
+                    "starting' line, program or file name); give it with --collective NAME",
+                    span));
   }
   std::optional<int> num_ranks = log.num_ranks ? log.num_ranks : opt.num_ranks;
   if (!num_ranks || *num_ranks < 1) {
@@ -111,19 +115,21 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
 
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : log.header) params[k] = v;
-  out.source = {{"path", log.source_path},
-                {"format", log.format},
-                {"program", log.program.empty() ? nlohmann::json(nullptr) : nlohmann::json(log.program)},
-                {"collective", collective},
-                {"nccl_tests_version", log.nccl_tests_version ? nlohmann::json(*log.nccl_tests_version) : nlohmann::json(nullptr)},
-                {"nccl_version", log.nccl_version ? nlohmann::json(*log.nccl_version) : nlohmann::json(nullptr)},
-                {"num_ranks", n},
-                {"num_ranks_source", log.num_ranks ? log.num_ranks_source : std::string("--num-ranks")},
-                {"parameters", params},
-                {"cpu_time", log.cpu_time},
-                {"lines", log.first_line > 0 ? nlohmann::json::array({log.first_line, log.last_line}) : nlohmann::json(nullptr)},
-                {"rows", log.rows.size()},
-                {"avg_busbw", log.avg_busbw ? nlohmann::json(*log.avg_busbw) : nlohmann::json(nullptr)}};
+  out.source = {
+      {"path", log.source_path},
+      {"format", log.format},
+      {"program", log.program.empty() ? nlohmann::json(nullptr) : nlohmann::json(log.program)},
+      {"collective", collective},
+      {"nccl_tests_version",
+       log.nccl_tests_version ? nlohmann::json(*log.nccl_tests_version) : nlohmann::json(nullptr)},
+      {"nccl_version", log.nccl_version ? nlohmann::json(*log.nccl_version) : nlohmann::json(nullptr)},
+      {"num_ranks", n},
+      {"num_ranks_source", log.num_ranks ? log.num_ranks_source : std::string("--num-ranks")},
+      {"parameters", params},
+      {"cpu_time", log.cpu_time},
+      {"lines", log.first_line > 0 ? nlohmann::json::array({log.first_line, log.last_line}) : nlohmann::json(nullptr)},
+      {"rows", log.rows.size()},
+      {"avg_busbw", log.avg_busbw ? nlohmann::json(*log.avg_busbw) : nlohmann::json(nullptr)}};
 
   for (const auto& d : log.devices) {
     HostInfo h;
@@ -137,10 +143,11 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
 
   if (!recordable_collectives().count(collective)) {
     out.skipped = true;
-    out.warnings.push_back(fmt::format("{}: skipped {} row(s) of '{}': collbench records no such collective "
-                                       "(accepted: allreduce, allgather, reducescatter, alltoall, alltoallv, "
-                                       "broadcast, reduce, sendrecv)",
-                                       span, log.rows.size(), collective));
+    out.warnings.push_back(
+        fmt::format("{}: skipped {} row(s) of '{}': collbench records no such collective "
+                    "(accepted: allreduce, allgather, reducescatter, alltoall, alltoallv, "
+                    "broadcast, reduce, sendrecv)",
+                    span, log.rows.size(), collective));
     out.source["cases"] = 0;
     return out;
   }
@@ -294,24 +301,28 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
                                        log.source_path, t.count, type, t.first));
   }
   for (const auto& [op, t] : skipped_ops) {
-    out.warnings.push_back(fmt::format("{}: skipped {} row(s) with reduction '{}' (first at {}): collbench has no such "
-                                       "reduction (sum, prod, min, max)",
-                                       log.source_path, t.count, op, t.first));
+    out.warnings.push_back(
+        fmt::format("{}: skipped {} row(s) with reduction '{}' (first at {}): collbench has no such "
+                    "reduction (sum, prod, min, max)",
+                    log.source_path, t.count, op, t.first));
   }
   if (algbw_mismatch.count > 0) {
-    out.warnings.push_back(fmt::format("{}: {} measurement(s) print an algbw that is not size / time within rounding "
-                                       "(first at {}); the printed values are kept",
-                                       log.source_path, algbw_mismatch.count, algbw_mismatch.first));
+    out.warnings.push_back(
+        fmt::format("{}: {} measurement(s) print an algbw that is not size / time within rounding "
+                    "(first at {}); the printed values are kept",
+                    log.source_path, algbw_mismatch.count, algbw_mismatch.first));
   }
   if (busbw_mismatch.count > 0) {
-    out.warnings.push_back(fmt::format("{}: {} measurement(s) print a busbw that is not size / time x {:g} within "
-                                       "rounding (first at {}); the printed values are kept",
-                                       log.source_path, busbw_mismatch.count, factor, busbw_mismatch.first));
+    out.warnings.push_back(
+        fmt::format("{}: {} measurement(s) print a busbw that is not size / time x {:g} within "
+                    "rounding (first at {}); the printed values are kept",
+                    log.source_path, busbw_mismatch.count, factor, busbw_mismatch.first));
   }
   if (recomputed.count > 0) {
-    out.warnings.push_back(fmt::format("{}: {} measurement(s) lack a printed time, algbw or busbw (first at {}); "
-                                       "recomputed from the others (listed in nccl_tests.derived)",
-                                       log.source_path, recomputed.count, recomputed.first));
+    out.warnings.push_back(
+        fmt::format("{}: {} measurement(s) lack a printed time, algbw or busbw (first at {}); "
+                    "recomputed from the others (listed in nccl_tests.derived)",
+                    log.source_path, recomputed.count, recomputed.first));
   }
   out.source["cases"] = out.cases.size();
   return out;
@@ -342,8 +353,8 @@ NcclTestsImport import_nccl_tests(const std::vector<NcclTestsLog>& logs, const N
                                  : fmt::format("{}:{}", log.source_path, r.extra["source_line"].get<int>());
       const auto [it, inserted] = first_key_at.emplace(r.case_key, at);
       if (!inserted) {
-        imp.warnings.push_back(fmt::format("{}: the same case as {} ({}); reports and gates will use the first",
-                                           at, it->second, r.case_key));
+        imp.warnings.push_back(fmt::format("{}: the same case as {} ({}); reports and gates will use the first", at,
+                                           it->second, r.case_key));
       }
     }
     sources.push_back(conv.source);

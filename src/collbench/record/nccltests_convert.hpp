@@ -6,11 +6,10 @@
 // values, checked against the size and time. Pure C++; needs no MPI, CUDA or GPU.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/record/nccltests_import.hpp"
 #include "collbench/record/record.hpp"
@@ -23,8 +22,8 @@ struct NcclTestsConvertOptions {
   std::string tool_version, git_sha;
   std::vector<std::string> backends_built;
   std::vector<std::string> argv;
-  std::optional<int> num_ranks;            // for logs that do not say (InputError otherwise)
-  std::optional<std::string> collective;   // for logs whose collective cannot be inferred
+  std::optional<int> num_ranks;           // for logs that do not say (InputError otherwise)
+  std::optional<std::string> collective;  // for logs whose collective cannot be inferred
 };
 
 // One log's records.

@@ -23,6 +23,20 @@ std::string make_case_key(const CaseRecord& r) {
                      r.algo_requested, r.scope, r.in_place ? "inplace" : "outofplace", r.bytes, r.num_ranks, sizes);
 }
 
+std::string make_case_key(const CaseRecord& r, std::string_view size_label) {
+  std::string key = make_case_key(r);
+  if (size_label.empty()) return key;
+  std::string label(size_label);
+  for (auto& ch : label) {
+    if (ch == '|') ch = '/';
+  }
+  // After the 8th field (bytes): "...|7392000@deepseek-v3:T256:...|4|2,2".
+  std::size_t pos = 0;
+  for (int field = 0; field < 8; ++field) pos = key.find('|', pos) + 1;
+  key.insert(pos - 1, "@" + label);
+  return key;
+}
+
 namespace {
 
 template <class T>

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -101,6 +102,9 @@ struct CaseRecord {
 
 // case_key = collective|redop|dtype|backend|algo_requested|scope|in_place|bytes|num_ranks|domain_sizes
 std::string make_case_key(const CaseRecord& r);
+// The same with `size_label` appended to the bytes field as "bytes@label" (MoE: the workload,
+// tokens and routing that set the bytes, so cases of equal bytes keep distinct keys).
+std::string make_case_key(const CaseRecord& r, std::string_view size_label);
 
 nlohmann::json to_json(const RunHeader& h);
 nlohmann::json to_json(const CaseRecord& r);

@@ -2,14 +2,14 @@
 // backends and algorithms.
 #include "collbench/report/compare.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
@@ -128,16 +128,18 @@ struct Located {
   int line;
 };
 
-bool measured(const CaseRecord& r) { return r.status == "ok" && r.time_us && r.time_us->p50 > 0.0; }
+bool measured(const CaseRecord& r) {
+  return r.status == "ok" && r.time_us && r.time_us->p50 > 0.0;
+}
 
 }  // namespace
 
 Comparison compare(const std::vector<InputFile>& files, CompareBy by, const std::optional<std::string>& baseline) {
   Comparison out;
   out.by = by;
-  std::vector<std::string> values;                                   // in input order
-  std::map<std::string, std::map<std::string, Located>> by_value;    // value -> match key -> case
-  std::map<std::string, std::vector<std::string>> order_of_value;    // value -> match keys in order
+  std::vector<std::string> values;                                 // in input order
+  std::map<std::string, std::map<std::string, Located>> by_value;  // value -> match key -> case
+  std::map<std::string, std::vector<std::string>> order_of_value;  // value -> match keys in order
   std::size_t left_out = 0;
   for (const auto& f : files) {
     if (by == CompareBy::run && std::find(values.begin(), values.end(), f.path) != values.end()) {
@@ -164,7 +166,8 @@ Comparison compare(const std::vector<InputFile>& files, CompareBy by, const std:
     }
   }
   if (left_out > 0) {
-    out.notes.push_back(fmt::format("{} case(s) not compared: status not ok (waived or failed) or no timing", left_out));
+    out.notes.push_back(
+        fmt::format("{} case(s) not compared: status not ok (waived or failed) or no timing", left_out));
   }
   if (values.size() < 2) {
     throw InputError(fmt::format("nothing to compare by {}: the input has {} {}", to_string(by),
@@ -173,8 +176,8 @@ Comparison compare(const std::vector<InputFile>& files, CompareBy by, const std:
   }
   out.baseline = baseline ? *baseline : values.front();
   if (std::find(values.begin(), values.end(), out.baseline) == values.end()) {
-    throw InputError(unknown_name_message(fmt::format("--baseline (a {} of the input)", to_string(by)), out.baseline,
-                                          values));
+    throw InputError(
+        unknown_name_message(fmt::format("--baseline (a {} of the input)", to_string(by)), out.baseline, values));
   }
   const auto& base_cases = by_value[out.baseline];
   std::map<std::string, bool> base_matched;
@@ -226,23 +229,27 @@ Comparison compare(const std::vector<InputFile>& files, CompareBy by, const std:
       for (const auto& [key, loc] : cases) ranks.insert(loc.rec->num_ranks);
     }
     if (ranks.size() > 1) {
-      out.notes.push_back(fmt::format("the inputs were measured at different rank counts ({}); cases are compared at "
-                                      "equal rank counts only: for scaling across rank counts use `collbench report "
-                                      "weak-scaling`",
-                                      fmt::join(ranks, ", ")));
+      out.notes.push_back(
+          fmt::format("the inputs were measured at different rank counts ({}); cases are compared at "
+                      "equal rank counts only: for scaling across rank counts use `collbench report "
+                      "weak-scaling`",
+                      fmt::join(ranks, ", ")));
     }
   }
   if (out.unmatched > 0) {
-    out.notes.push_back(fmt::format("{} measured case(s) have no counterpart to compare with (matched on every field "
-                                    "of the case key and the timing mode except the {})",
-                                    out.unmatched, to_string(by)));
+    out.notes.push_back(
+        fmt::format("{} measured case(s) have no counterpart to compare with (matched on every field "
+                    "of the case key and the timing mode except the {})",
+                    out.unmatched, to_string(by)));
   }
   return out;
 }
 
 namespace {
 
-std::string place_text(bool in_place) { return in_place ? "in" : "out"; }
+std::string place_text(bool in_place) {
+  return in_place ? "in" : "out";
+}
 
 std::string ratio_text(const std::optional<double>& v, const char* fmt_spec) {
   return v ? fmt::format(fmt::runtime(fmt_spec), *v) : std::string("-");
@@ -254,22 +261,24 @@ std::string render_comparison_table(const Comparison& c) {
   std::string out;
   for (const auto& other : c.others) {
     out += fmt::format("# compare by {}: {}  vs baseline  {}\n", to_string(c.by), other, c.baseline);
-    out += fmt::format("#{:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8}\n",
-                       "collective", "ranks", "type", "redop", "algo", "scope", "place", "size", "base p50",
-                       "p50", "time", "time", "base bus", "busbw", "busbw", "busbw");
-    out += fmt::format("#{:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8}\n",
-                       "", "", "", "", "", "", "", "(B)", "(us)", "(us)", "ratio", "%chg", "(GB/s)", "(GB/s)", "ratio",
-                       "%chg");
+    out += fmt::format(
+        "#{:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8}\n",
+        "collective", "ranks", "type", "redop", "algo", "scope", "place", "size", "base p50", "p50", "time", "time",
+        "base bus", "busbw", "busbw", "busbw");
+    out += fmt::format(
+        "#{:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8}\n", "",
+        "", "", "", "", "", "", "(B)", "(us)", "(us)", "ratio", "%chg", "(GB/s)", "(GB/s)", "ratio", "%chg");
     std::size_t n = 0;
     for (const auto& r : c.rows) {
       if (r.other != other) continue;
       ++n;
-      out += fmt::format(" {:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11.2f} {:>11.2f} {:>8.3f} {:>+8.1f} "
-                         "{:>9.2f} {:>9.2f} {:>8} {:>8}\n",
-                         r.collective, r.num_ranks, r.dtype, r.redop.value_or("-"),
-                         c.by == CompareBy::algo ? "*" : r.algo, r.scope, place_text(r.in_place), r.bytes, r.base_p50_us,
-                         r.other_p50_us, r.time_ratio, r.time_change_pct, r.base_busbw_gbps, r.other_busbw_gbps,
-                         ratio_text(r.busbw_ratio, "{:.3f}"), ratio_text(r.busbw_change_pct, "{:+.1f}"));
+      out += fmt::format(
+          " {:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11.2f} {:>11.2f} {:>8.3f} {:>+8.1f} "
+          "{:>9.2f} {:>9.2f} {:>8} {:>8}\n",
+          r.collective, r.num_ranks, r.dtype, r.redop.value_or("-"), c.by == CompareBy::algo ? "*" : r.algo, r.scope,
+          place_text(r.in_place), r.bytes, r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct,
+          r.base_busbw_gbps, r.other_busbw_gbps, ratio_text(r.busbw_ratio, "{:.3f}"),
+          ratio_text(r.busbw_change_pct, "{:+.1f}"));
     }
     if (n == 0) out += "#  no matching cases\n";
   }
@@ -294,13 +303,13 @@ std::string render_comparison_csv(const Comparison& c) {
   };
   const auto num = [](double v) { return fmt::format("{:.6g}", v); };
   for (const auto& r : c.rows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(c.by),
-                       quote(c.baseline), quote(r.other), r.collective, r.redop.value_or(""), r.dtype, r.backend,
-                       r.algo, r.scope, r.in_place ? "true" : "false", r.timing, r.bytes, r.num_ranks,
-                       quote(fmt::format("{}", fmt::join(r.domain_sizes, ","))), num(r.base_p50_us),
-                       num(r.other_p50_us), num(r.time_ratio), num(r.time_change_pct), num(r.base_busbw_gbps),
-                       num(r.other_busbw_gbps), r.busbw_ratio ? num(*r.busbw_ratio) : "",
-                       r.busbw_change_pct ? num(*r.busbw_change_pct) : "");
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(c.by),
+                    quote(c.baseline), quote(r.other), r.collective, r.redop.value_or(""), r.dtype, r.backend, r.algo,
+                    r.scope, r.in_place ? "true" : "false", r.timing, r.bytes, r.num_ranks,
+                    quote(fmt::format("{}", fmt::join(r.domain_sizes, ","))), num(r.base_p50_us), num(r.other_p50_us),
+                    num(r.time_ratio), num(r.time_change_pct), num(r.base_busbw_gbps), num(r.other_busbw_gbps),
+                    r.busbw_ratio ? num(*r.busbw_ratio) : "", r.busbw_change_pct ? num(*r.busbw_change_pct) : "");
   }
   return out;
 }

@@ -53,8 +53,8 @@ struct ComparisonRow {
   std::vector<int> domain_sizes;
   double base_p50_us = 0, other_p50_us = 0;
   double base_busbw_gbps = 0, other_busbw_gbps = 0;
-  double time_ratio = 0;          // other p50 / baseline p50 (> 1: slower)
-  double time_change_pct = 0;     // (time_ratio - 1) x 100
+  double time_ratio = 0;                   // other p50 / baseline p50 (> 1: slower)
+  double time_change_pct = 0;              // (time_ratio - 1) x 100
   std::optional<double> busbw_ratio;       // other / baseline busbw (> 1: faster); null when baseline is 0
   std::optional<double> busbw_change_pct;  // (busbw_ratio - 1) x 100
 };

@@ -1,10 +1,10 @@
 // Markdown rendering of case tables, comparisons and weak-scaling reports.
 #include "collbench/report/markdown.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "collbench/core/units.hpp"
 
@@ -44,7 +44,9 @@ std::string interval_text(const std::optional<Interval>& i, int digits) {
   return i ? fmt::format("[{}, {}]", num_text(i->low, digits), num_text(i->high, digits)) : std::string("–");
 }
 
-std::string domains_text(const std::vector<int>& sizes) { return fmt::format("{}", fmt::join(sizes, ",")); }
+std::string domains_text(const std::vector<int>& sizes) {
+  return fmt::format("{}", fmt::join(sizes, ","));
+}
 
 }  // namespace
 
@@ -64,12 +66,12 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
     }
     const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
     const std::string pct = r.model ? fmt::format("{:.1f}", 100.0 * r.model->efficiency) : "–";
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | "
-                       "{} | {} |\n",
-                       r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), cell(algo), r.scope, place,
-                       r.num_ranks, domains_text(r.domain_sizes), r.time_us->p50, r.time_us->p99, r.algbw_gbps,
-                       r.busbw_gbps, wrong, r.iterations, pct,
-                       r.status == "ok" ? "ok" : cell(r.status + ": " + r.reason.value_or("")));
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | "
+        "{} | {} |\n",
+        r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), cell(algo), r.scope, place, r.num_ranks,
+        domains_text(r.domain_sizes), r.time_us->p50, r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations,
+        pct, r.status == "ok" ? "ok" : cell(r.status + ": " + r.reason.value_or("")));
   }
   return out;
 }
@@ -106,20 +108,21 @@ std::string render_comparison_markdown(const Comparison& c) {
   out += "time ratio = p50 / baseline p50 (> 1: slower); busbw ratio = busbw / baseline busbw (> 1: faster).\n\n";
   for (const auto& other : c.others) {
     out += fmt::format("### {} vs {}\n\n", cell(other), cell(c.baseline));
-    out += "| collective | ranks | type | redop | algo | scope | place | size (B) | baseline p50 (us) | p50 (us) | "
-           "time ratio | time % change | baseline busbw (GB/s) | busbw (GB/s) | busbw ratio | busbw % change |\n"
-           "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    out +=
+        "| collective | ranks | type | redop | algo | scope | place | size (B) | baseline p50 (us) | p50 (us) | "
+        "time ratio | time % change | baseline busbw (GB/s) | busbw (GB/s) | busbw ratio | busbw % change |\n"
+        "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     std::size_t n = 0;
     for (const auto& r : c.rows) {
       if (r.other != other) continue;
       ++n;
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.3f} | {:+.1f} | {:.2f} | "
-                         "{:.2f} | {} | {} |\n",
-                         r.collective, r.num_ranks, r.dtype, r.redop.value_or("–"),
-                         c.by == CompareBy::algo ? "*" : cell(r.algo), r.scope, r.in_place ? "in" : "out", r.bytes,
-                         r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct, r.base_busbw_gbps,
-                         r.other_busbw_gbps, r.busbw_ratio ? fmt::format("{:.3f}", *r.busbw_ratio) : "–",
-                         r.busbw_change_pct ? fmt::format("{:+.1f}", *r.busbw_change_pct) : "–");
+      out += fmt::format(
+          "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.3f} | {:+.1f} | {:.2f} | "
+          "{:.2f} | {} | {} |\n",
+          r.collective, r.num_ranks, r.dtype, r.redop.value_or("–"), c.by == CompareBy::algo ? "*" : cell(r.algo),
+          r.scope, r.in_place ? "in" : "out", r.bytes, r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct,
+          r.base_busbw_gbps, r.other_busbw_gbps, r.busbw_ratio ? fmt::format("{:.3f}", *r.busbw_ratio) : "–",
+          r.busbw_change_pct ? fmt::format("{:+.1f}", *r.busbw_change_pct) : "–");
     }
     if (n == 0) out += "| no matching cases | | | | | | | | | | | | | | | |\n";
     out += "\n";
@@ -131,10 +134,9 @@ std::string render_comparison_markdown(const Comparison& c) {
 
 std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const PlotLinks& plots) {
   std::string out = fmt::format("# {}\n\n", rep.title);
-  const std::string metric_text =
-      rep.metric == Metric::busbw
-          ? "per-GPU busbw(N) / busbw(N0)"
-          : "p50(N0) / p50(N) (per-GPU throughput at a fixed size per rank)";
+  const std::string metric_text = rep.metric == Metric::busbw
+                                      ? "per-GPU busbw(N) / busbw(N0)"
+                                      : "p50(N0) / p50(N) (per-GPU throughput at a fixed size per rank)";
   out += fmt::format(
       "E(N) = {}, N0 = the smallest measured N with a positive metric; 1.0 is perfect weak scaling. Intervals: "
       "{:g}% percentile bootstrap over the per-iteration samples (`samples_us`) of both records ({} resamples, seed "
@@ -165,9 +167,10 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
     out += fmt::format("bytes per rank {}, timing {}, reference N0 = {}\n\n", g.bytes_per_rank, g.timing,
                        g.reference_ranks > 0 ? std::to_string(g.reference_ranks) : std::string("none"));
     out += "### Measured\n\n";
-    out += "| N | domains | packing | time p50 (us) | p99 (us) | algbw (GB/s) | busbw (GB/s) | % bound | % bound CI | "
-           "% expected | E(N) | E(N) CI | slowest rank (host) | samples |\n"
-           "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|\n";
+    out +=
+        "| N | domains | packing | time p50 (us) | p99 (us) | algbw (GB/s) | busbw (GB/s) | % bound | % bound CI | "
+        "% expected | E(N) | E(N) CI | slowest rank (host) | samples |\n"
+        "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|\n";
     for (const auto& m : g.measured) {
       std::string slowest = "–";
       if (m.slowest_rank) {
@@ -184,8 +187,7 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
     out += "\n";
     std::vector<std::string> sources;
     for (const auto& m : g.measured) {
-      if (!m.bound_source.empty() &&
-          std::find(sources.begin(), sources.end(), m.bound_source) == sources.end()) {
+      if (!m.bound_source.empty() && std::find(sources.begin(), sources.end(), m.bound_source) == sources.end()) {
         sources.push_back(m.bound_source);
       }
     }
@@ -197,15 +199,17 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
       out += fmt::format("\n### Projected (model, not measured)\n\n");
       out += fmt::format("Calibrated at N={}: efficiency vs bound {} {}.\n\n", g.calibration_ranks,
                          fixed(g.calibration_efficiency, 3), interval_text(g.calibration_ci, 3));
-      out += "| N | packing | system | bound time (us) | bound busbw (GB/s) | projected time (us) | projected busbw "
-             "(GB/s) | projected E(N) | E(N) prediction interval | projected % bound | % bound PI | extrapolation |\n"
-             "|---:|---|---|---:|---:|---:|---:|---:|---|---:|---|---|\n";
+      out +=
+          "| N | packing | system | bound time (us) | bound busbw (GB/s) | projected time (us) | projected busbw "
+          "(GB/s) | projected E(N) | E(N) prediction interval | projected % bound | % bound PI | extrapolation |\n"
+          "|---:|---|---|---:|---:|---:|---:|---:|---|---:|---|---|\n";
       for (const auto& p : g.projected) {
-        out += fmt::format("| {} | {}{} | {} | {:.2f} | {:.3f} | {:.2f} | {:.3f} | {} | {} | {} | {} | {:.3g}x{} |\n",
-                           p.num_ranks, p.packing, p.uneven ? " (uneven)" : "", p.system, p.bound_time_us,
-                           p.bound_busbw_gbps, p.projected_time_us, p.projected_busbw_gbps, fixed(p.efficiency, 3),
-                           interval_text(p.pi, 3), num_text(p.pct_bound, 1), interval_text(p.pct_bound_pi, 1), p.extrapolation,
-                           p.extrapolation_warning ? fmt::format(" **warning: beyond {:g}x**", rep.extrapolation_warn_factor) : "");
+        out += fmt::format(
+            "| {} | {}{} | {} | {:.2f} | {:.3f} | {:.2f} | {:.3f} | {} | {} | {} | {} | {:.3g}x{} |\n", p.num_ranks,
+            p.packing, p.uneven ? " (uneven)" : "", p.system, p.bound_time_us, p.bound_busbw_gbps, p.projected_time_us,
+            p.projected_busbw_gbps, fixed(p.efficiency, 3), interval_text(p.pi, 3), num_text(p.pct_bound, 1),
+            interval_text(p.pct_bound_pi, 1), p.extrapolation,
+            p.extrapolation_warning ? fmt::format(" **warning: beyond {:g}x**", rep.extrapolation_warn_factor) : "");
       }
       out += "\n";
       for (const auto& p : g.projected) {

@@ -2,13 +2,13 @@
 // stragglers, and model projections with prediction intervals (method: docs/report.md).
 #include "collbench/report/weak_scaling.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
@@ -93,7 +93,8 @@ Interval percentile_interval(std::vector<double>& draws, double confidence) {
 }
 
 void check_bootstrap_args(double confidence, int resamples) {
-  if (!(confidence > 0.0 && confidence < 1.0)) throw InputError(fmt::format("confidence {} must be in (0, 1)", confidence));
+  if (!(confidence > 0.0 && confidence < 1.0))
+    throw InputError(fmt::format("confidence {} must be in (0, 1)", confidence));
   if (resamples < 10) throw InputError(fmt::format("{} bootstrap resamples are too few (at least 10)", resamples));
 }
 
@@ -123,8 +124,8 @@ std::optional<Interval> bootstrap_median_ci(std::span<const double> samples, dou
 }
 
 std::optional<Interval> bootstrap_median_ratio_ci(std::span<const double> numerator,
-                                                  std::span<const double> denominator, double confidence,
-                                                  int resamples, std::uint64_t seed) {
+                                                  std::span<const double> denominator, double confidence, int resamples,
+                                                  std::uint64_t seed) {
   check_bootstrap_args(confidence, resamples);
   if (numerator.size() < 2 || denominator.size() < 2) return std::nullopt;
   const auto num = sorted_copy(numerator);
@@ -149,9 +150,13 @@ Metric parse_metric(std::string_view name) {
   throw InputError(unknown_name_message("--metric", name, {"busbw", "time"}));
 }
 
-std::string_view to_string(Metric m) { return m == Metric::busbw ? "busbw" : "time"; }
+std::string_view to_string(Metric m) {
+  return m == Metric::busbw ? "busbw" : "time";
+}
 
-std::string weak_scaling_plot_prefix(std::size_t index) { return fmt::format("weak_scaling_{}", index); }
+std::string weak_scaling_plot_prefix(std::size_t index) {
+  return fmt::format("weak_scaling_{}", index);
+}
 
 // ---- building the report -----------------------------------------------------------------------
 
@@ -163,15 +168,17 @@ struct Entry {
   int line;
 };
 
-using GroupKey = std::tuple<std::string, std::string, std::string, std::uint64_t, std::string, std::string,
-                            std::string, std::string, bool>;
+using GroupKey = std::tuple<std::string, std::string, std::string, std::uint64_t, std::string, std::string, std::string,
+                            std::string, bool>;
 
 GroupKey key_of(const CaseRecord& r) {
-  return {r.collective, r.algo_requested, r.dtype, r.bytes, r.scope, r.backend, r.timing, r.redop.value_or("-"),
-          r.in_place};
+  return {r.collective, r.algo_requested,      r.dtype,   r.bytes, r.scope, r.backend,
+          r.timing,     r.redop.value_or("-"), r.in_place};
 }
 
-bool measured(const CaseRecord& r) { return r.status == "ok" && r.time_us.has_value() && r.time_us->p50 > 0.0; }
+bool measured(const CaseRecord& r) {
+  return r.status == "ok" && r.time_us.has_value() && r.time_us->p50 > 0.0;
+}
 
 std::optional<std::string> header_system(const InputFile& f) {
   if (!f.header || !f.header->system.is_object()) return std::nullopt;
@@ -187,7 +194,8 @@ std::string packing_of(const std::vector<int>& sizes) {
 }
 
 bool uneven(const std::vector<int>& sizes) {
-  return !sizes.empty() && *std::min_element(sizes.begin(), sizes.end()) != *std::max_element(sizes.begin(), sizes.end());
+  return !sizes.empty() &&
+         *std::min_element(sizes.begin(), sizes.end()) != *std::max_element(sizes.begin(), sizes.end());
 }
 
 // The model's estimate for a measured or projected case; nullopt with `why` filled otherwise.
@@ -220,8 +228,8 @@ std::string group_label(const WeakScalingGroup& g) {
 }
 
 struct Systems {
-  std::optional<std::string> measured;  // the system the records were measured on
-  bool measured_from_records = false;   // named by records or run headers (not only --system)
+  std::optional<std::string> measured;               // the system the records were measured on
+  bool measured_from_records = false;                // named by records or run headers (not only --system)
   const model::SystemProfile* bounds = nullptr;      // profile for bounds of records without `model`
   const model::SystemProfile* projection = nullptr;  // profile for projections
   bool cross = false;
@@ -243,9 +251,10 @@ Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOp
   if (found.size() > 1) {
     std::vector<std::string> list;
     for (const auto& [name, where] : found) list.push_back(fmt::format("'{}' ({})", name, where));
-    throw InputError(fmt::format("the records were measured on several systems: {}; a weak-scaling report compares "
-                                 "rank counts on one system (report each system separately)",
-                                 join(list)));
+    throw InputError(
+        fmt::format("the records were measured on several systems: {}; a weak-scaling report compares "
+                    "rank counts on one system (report each system separately)",
+                    join(list)));
   }
   Systems s;
   std::optional<std::string> recorded;
@@ -264,9 +273,10 @@ Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOp
           "--system {}",
           *recorded, where, sys->name, sys->name, *recorded));
     }
-    throw InputError(fmt::format("--system '{}' contradicts the records, measured on '{}' ({}); with --project-onto, "
-                                 "--system names the system the records were measured on (or leave it out)",
-                                 sys->name, *recorded, where));
+    throw InputError(
+        fmt::format("--system '{}' contradicts the records, measured on '{}' ({}); with --project-onto, "
+                    "--system names the system the records were measured on (or leave it out)",
+                    sys->name, *recorded, where));
   }
   s.measured_from_records = recorded.has_value();
   s.measured = recorded ? recorded : (sys ? std::optional<std::string>(sys->name) : std::nullopt);
@@ -278,9 +288,10 @@ Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOp
   } else if (sys) {
     s.projection = &*sys;
   } else {
-    s.status = recorded ? fmt::format("no projection: no system profile given (the records name '{}'; pass --system {} "
-                                      "to project with its profile)",
-                                      *recorded, *recorded)
+    s.status = recorded ? fmt::format(
+                              "no projection: no system profile given (the records name '{}'; pass --system {} "
+                              "to project with its profile)",
+                              *recorded, *recorded)
                         : "no projection: no system profile given (pass --system NAME, the system the records were "
                           "measured on; `collbench model --list-systems` lists them)";
   }
@@ -321,9 +332,10 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
   }
 
   if (!systems.measured_from_records && systems.measured) {
-    rep.notes.push_back(fmt::format("the records name no system; --system {} is taken as the system they were "
-                                    "measured on (bounds of measured points are computed from its profile)",
-                                    *systems.measured));
+    rep.notes.push_back(
+        fmt::format("the records name no system; --system {} is taken as the system they were "
+                    "measured on (bounds of measured points are computed from its profile)",
+                    *systems.measured));
   }
   struct Far {
     int n, largest;
@@ -349,8 +361,8 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
   }
   for (const auto& [status, n] : left_out) rep.notes.push_back(fmt::format("{} case(s) left out: {}", n, status));
   if (members.empty()) {
-    throw InputError(fmt::format("nothing to report: no case with status ok and timing statistics in {}",
-                                 join(rep.inputs)));
+    throw InputError(
+        fmt::format("nothing to report: no case with status ok and timing statistics in {}", join(rep.inputs)));
   }
 
   for (std::size_t gi = 0; gi < members.size(); ++gi) {
@@ -401,8 +413,8 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
       m.algbw_gbps = r.algbw_gbps;
       m.busbw_gbps = r.busbw_gbps;
       if (m.uneven) {
-        m.notes.push_back(fmt::format("uneven packing {}: the smallest domain sets the off-domain share of its ranks",
-                                      m.packing));
+        m.notes.push_back(
+            fmt::format("uneven packing {}: the smallest domain sets the off-domain share of its ranks", m.packing));
       }
       if (r.extra.contains("source") && r.extra["source"] == "nccl-tests") {
         m.notes.push_back("imported from nccl-tests: placement unknown, one time per size (no interval)");
@@ -421,8 +433,8 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
           m.bound_busbw_gbps = est->bound_busbw_gbps;
           m.expected_time_us = est->expected_time_us;
           m.expected_busbw_gbps = est->expected_busbw_gbps;
-          m.bound_source = fmt::format("model: profile {} (the record has no model; computed by the report)",
-                                       systems.bounds->name);
+          m.bound_source =
+              fmt::format("model: profile {} (the record has no model; computed by the report)", systems.bounds->name);
         } else {
           m.notes.push_back(fmt::format("no bound: {}", why));
         }
@@ -431,7 +443,8 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
         m.pct_bound = 100.0 * *m.bound_time_us / m.p50_us;
         if (const auto ci = bootstrap_median_ci(samples[p], opt.confidence, opt.resamples,
                                                 mix_seed(opt.seed, gi, static_cast<std::uint64_t>(m.num_ranks), 1))) {
-          if (ci->low > 0.0) m.pct_bound_ci = Interval{100.0 * *m.bound_time_us / ci->high, 100.0 * *m.bound_time_us / ci->low};
+          if (ci->low > 0.0)
+            m.pct_bound_ci = Interval{100.0 * *m.bound_time_us / ci->high, 100.0 * *m.bound_time_us / ci->low};
         }
       }
       if (m.expected_time_us && *m.expected_time_us > 0.0) m.pct_expected = 100.0 * *m.expected_time_us / m.p50_us;
@@ -461,9 +474,10 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
         ref = p;
         break;
       }
-      g.notes.push_back(fmt::format("N={}: {} is 0 (the busbw factor is 0 on one rank), so it cannot be the "
-                                    "reference of E(N)",
-                                    points[p].rec->num_ranks, to_string(opt.metric)));
+      g.notes.push_back(
+          fmt::format("N={}: {} is 0 (the busbw factor is 0 on one rank), so it cannot be the "
+                      "reference of E(N)",
+                      points[p].rec->num_ranks, to_string(opt.metric)));
     }
     if (ref) {
       g.reference_ranks = points[*ref].rec->num_ranks;
@@ -478,8 +492,9 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
         // E(N) = c x p50(N0) / p50(N); c is 1 for the time metric and the ratio of the busbw
         // factors and sizes for busbw (a constant of the two records, not of their timing).
         const double c = *m.efficiency * points[p].rec->time_us->p50 / r0.time_us->p50;
-        if (const auto ci = bootstrap_median_ratio_ci(samples[*ref], samples[p], opt.confidence, opt.resamples,
-                                                      mix_seed(opt.seed, gi, static_cast<std::uint64_t>(m.num_ranks), 2))) {
+        if (const auto ci =
+                bootstrap_median_ratio_ci(samples[*ref], samples[p], opt.confidence, opt.resamples,
+                                          mix_seed(opt.seed, gi, static_cast<std::uint64_t>(m.num_ranks), 2))) {
           m.efficiency_ci = Interval{c * ci->low, c * ci->high};
         } else {
           m.notes.push_back("no interval for E(N): fewer than two samples");
@@ -497,7 +512,8 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
     }
     std::vector<int> wanted;
     for (int n : rep.requested_ranks) {
-      const bool have = std::any_of(g.measured.begin(), g.measured.end(), [n](const auto& m) { return m.num_ranks == n; });
+      const bool have =
+          std::any_of(g.measured.begin(), g.measured.end(), [n](const auto& m) { return m.num_ranks == n; });
       if (!have && n > 0) wanted.push_back(n);
     }
     if (systems.projection && !wanted.empty()) {
@@ -555,8 +571,9 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
           } else {
             pp.notes.push_back("no E(N): the group has no reference point");
           }
-          if (pp.uneven) pp.notes.push_back(fmt::format("uneven packing {} (same ranks per domain as N={})", pp.packing,
-                                                        lm.num_ranks));
+          if (pp.uneven)
+            pp.notes.push_back(
+                fmt::format("uneven packing {} (same ranks per domain as N={})", pp.packing, lm.num_ranks));
           if (pp.extrapolation > opt.extrapolation_warn_factor) {
             pp.extrapolation_warning = true;
             const std::string w = fmt::format(
@@ -704,7 +721,8 @@ nlohmann::json weak_scaling_json(const WeakScalingReport& rep) {
           {"projection_status", rep.projection_status.empty() ? json(nullptr) : json(rep.projection_status)},
           {"metric", std::string(to_string(rep.metric))},
           {"confidence", rep.confidence},
-          {"bootstrap", {{"method", "percentile, medians resampled exactly"}, {"resamples", rep.resamples}, {"seed", rep.seed}}},
+          {"bootstrap",
+           {{"method", "percentile, medians resampled exactly"}, {"resamples", rep.resamples}, {"seed", rep.seed}}},
           {"requested_ranks", rep.requested_ranks},
           {"extrapolation_warn_factor", rep.extrapolation_warn_factor},
           {"inputs", rep.inputs},

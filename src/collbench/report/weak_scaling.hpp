@@ -9,14 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/model/system_profile.hpp"
 #include "collbench/report/compare.hpp"
@@ -50,8 +49,8 @@ std::optional<Interval> bootstrap_median_ci(std::span<const double> samples, dou
 // Percentile-bootstrap confidence interval of median(numerator) / median(denominator), each
 // sample set resampled independently; nullopt unless both hold two or more samples.
 std::optional<Interval> bootstrap_median_ratio_ci(std::span<const double> numerator,
-                                                  std::span<const double> denominator, double confidence,
-                                                  int resamples, std::uint64_t seed);
+                                                  std::span<const double> denominator, double confidence, int resamples,
+                                                  std::uint64_t seed);
 
 // ---- options -----------------------------------------------------------------------------------
 
@@ -106,12 +105,12 @@ struct ProjectedPoint {
   std::vector<int> domain_sizes;
   std::string packing;
   bool uneven = false;
-  std::string system;                   // profile whose bound is used
+  std::string system;  // profile whose bound is used
   double bound_time_us = 0, bound_busbw_gbps = 0;
   double projected_time_us = 0, projected_busbw_gbps = 0;  // bound x calibration efficiency
-  std::optional<double> efficiency;    // projected E(N)
-  std::optional<Interval> pi;          // prediction interval of E(N)
-  double pct_bound = 0;                // 100 x calibration efficiency
+  std::optional<double> efficiency;                        // projected E(N)
+  std::optional<Interval> pi;                              // prediction interval of E(N)
+  double pct_bound = 0;                                    // 100 x calibration efficiency
   std::optional<Interval> pct_bound_pi;
   double extrapolation = 1.0;  // N / largest measured N
   double widening = 1.0;       // k = 1 + log2(max(1, N / L))
@@ -124,7 +123,7 @@ struct WeakScalingGroup {
   std::optional<std::string> redop;
   bool in_place = false;
   std::uint64_t bytes_per_rank = 0;
-  int reference_ranks = 0;  // N0; 0 when no point has a positive metric
+  int reference_ranks = 0;                // N0; 0 when no point has a positive metric
   std::vector<MeasuredPoint> measured;    // ascending N
   std::vector<ProjectedPoint> projected;  // ascending N
   // Calibration of projections: efficiency vs bound at the largest measured N.

@@ -79,6 +79,24 @@ std::uint64_t verify_once(const MeasureInput& in, CaseBuffers& b, const coll::Sh
 
 }  // namespace
 
+coll::CaseContext case_context(const plan::Case& spec, int rank, int num_ranks, const Placement* placement) {
+  coll::CaseContext ctx;
+  ctx.dtype = spec.dtype;
+  ctx.redop = spec.redop;
+  ctx.rank = rank;
+  ctx.num_ranks = num_ranks;
+  ctx.in_place = spec.in_place;
+  ctx.root = spec.root;
+  ctx.params = &spec.params;
+  ctx.algo = spec.algo;
+  if (spec.scope == Scope::global && placement != nullptr && placement->num_ranks() == num_ranks) {
+    ctx.placement = *placement;
+  } else {
+    ctx.placement = placement_from_sizes(num_ranks, {num_ranks});
+  }
+  return ctx;
+}
+
 std::string stop_reason(const plan::StopRule& rule, const std::vector<double>& samples, double elapsed_s) {
   const auto n = static_cast<int>(samples.size());
   if (n >= rule.max_iters) return "max_iters";
@@ -91,23 +109,24 @@ std::string stop_reason(const plan::StopRule& rule, const std::vector<double>& s
 }
 
 Measurement measure(const MeasureInput& in) {
+  // Every step below is bounded by the watchdog: it learns where this rank is.
+  const auto progress = [&in](int iteration, Phase phase) {
+    if (in.watchdog != nullptr) in.watchdog->at(in.case_index, iteration, phase, in.timeout_s);
+  };
+  progress(-1, Phase::host);
   const plan::Case& spec = *in.spec;
   const auto& coll = *in.collective;
   backend::Comm& comm = *in.comm;
   const Control& control = *in.control;
   Measurement m;
 
-  coll::CaseContext ctx;
-  ctx.dtype = spec.dtype;
-  ctx.redop = spec.redop;
-  ctx.rank = comm.rank();
-  ctx.num_ranks = comm.size();
-  ctx.in_place = spec.in_place;
-  ctx.root = spec.root;
-  m.shape = coll.shape(spec.bytes, spec.dtype, ctx.rank, ctx.num_ranks);
+  const coll::CaseContext ctx = case_context(spec, comm.rank(), comm.size(), in.placement);
+  m.shape = coll.shape_for(spec.bytes, ctx);
   CaseBuffers buffers = allocate_and_fill(in, m.shape, ctx);
+  coll.prepare(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
 
   // 1. Verify before timing.
+  progress(-1, Phase::waiting);
   std::uint64_t wrong = 0;
   if (spec.check) {
     wrong = verify_once(in, buffers, m.shape, ctx);
@@ -142,7 +161,11 @@ Measurement measure(const MeasureInput& in) {
   for (;;) {
     local_total.assign(static_cast<std::size_t>(round), 0.0);
     for (int r = 0; r < round; ++r, ++iter) {
-      if (in.faults->hang(in.world_rank, in.case_index, iter)) hang_forever(in.world_rank, in.case_index, iter);
+      if (in.faults->hang(in.world_rank, in.case_index, iter)) {
+        progress(iter, Phase::fault);
+        hang_forever(in.world_rank, in.case_index, iter);
+      }
+      progress(iter, Phase::waiting);
       control.barrier(in.progress);
       timer->start();
       sleep_us(in.faults->delay_us(in.world_rank, in.case_index, iter));
@@ -181,6 +204,25 @@ Measurement measure(const MeasureInput& in) {
     round = nr;
   }
   m.iterations = iter;
+
+  // 4. Side operations (MoE: the counts exchange alone), each timed like an isolated round.
+  for (const auto& op : coll.side_operations(m.shape)) {
+    constexpr int kSideIters = 20;
+    std::vector<double> local(kSideIters, 0.0);
+    std::vector<double> worst;
+    for (int i = 0; i < kSideIters; ++i) {
+      progress(iter, Phase::waiting);
+      control.barrier(in.progress);
+      timer->start();
+      timer->enter();
+      coll.launch_side(op, comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
+      comm.synchronize();
+      timer->stop();
+      local[static_cast<std::size_t>(i)] = timer->total_us() * slow;
+    }
+    control.max_to_root(local, worst);
+    if (control.rank() == 0) m.side_us[op] = stats::summarize(worst).p50;
+  }
 
   const double mean = iter > 0 ? sum_total / iter : 0.0;
   const double wait = iter > 0 ? sum_inside / iter : 0.0;

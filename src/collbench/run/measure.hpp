@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "collbench/plan/case.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/session.hpp"
+#include "collbench/run/watchdog.hpp"
 
 namespace collbench::run {
 
@@ -27,6 +29,9 @@ struct MeasureInput {
   int case_index = 0;
   int world_rank = 0;
   std::size_t max_samples_kept = 10000;
+  Watchdog* watchdog = nullptr;  // null: no watchdog
+  double timeout_s = 0.0;        // per collective or barrier
+  const Placement* placement = nullptr;  // the run's placement (null: one domain)
 };
 
 struct Measurement {
@@ -38,9 +43,17 @@ struct Measurement {
   int iterations = 0;
   std::string stop_reason;
   bool checked = false;
+  // Side operations of the family (Collective::side_operations), timed on their own after the
+  // timed rounds: the median over iterations of the per-iteration max over ranks, in us.
+  std::map<std::string, double> side_us;
 };
 
 Measurement measure(const MeasureInput& in);
+
+// The collective's view of a case on a communicator of `num_ranks` ranks: dtype, reduction,
+// parameters, algorithm, and the placement of the communicator's ranks (scope domain: one
+// domain; global: the run's placement).
+coll::CaseContext case_context(const plan::Case& spec, int rank, int num_ranks, const Placement* placement);
 
 // Stop decision on rank 0 after `iterations` timed iterations over `elapsed_s` seconds.
 // Returns the reason, or empty to continue. Exposed for unit tests.

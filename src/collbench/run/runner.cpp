@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -13,12 +14,19 @@
 
 #include "collbench/backend/hierarchical.hpp"
 #include "collbench/backend/registry.hpp"
+#ifdef COLLBENCH_HAVE_NCCL
+#include "collbench/backend/nccl/nccl_host.hpp"
+#endif
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/build_info.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/model/estimate.hpp"
+#include "collbench/model/system_profile.hpp"
+#include "collbench/model/traffic.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/run/measure.hpp"
+#include "collbench/run/watchdog.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace collbench::run {
@@ -53,7 +61,22 @@ std::optional<std::string> algo_waiver(const plan::Case& c, const Placement& pla
     return fmt::format("algorithm '{}' is not available on the mpi backend (it runs: auto, flat, hierarchical)",
                        c.algo);
   }
+#ifdef COLLBENCH_HAVE_NCCL
+  if (c.backend == "nccl") {
+    if (c.graph > 0) return std::string("CUDA-graph replay (--graph) is not implemented yet on the nccl backend");
+    return backend::nccl::nccl_algo_waiver(c.algo, c.collective);
+  }
+#endif
   return std::nullopt;
+}
+
+// Backends are created per (backend, algorithm setting, buffer kind): NCCL reads NCCL_ALGO and
+// NCCL_PROTO when a communicator is created, and registered/symmetric buffers belong to it.
+std::string backend_algo(const plan::Case& c) {
+  return c.algo == "hierarchical" || c.algo == "flat" ? std::string("auto") : c.algo;
+}
+std::string backend_key(const plan::Case& c) {
+  return c.backend == "mpi" ? c.backend : c.backend + "|" + backend_algo(c) + "|" + c.buffers;
 }
 
 struct BackendSet {
@@ -118,6 +141,71 @@ void fill_measurement(record::CaseRecord& r, const Measurement& m, const coll::C
   }
 }
 
+// Bound, expected value and efficiency from the system profile (issue 3). A case the model
+// does not cover says why; a run faster than its bound is flagged, never hidden.
+void annotate_with_model(record::CaseRecord& r, const plan::Case& c, const Placement& placement,
+                         const model::SystemProfile& system) {
+  model::CaseGeometry g;
+  g.collective = c.collective;
+  g.algo = c.algo;
+  g.dtype = c.dtype;
+  g.bytes = r.bytes;
+  g.placement = placement;
+  g.scope = c.scope;
+  const auto outcome = model::model_case(system, g);
+  if (!outcome.estimate || !r.time_us) {
+    r.extra["model_note"] = outcome.why_not.empty() ? std::string("not measured") : outcome.why_not;
+    return;
+  }
+  const auto& e = *outcome.estimate;
+  record::ModelFields mf;
+  mf.system = system.name;
+  mf.bound_time_us = e.bound_time_us;
+  mf.bound_algbw_gbps = e.bound_algbw_gbps;
+  mf.bound_busbw_gbps = e.bound_busbw_gbps;
+  mf.expected_time_us = e.expected_time_us;
+  mf.expected_busbw_gbps = e.expected_busbw_gbps;
+  mf.wire_bytes_per_rank = e.wire_bytes_per_rank;
+  const auto check = model::check_against_bound(e, r.time_us->p50);
+  mf.efficiency = check.efficiency;
+  r.model = mf;
+  if (!e.algo_modelled.empty()) r.extra["model_algo"] = e.algo_modelled;
+  if (check.beats_bound) {
+    r.extra["bound_check"] = check.beyond_margin
+                                 ? "faster than the bound beyond the profile's margin: the model or profile is wrong"
+                                 : "faster than the bound within the calibration margin (noise)";
+  }
+}
+
+// Irregular exchanges (MoE): the bound for the case's traffic matrix (model/traffic.hpp).
+void annotate_with_traffic_model(record::CaseRecord& r, const model::TrafficMatrix& traffic, const Placement& placement,
+                                 const model::SystemProfile& system) {
+  if (!r.time_us) {
+    r.extra["model_note"] = std::string("not measured");
+    return;
+  }
+  const auto t = model::estimate_from_traffic(system, traffic, placement);
+  const auto& e = t.estimate;
+  record::ModelFields mf;
+  mf.system = system.name;
+  mf.bound_time_us = e.bound_time_us;
+  mf.bound_algbw_gbps = e.bound_algbw_gbps;
+  mf.bound_busbw_gbps = e.bound_busbw_gbps;
+  mf.expected_time_us = e.expected_time_us;
+  mf.expected_busbw_gbps = e.expected_busbw_gbps;
+  mf.wire_bytes_per_rank = e.wire_bytes_per_rank;
+  const auto check = model::check_against_bound(e, r.time_us->p50);
+  mf.efficiency = check.efficiency;
+  r.model = mf;
+  r.extra["model_algo"] = e.algo_modelled;
+  r.extra["model_note"] = e.note;
+  if (check.beats_bound) {
+    r.extra["bound_check"] = check.beyond_margin
+                                 ? "faster than the bound beyond the profile's margin: the model or profile is wrong"
+                                 : "faster than the bound within the calibration margin (noise)";
+  }
+}
+
 }  // namespace
 
 nlohmann::json sweep_config_json(const plan::Sweep& sweep, const Placement& placement, const std::string& progress) {
@@ -156,12 +244,35 @@ nlohmann::json sweep_config_json(const plan::Sweep& sweep, const Placement& plac
 
 Runner::Runner(RunnerOptions options) : options_(std::move(options)) {}
 
-RunSummary Runner::run(const plan::Sweep& sweep) {
+RunSummary Runner::run(const plan::Sweep& requested) {
+  // Buffers default per backend: host memory for mpi, plain device memory for nccl.
+  plan::Sweep sweep = requested;
+  for (auto& c : sweep.cases) {
+    if (c.backend == "nccl" && c.buffers == "host") c.buffers = "plain";
+    // Families whose payload type comes from their parameters (MoE: the workload's wire format).
+    if (const auto d = coll::find_collective(c.collective).case_dtype(c.params)) c.dtype = *d;
+  }
   Control control;
   const ProcessInfo info = gather_process_info(control);
   const bool root = control.rank() == 0;
+  // System profile for bounds: --system / the sweep's `system:`, else a calibrated cpu-local.
+  std::optional<model::SystemProfile> system;
+  if (sweep.system) {
+    system = model::load_system_profile(*sweep.system);
+  } else {
+    const auto known = model::list_system_profiles();
+    if (std::find(known.begin(), known.end(), "cpu-local") != known.end()) {
+      system = model::load_system_profile("cpu-local");
+    } else if (root && options_.format != "none") {
+      std::fprintf(stderr,
+                   "collbench: note: no bounds (%%bound): pass --system NAME, or run 'mpiexec -n 2 collbench "
+                   "calibrate' once to create the cpu-local profile\n");
+    }
+  }
+  std::optional<int> profile_domain;
+  if (system && system->scale_up.domain_size > 0) profile_domain = system->scale_up.domain_size;
   std::string placement_warning;
-  const Placement placement = resolve_placement(info, options_.placement, std::nullopt, placement_warning);
+  const Placement placement = resolve_placement(info, options_.placement, profile_domain, placement_warning);
   const backend::Progress progress = choose_progress(options_.progress, info);
   const std::string progress_name = progress == backend::Progress::spin ? "spin" : "yield";
   const FaultPlan faults = FaultPlan::from_env();
@@ -179,7 +290,7 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
 
   // Validate every case up front (same outcome on every rank: pure checks).
   for (const auto& c : sweep.cases) {
-    coll::find_collective(c.collective);
+    coll::find_collective(c.collective).check_params(c.params);
     if (c.backend == "mpi" && c.buffers != "host" && c.buffers != "plain") {
       throw InputError(fmt::format("--buffers {} is not available on the mpi backend; accepted: host", c.buffers));
     }
@@ -210,18 +321,32 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
 
   std::map<std::string, BackendSet> backends;
   auto backend_for = [&](const plan::Case& c) -> BackendSet& {
-    auto it = backends.find(c.backend);
+    const std::string key = backend_key(c);
+    auto it = backends.find(key);
     if (it != backends.end()) return it->second;
     backend::BackendOptions bo;
     bo.progress = progress;
     bo.buffers = c.buffers;
+    bo.algo = backend_algo(c);
     BackendSet set;
     set.backend = backend::make_backend(c.backend, bo);
     set.world = set.backend->world();
     set.domain = set.backend->split(my_domain, info.rank);
     set.cross = set.backend->split(my_local_index, my_domain);
     set.hierarchical = std::make_unique<backend::HierarchicalComm>(*set.backend, *set.domain, *set.cross, *set.world);
-    return backends.emplace(c.backend, std::move(set)).first->second;
+    return backends.emplace(key, std::move(set)).first->second;
+  };
+
+  // Create every backend the sweep needs now: a backend that cannot start (no GPU) fails before
+  // anything is written, and the header can carry the library versions.
+  for (const auto& c : sweep.cases) backend_for(c);
+
+  std::vector<std::string> host_names;
+  for (const auto& h : info.hosts) host_names.push_back(h.host);
+  std::unique_ptr<Watchdog> watchdog;
+  if (options_.watchdog) watchdog = std::make_unique<Watchdog>(host_names);
+  const auto case_timeout = [this](const plan::Case& c) {
+    return options_.timeout_s > 0 ? options_.timeout_s : default_timeout_s(c.bytes);
   };
 
   // Run header.
@@ -231,18 +356,32 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
     header.started_at = utc_now_iso8601();
     header.tool_version = build::kVersion;
     header.git_sha = build::kGitSha;
-    header.backends_built = split_list(std::string(build::kBackends) == "" ? "mpi" : [] {
-      std::string b = build::kBackends;
-      for (auto& ch : b) ch = ch == ' ' ? ',' : ch;
-      return b;
-    }(), "backends");
+    header.backends_built = build::backends_built();
     header.argv = options_.argv;
     header.config = config;
     header.launcher = detect_launcher();
     header.mpi_library = backend::mpi_library_version();
     header.hosts = info.hosts;
+    for (const auto& [key, set] : backends) {
+      const auto prov = set.backend->provenance();
+      const auto get = [&prov](const std::string& k) -> std::optional<std::string> {
+        const auto f = prov.find(k);
+        return f == prov.end() || f->second.empty() ? std::nullopt : std::optional<std::string>(f->second);
+      };
+      if (!header.nccl_version) header.nccl_version = get("nccl_version");
+      if (!header.cuda_runtime) header.cuda_runtime = get("cuda_runtime");
+      if (!header.cuda_driver) header.cuda_driver = get("cuda_driver");
+      for (auto& h : header.hosts) {
+        const std::string prefix = "rank." + std::to_string(h.rank) + ".";
+        if (!h.gpu_name) h.gpu_name = get(prefix + "gpu_name");
+        if (!h.gpu_uuid) h.gpu_uuid = get(prefix + "gpu_uuid");
+        if (!h.pci_bus_id) h.pci_bus_id = get(prefix + "pci_bus_id");
+        if (!h.nic) h.nic = get(prefix + "nic");
+      }
+    }
     header.env = relevant_env();
-    header.system = sweep.system ? nlohmann::json{{"name", *sweep.system}, {"digest", nullptr}} : nlohmann::json(nullptr);
+    header.system = system ? nlohmann::json{{"name", system->name}, {"digest", system->digest}, {"path", system->path}}
+                           : nlohmann::json(nullptr);
     if (!faults.empty()) header.fault = faults.text();
     if (writer && done_keys.empty()) writer->write(record::to_json(header));
   }
@@ -255,6 +394,10 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
   for (std::size_t i = 0; i < sweep.cases.size(); ++i) {
     const plan::Case& c = sweep.cases[i];
     const coll::Collective& coll = coll::find_collective(c.collective);
+    if (watchdog) {
+      watchdog->set_case_label(fmt::format("{} {} B {}", c.collective, c.bytes, to_string(c.dtype)));
+      watchdog->at(static_cast<int>(i), -1, Phase::host, case_timeout(c));
+    }
     BackendSet& bs = backend_for(c);
     backend::Comm& comm = c.algo == "hierarchical" ? *bs.hierarchical
                           : c.scope == Scope::global  ? *bs.world
@@ -262,8 +405,19 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
     // The record describes rank 0's communicator (domain 0 under scope=domain).
     int comm_size = comm.size();
     MPI_Bcast(&comm_size, 1, MPI_INT, 0, control.comm());
-    const coll::Shape shape0 = coll.shape(c.bytes, c.dtype, 0, comm_size);
+    // Waivers first: a case that cannot run here may not have a shape either.
+    const coll::CaseContext ctx0 = case_context(c, 0, comm_size, &placement);
+    std::optional<std::string> waiver = algo_waiver(c, placement);
+    if (!waiver && c.in_place && !coll.supports_in_place()) {
+      waiver = fmt::format("{} has no in-place form", c.collective);
+    }
+    if (!waiver) waiver = coll.waiver(ctx0);
+    const coll::Shape shape0 = waiver ? coll::Shape{} : coll.shape_for(c.bytes, ctx0);
     record::CaseRecord rec = skeleton(c, coll, shape0, placement, comm_size, run_id);
+    if (const std::string label = coll.size_label(shape0, ctx0); !label.empty()) {
+      rec.case_key = record::make_case_key(rec, label);
+    }
+    rec.workload = waiver ? nlohmann::json(nullptr) : coll.workload_record(shape0);
     rec.extra["progress"] = progress_name;
     if (!faults.empty() && faults.affects_case(static_cast<int>(i))) rec.fault = faults.text();
 
@@ -278,10 +432,6 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
       std::fflush(stderr);
     }
 
-    std::optional<std::string> waiver = algo_waiver(c, placement);
-    if (!waiver && c.in_place && !coll.supports_in_place()) {
-      waiver = fmt::format("{} has no in-place form", c.collective);
-    }
     if (waiver) {
       rec.status = "waived";
       rec.reason = *waiver;
@@ -299,8 +449,22 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
       in.case_index = static_cast<int>(i);
       in.world_rank = info.rank;
       in.max_samples_kept = options_.max_samples_kept;
+      in.watchdog = watchdog.get();
+      in.timeout_s = case_timeout(c);
+      in.placement = &placement;
       const Measurement m = measure(in);
-      if (root) fill_measurement(rec, m, coll, comm_size, options_.max_samples_kept);
+      if (root) {
+        fill_measurement(rec, m, coll, comm_size, options_.max_samples_kept);
+        if (rec.workload.is_object()) {
+          const auto cx = m.side_us.find("counts_exchange");
+          if (cx != m.side_us.end()) rec.workload["counts_exchange_us"] = cx->second;
+        }
+        if (const auto traffic = coll.traffic(shape0)) {
+          if (system) annotate_with_traffic_model(rec, *traffic, ctx0.placement, *system);
+        } else if (system) {
+          annotate_with_model(rec, c, placement, *system);
+        }
+      }
       const std::string used = comm.algo_used();
       if (!used.empty()) rec.algo_used = used;
     }
@@ -329,6 +493,7 @@ RunSummary Runner::run(const plan::Sweep& sweep) {
   }
   int failed = summary.cases_failed;
   MPI_Bcast(&failed, 1, MPI_INT, 0, control.comm());
+  if (watchdog) watchdog->at(-1, -1, Phase::idle, 0.0);
   summary.cases_failed = failed;
   return summary;
 }

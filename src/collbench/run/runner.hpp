@@ -24,6 +24,8 @@ struct RunnerOptions {
   std::vector<std::string> argv;
   std::size_t max_samples_kept = 10000;
   bool show_progress = true;            // progress line on stderr when it is a terminal
+  double timeout_s = 0.0;               // --timeout per collective/barrier; 0 = default_timeout_s(bytes)
+  bool watchdog = true;
 };
 
 struct RunSummary {

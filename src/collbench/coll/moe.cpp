@@ -1,0 +1,596 @@
+// MoE expert-parallel exchanges with generated routing (docs/moe.md): moe-dispatch (token rows
+// to the ranks holding their experts), moe-combine (expert outputs back to the token owners) and
+// moe-roundtrip (both, back to back), each `flat` (one all-to-all-v) or `hierarchical` (inside
+// the domain, then one exchange per domain pair and rail; moe_plan.hpp), with the counts
+// exchange (an all-to-all of per-destination row counts) inside or outside the timed region.
+//
+// Only Comm calls move data, so the families run unchanged on every backend (host buffers for
+// MPI, GPU buffers for NCCL). Rows travel as 4-byte units; the case dtype (the workload's wire
+// format) sizes the buffers and names the record. Every byte of the receive buffer is verified
+// exactly: counts, every row of every block (staging included), and the combined (weighted-sum)
+// output of every token. The combine's weighted reduction is host arithmetic in verification,
+// not part of the timed exchange.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "collbench/coll/collective.hpp"
+#include "collbench/coll/moe_plan.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/model/traffic.hpp"
+#include "collbench/workload/counts.hpp"
+#include "collbench/workload/hash.hpp"
+#include "collbench/workload/payload.hpp"
+
+namespace collbench::coll {
+namespace {
+
+using workload::RankRouting;
+using workload::RowConvention;
+using workload::RowRef;
+
+struct MoeCase final : ShapeDetail {
+  std::shared_ptr<const MoeWorkload> w;
+  MoeParams params;
+  MoeLayout layout;
+  Placement placement;  // of the communicator's ranks
+  model::TrafficSummary traffic;
+};
+
+const MoeCase& detail_of(const Shape& s) {
+  const auto* d = dynamic_cast<const MoeCase*>(s.detail.get());
+  if (d == nullptr) throw InputError("a moe-* shape lacks its routing detail (build it with shape_for)");
+  return *d;
+}
+
+// Bytes of the integers 0..255 in a dtype (every value the payloads use is exact there).
+struct Codec {
+  Dtype dtype = Dtype::float32;
+  std::size_t size = 4;
+  std::array<std::array<unsigned char, 8>, 256> bytes{};
+  explicit Codec(Dtype d) : dtype(d), size(dtype_size(d)) {
+    for (int v = 0; v < 256; ++v) store_element(bytes[static_cast<std::size_t>(v)].data(), 0, d, v);
+  }
+};
+
+// row_signature() of payload.hpp for a whole row: one hash per 16 elements.
+void signature_values(std::uint64_t key, int hidden, int max_value, int* out) {
+  for (int blk = 0; blk * 16 < hidden; ++blk) {
+    const std::uint64_t h = workload::mix64(key + static_cast<std::uint64_t>(blk + 1) * workload::kGoldenGamma);
+    const int end = std::min(16, hidden - blk * 16);
+    for (int j = 0; j < end; ++j) out[blk * 16 + j] = 1 + static_cast<int>((h >> (4 * j)) & 0xF) % max_value;
+  }
+}
+
+// Writes and checks rows of one case.
+class RowCodec {
+ public:
+  explicit RowCodec(const MoeWorkload& w)
+      : w_(w),
+        hidden_(w.config.profile.hidden_size),
+        dispatch_(w.config.profile.dispatch.dtype),
+        combine_(w.config.profile.combine.dtype),
+        dispatch_scales_(scales_of(w.config.profile.dispatch, hidden_)),
+        combine_scales_(scales_of(w.config.profile.combine, hidden_)),
+        values_(static_cast<std::size_t>(hidden_)),
+        acc_(static_cast<std::size_t>(hidden_)),
+        scratch_(static_cast<std::size_t>(std::max(w.dispatch_row_bytes, w.combine_row_bytes))) {
+    for (const bool combine : {false, true}) {
+      const Codec& codec = combine ? combine_ : dispatch_;
+      const Scales& scales = combine ? combine_scales_ : dispatch_scales_;
+      const std::size_t bytes = static_cast<std::size_t>(hidden_) * codec.size + static_cast<std::size_t>(scales.count) * scales.size;
+      if (bytes != row_bytes(combine)) {
+        throw InputError(fmt::format("workload '{}': {} rows of {} B do not match {} values and {} scales", w.config.profile.name,
+                                     combine ? "combine" : "dispatch", row_bytes(combine), hidden_, scales.count));
+      }
+    }
+  }
+
+  // Dispatch row for (src, token, x): x = expert (copy rows) or destination rank (dedup rows).
+  void dispatch_row(unsigned char* out, int src, int token, int x) {
+    signature_values(workload::row_key(src, token, x), hidden_, w_.dispatch_max_value, values_.data());
+    encode(out, dispatch_, dispatch_scales_, values_.data());
+  }
+
+  // Combine row the expert rank `dst` returns for (src, token): copy rows carry expert x's
+  // output; dedup rows the weighted sum over the token's experts on dst.
+  void combine_row(unsigned char* out, const RankRouting& routing, int dst, const RowRef& row) {
+    const int src = routing.src_rank_idx;
+    const auto& rule = w_.combine_rule;
+    if (row.expert_idx >= 0) {
+      signature_values(workload::row_key(src, row.token_idx, row.expert_idx), hidden_, rule.max_value,
+                       values_.data());
+    } else {
+      std::fill(values_.begin(), values_.end(), 0);
+      const auto experts = routing.token_experts(row.token_idx);
+      const auto dests = routing.token_dest_ranks(row.token_idx);
+      for (std::size_t j = 0; j < experts.size(); ++j) {
+        if (dests[j] != dst) continue;
+        const int weight = workload::combine_weight(src, row.token_idx, experts[j], rule);
+        signature_values(workload::row_key(src, row.token_idx, experts[j]), hidden_, rule.max_value, acc_.data());
+        for (int i = 0; i < hidden_; ++i) values_[static_cast<std::size_t>(i)] += weight * acc_[static_cast<std::size_t>(i)];
+      }
+    }
+    encode(out, combine_, combine_scales_, values_.data());
+  }
+
+  // Wrong elements of a received row against the expected one (values and scales).
+  std::uint64_t check(const unsigned char* got, bool combine, const RankRouting& routing, int dst, const RowRef& row) {
+    if (combine) {
+      combine_row(scratch_.data(), routing, dst, row);
+    } else {
+      dispatch_row(scratch_.data(), routing.src_rank_idx, row.token_idx, row.expert_idx >= 0 ? row.expert_idx : dst);
+    }
+    const Codec& codec = combine ? combine_ : dispatch_;
+    const auto& scales = combine ? combine_scales_ : dispatch_scales_;
+    const std::size_t bytes = row_bytes(combine);
+    if (std::memcmp(got, scratch_.data(), bytes) == 0) return 0;
+    std::uint64_t wrong = 0;
+    for (int i = 0; i < hidden_; ++i) {
+      const std::size_t at = static_cast<std::size_t>(i) * codec.size;
+      wrong += std::memcmp(got + at, scratch_.data() + at, codec.size) != 0 ? 1 : 0;
+    }
+    const std::size_t base = static_cast<std::size_t>(hidden_) * codec.size;
+    for (int i = 0; i < scales.count; ++i) {
+      const std::size_t at = base + static_cast<std::size_t>(i) * scales.size;
+      wrong += std::memcmp(got + at, scratch_.data() + at, scales.size) != 0 ? 1 : 0;
+    }
+    return wrong;
+  }
+
+  // combine_expected() over all of the token's experts, for every element.
+  const std::vector<int>& combined_expected(const RankRouting& routing, int token) {
+    std::fill(values_.begin(), values_.end(), 0);
+    const int src = routing.src_rank_idx;
+    for (const auto e : routing.token_experts(token)) {
+      const int weight = workload::combine_weight(src, token, e, w_.combine_rule);
+      signature_values(workload::row_key(src, token, e), hidden_, w_.combine_rule.max_value, acc_.data());
+      for (int i = 0; i < hidden_; ++i) values_[static_cast<std::size_t>(i)] += weight * acc_[static_cast<std::size_t>(i)];
+    }
+    return values_;
+  }
+
+  [[nodiscard]] std::size_t row_bytes(bool combine) const {
+    return static_cast<std::size_t>(combine ? w_.combine_row_bytes : w_.dispatch_row_bytes);
+  }
+  [[nodiscard]] int hidden() const { return hidden_; }
+  [[nodiscard]] Dtype combine_dtype() const { return combine_.dtype; }
+
+ private:
+  struct Scales {
+    int count = 0;
+    std::size_t size = 0;
+    std::array<unsigned char, 8> one{};  // 1.0 in the scale dtype
+  };
+  static Scales scales_of(const workload::RowFormat& f, int hidden) {
+    Scales s;
+    if (f.scale_block_channels > 0) {
+      s.size = dtype_size(f.scale_dtype);
+      s.count = (hidden + f.scale_block_channels - 1) / f.scale_block_channels;  // as row_bytes() counts them
+      store_element(s.one.data(), 0, f.scale_dtype, 1.0);
+    }
+    return s;
+  }
+
+  void encode(unsigned char* out, const Codec& codec, const Scales& scales, const int* values) const {
+    for (int i = 0; i < hidden_; ++i) {
+      std::memcpy(out + static_cast<std::size_t>(i) * codec.size, codec.bytes[static_cast<std::size_t>(values[i])].data(),
+                  codec.size);
+    }
+    unsigned char* tail = out + static_cast<std::size_t>(hidden_) * codec.size;
+    for (int i = 0; i < scales.count; ++i) std::memcpy(tail + static_cast<std::size_t>(i) * scales.size, scales.one.data(), scales.size);
+  }
+
+  const MoeWorkload& w_;
+  int hidden_;
+  Codec dispatch_, combine_;
+  Scales dispatch_scales_, combine_scales_;
+  std::vector<int> values_, acc_;
+  std::vector<unsigned char> scratch_;
+};
+
+
+// Routing of source ranks, computed on first use.
+class RoutingCache {
+ public:
+  explicit RoutingCache(const workload::RoutingGenerator& g) : g_(g) {}
+  const RankRouting& of(int src) {
+    auto it = cache_.find(src);
+    if (it == cache_.end()) it = cache_.emplace(src, g_.route_rank(src)).first;
+    return it->second;
+  }
+
+ private:
+  const workload::RoutingGenerator& g_;
+  std::map<int, RankRouting> cache_;
+};
+
+std::string routing_text(const workload::RoutingSettings& s, std::optional<double> sigma_used) {
+  std::string t;
+  switch (s.popularity) {
+    case workload::Popularity::uniform:
+      t = "uniform";
+      break;
+    case workload::Popularity::lognormal:
+      if (s.imbalance) {
+        t = sigma_used ? fmt::format("lognormal(imbalance={:g},sigma={:.4g})", *s.imbalance, *sigma_used)
+                       : fmt::format("lognormal(imbalance={:g})", *s.imbalance);
+      } else {
+        t = fmt::format("lognormal(sigma={:g})", s.sigma);
+      }
+      break;
+    case workload::Popularity::zipf:
+      t = fmt::format("zipf(s={:g})", s.zipf_s);
+      break;
+    case workload::Popularity::one_hot_rank:
+      t = fmt::format("one-hot-rank(rank={},factor={:g})", s.hot_rank_idx, s.hot_factor);
+      break;
+  }
+  if (s.groups_per_token > 0) t += fmt::format(",groups_per_token={}", s.groups_per_token);
+  if (s.tokens != workload::TokenDistribution::fixed) t += fmt::format(",tokens={}", workload::to_string(s.tokens));
+  if (s.num_redundant_experts > 0) t += fmt::format(",redundant_experts={}", s.num_redundant_experts);
+  if (s.seed != 1) t += fmt::format(",seed={}", s.seed);
+  if (s.layer != 0) t += fmt::format(",layer={}", s.layer);
+  return t;
+}
+
+nlohmann::json routing_settings_json(const workload::RoutingSettings& s) {
+  nlohmann::json j{{"popularity", workload::to_string(s.popularity)},
+                   {"groups_per_token", s.groups_per_token},
+                   {"tokens", workload::to_string(s.tokens)},
+                   {"ep_size", s.ep_size},
+                   {"redundant_experts", s.num_redundant_experts},
+                   {"seed", s.seed},
+                   {"layer", s.layer}};
+  if (s.popularity == workload::Popularity::lognormal) {
+    j["sigma"] = s.sigma;
+    j["imbalance"] = s.imbalance ? nlohmann::json(*s.imbalance) : nlohmann::json(nullptr);
+  }
+  if (s.popularity == workload::Popularity::zipf) j["zipf_s"] = s.zipf_s;
+  if (s.popularity == workload::Popularity::one_hot_rank) {
+    j["hot_rank"] = s.hot_rank_idx;
+    j["hot_factor"] = s.hot_factor;
+  }
+  return j;
+}
+
+void run_counts(backend::Comm& comm, const void* send, void* recv) {
+  comm.alltoall(send, recv, 1, Dtype::int64);
+}
+
+void run_plan(backend::Comm& comm, const ExchangePlan& plan, const void* send, void* recv) {
+  auto* recv_base = static_cast<unsigned char*>(recv);
+  const auto* send_base = static_cast<const unsigned char*>(send);
+  for (const auto& st : plan.stages) {
+    backend::Comm* c = &comm;
+    if (st.level == ExchangeStage::Level::domain) c = comm.domain_level();
+    if (st.level == ExchangeStage::Level::cross) c = comm.cross_level();
+    if (c == nullptr) {
+      throw InputError("hierarchical moe needs a communicator composed of domain levels (the runner's hierarchical one)");
+    }
+    const unsigned char* from = (st.send_from_recv ? recv_base : send_base) + st.send_region;
+    c->alltoallv(from, st.send_counts, st.send_displs, recv_base + st.recv_region, st.recv_counts, st.recv_displs,
+                 Dtype::int32);
+  }
+}
+
+class MoeCollective final : public Collective {
+ public:
+  explicit MoeCollective(MoeOp op) : op_(op) {}
+
+  [[nodiscard]] std::string_view name() const override { return to_string(op_); }
+  [[nodiscard]] std::string_view description() const override {
+    switch (op_) {
+      case MoeOp::dispatch:
+        return "MoE dispatch: token rows to the ranks of their experts (all-to-all-v, generated routing)";
+      case MoeOp::combine:
+        return "MoE combine: expert outputs back to the token owners, weighted sum verified";
+      case MoeOp::roundtrip:
+        return "MoE dispatch then combine, back to back";
+    }
+    return "";
+  }
+  [[nodiscard]] std::string_view bytes_convention() const override {
+    return "max over ranks of send or receive total (bytes_max_rank) for the workload's routing; -b/-e ignored";
+  }
+  [[nodiscard]] bool supports_in_place() const override { return false; }
+  [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
+
+  // Without parameters (tests that walk the registry): the default workload with as many tokens
+  // per rank as dispatch rows fit in requested_bytes.
+  [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int rank, int num_ranks) const override {
+    CaseContext ctx;
+    ctx.dtype = dtype;
+    ctx.rank = rank;
+    ctx.num_ranks = num_ranks;
+    return build(requested_bytes, ctx, true);
+  }
+  [[nodiscard]] Shape shape_for(std::uint64_t requested_bytes, const CaseContext& ctx) const override {
+    return build(requested_bytes, ctx, ctx.params == nullptr);
+  }
+
+  [[nodiscard]] std::optional<Dtype> case_dtype(const std::map<std::string, std::string>& params) const override {
+    const auto profile = workload::load_workload_profile(parse_moe_params(params).workload);
+    return op_ == MoeOp::combine ? profile.combine.dtype : profile.dispatch.dtype;
+  }
+  void check_params(const std::map<std::string, std::string>& params) const override {
+    (void)moe_config(parse_moe_params(params), 1);
+  }
+  [[nodiscard]] std::optional<std::string> waiver(const CaseContext& ctx) const override {
+    const MoeParams p = ctx.params ? parse_moe_params(*ctx.params) : MoeParams{};
+    return moe_waiver(p, moe_algo_of(ctx.algo), ctx.num_ranks, ctx.placement);
+  }
+
+  void fill(void* host_send, const Shape& shape, const CaseContext&) const override {
+    const MoeCase& mc = detail_of(shape);
+    const MoeWorkload& w = *mc.w;
+    const MoeLayout& L = mc.layout;
+    auto* out = static_cast<unsigned char*>(host_send);
+    const int r = L.rank_idx;
+    const int n = L.num_ranks;
+    if (L.has_counts) {
+      for (int t = 0; t < n; ++t) {
+        const std::int64_t rows = w.matrix().at(r, t);
+        std::memcpy(out + static_cast<std::size_t>(t) * sizeof(std::int64_t), &rows, sizeof(rows));
+      }
+    }
+    RowCodec codec(w);
+    RoutingCache routing(w.generator);
+    for (const auto& b : L.dispatch.send_blocks) {
+      const auto rows = workload::rows_for_destination(routing.of(b.src_rank_idx), b.dst_rank_idx, w.rows);
+      check_block(b, rows.size());
+      for (std::size_t j = 0; j < rows.size(); ++j) {
+        const RowRef& row = rows[j];
+        codec.dispatch_row(out + b.offset + j * codec.row_bytes(false), b.src_rank_idx, row.token_idx,
+                           row.expert_idx >= 0 ? row.expert_idx : b.dst_rank_idx);
+      }
+    }
+    for (const auto& b : L.combine.send_blocks) {
+      const RankRouting& src = routing.of(b.src_rank_idx);
+      const auto rows = workload::rows_for_destination(src, b.dst_rank_idx, w.rows);
+      check_block(b, rows.size());
+      for (std::size_t j = 0; j < rows.size(); ++j) {
+        codec.combine_row(out + b.offset + j * codec.row_bytes(true), src, b.dst_rank_idx, rows[j]);
+      }
+    }
+  }
+
+  [[nodiscard]] std::uint64_t verify(const void* host_result, const Shape& shape, const CaseContext&) const override {
+    const MoeCase& mc = detail_of(shape);
+    const MoeWorkload& w = *mc.w;
+    const MoeLayout& L = mc.layout;
+    const auto* in = static_cast<const unsigned char*>(host_result);
+    const int r = L.rank_idx;
+    std::uint64_t wrong = 0;
+    if (L.has_counts) {
+      for (int s = 0; s < L.num_ranks; ++s) {
+        std::int64_t rows = 0;
+        std::memcpy(&rows, in + static_cast<std::size_t>(s) * sizeof(std::int64_t), sizeof(rows));
+        wrong += rows != w.matrix().at(s, r) ? 1 : 0;
+      }
+    }
+    RowCodec codec(w);
+    RoutingCache routing(w.generator);
+    // Every row of every block, final and staging.
+    const auto check_blocks = [&](const std::vector<RowBlock>& blocks) {
+      for (const auto& b : blocks) {
+        const RankRouting& src = routing.of(b.src_rank_idx);
+        const auto rows = workload::rows_for_destination(src, b.dst_rank_idx, w.rows);
+        check_block(b, rows.size());
+        const std::size_t bytes = codec.row_bytes(b.combine);
+        for (std::size_t j = 0; j < rows.size(); ++j) {
+          wrong += codec.check(in + b.offset + j * bytes, b.combine, src, b.dst_rank_idx, rows[j]);
+        }
+      }
+    };
+    check_blocks(L.dispatch.final_blocks);
+    check_blocks(L.dispatch.staging_blocks);
+    check_blocks(L.combine.final_blocks);
+    check_blocks(L.combine.staging_blocks);
+    if (!L.combine.final_blocks.empty()) wrong += check_combined(in, mc, codec, routing.of(r));
+    return wrong;
+  }
+
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape, const CaseContext&) const override {
+    const MoeCase& mc = detail_of(shape);
+    const MoeLayout& L = mc.layout;
+    if (L.has_counts && mc.params.counts_timed) run_counts(comm, send, recv);
+    run_plan(comm, L.dispatch, send, recv);
+    run_plan(comm, L.combine, send, recv);
+  }
+
+  void prepare(backend::Comm& comm, const void* send, void* recv, const Shape& shape, const CaseContext&) const override {
+    const MoeCase& mc = detail_of(shape);
+    if (mc.layout.has_counts && !mc.params.counts_timed) run_counts(comm, send, recv);
+  }
+
+  [[nodiscard]] std::vector<std::string> side_operations(const Shape& shape) const override {
+    if (detail_of(shape).layout.has_counts) return {"counts_exchange"};
+    return {};
+  }
+  void launch_side(std::string_view op, backend::Comm& comm, const void* send, void* recv, const Shape& shape,
+                   const CaseContext&) const override {
+    if (op == "counts_exchange" && detail_of(shape).layout.has_counts) run_counts(comm, send, recv);
+  }
+
+  [[nodiscard]] std::optional<model::TrafficMatrix> traffic(const Shape& shape) const override {
+    const MoeCase& mc = detail_of(shape);
+    return moe_traffic(mc.w->matrix(), mc.w->dispatch_row_bytes, mc.w->combine_row_bytes, op_);
+  }
+
+  [[nodiscard]] nlohmann::json workload_record(const Shape& shape) const override {
+    const MoeCase& mc = detail_of(shape);
+    const MoeWorkload& w = *mc.w;
+    const auto& matrix = w.matrix();
+    const int n = matrix.num_ranks;
+    const auto& settings = w.config.routing.settings;
+    const auto receive = matrix.receive_rows();
+    const workload::LoadStats load = workload::load_stats(receive);
+    nlohmann::json j;
+    j["name"] = w.config.profile.name;
+    j["tokens_per_rank"] = w.config.routing.tokens_per_rank;
+    j["routing"] = routing_text(settings, w.generator.sigma());
+    j["imbalance"] = load.imbalance;
+    j["gini"] = load.gini;
+    j["bytes_in_domain"] = mc.traffic.bytes_in_domain;
+    j["bytes_off_domain"] = mc.traffic.bytes_off_domain;
+    j["hottest_rank"] = load.hottest_rank_idx;
+    if (n <= 64) {
+      // Plotting convention: [i][j] in the dispatch direction (combine: the transpose travels).
+      const std::uint64_t per_row = static_cast<std::uint64_t>(
+          (op_ != MoeOp::combine ? w.dispatch_row_bytes : 0) + (op_ != MoeOp::dispatch ? w.combine_row_bytes : 0));
+      nlohmann::json m = nlohmann::json::array();
+      for (int s = 0; s < n; ++s) {
+        nlohmann::json row = nlohmann::json::array();
+        for (int d = 0; d < n; ++d) row.push_back(static_cast<std::uint64_t>(matrix.at(s, d)) * per_row);
+        m.push_back(std::move(row));
+      }
+      j["traffic_matrix"] = std::move(m);
+    } else {
+      j["traffic_matrix"] = nullptr;
+    }
+    j["row_convention"] = workload::to_string(w.rows);
+    j["ep_size"] = w.generator.ep_size();
+    j["counts_exchange"] = mc.layout.has_counts ? nlohmann::json(mc.params.counts_timed ? "timed" : "untimed")
+                                                : nlohmann::json(nullptr);
+    j["counts_exchange_us"] = nullptr;  // measured by the runner (side operation)
+    // Additions (optional in the schema):
+    j["routing_settings"] = routing_settings_json(settings);
+    j["sigma"] = settings.popularity == workload::Popularity::lognormal ? nlohmann::json(w.generator.sigma())
+                                                                         : nlohmann::json(nullptr);
+    j["imbalance_target"] = settings.imbalance ? nlohmann::json(*settings.imbalance) : nlohmann::json(nullptr);
+    j["max_rank_rows"] = load.max_rows;
+    j["mean_rank_rows"] = load.mean_rows;
+    j["rows_total"] = matrix.total_rows();
+    j["bytes_per_row"] = {{"dispatch", w.dispatch_row_bytes}, {"combine", w.combine_row_bytes}};
+    j["algorithm"] = mc.layout.algo == MoeAlgo::hierarchical ? "hierarchical" : "flat";
+    std::uint64_t max_in_send = 0, max_in_recv = 0, max_off_send = 0, max_off_recv = 0;
+    nlohmann::json per_rank{{"send_in_domain", nlohmann::json::array()},
+                            {"send_off_domain", nlohmann::json::array()},
+                            {"recv_in_domain", nlohmann::json::array()},
+                            {"recv_off_domain", nlohmann::json::array()}};
+    for (const auto& x : mc.traffic.per_rank) {
+      max_in_send = std::max(max_in_send, x.send_in_domain);
+      max_in_recv = std::max(max_in_recv, x.recv_in_domain);
+      max_off_send = std::max(max_off_send, x.send_off_domain);
+      max_off_recv = std::max(max_off_recv, x.recv_off_domain);
+      per_rank["send_in_domain"].push_back(x.send_in_domain);
+      per_rank["send_off_domain"].push_back(x.send_off_domain);
+      per_rank["recv_in_domain"].push_back(x.recv_in_domain);
+      per_rank["recv_off_domain"].push_back(x.recv_off_domain);
+    }
+    j["link_bytes_max_rank"] = {{"send_in_domain", max_in_send},
+                                {"send_off_domain", max_off_send},
+                                {"recv_in_domain", max_in_recv},
+                                {"recv_off_domain", max_off_recv}};
+    j["link_bytes_per_rank"] = n <= 64 ? per_rank : nlohmann::json(nullptr);
+    return j;
+  }
+
+  [[nodiscard]] std::string size_label(const Shape& shape, const CaseContext& ctx) const override {
+    std::string label;
+    if (const auto* mc = dynamic_cast<const MoeCase*>(shape.detail.get())) {
+      const auto& w = *mc->w;
+      label = fmt::format("{}:T{}:{}:ep{}:{}", w.config.profile.name, w.config.routing.tokens_per_rank,
+                          routing_text(w.config.routing.settings, std::nullopt), w.generator.ep_size(),
+                          workload::to_string(w.rows));
+      if (mc->layout.has_counts) label += mc->params.counts_timed ? ":cx-timed" : ":cx-untimed";
+    } else if (ctx.params != nullptr) {
+      for (const auto& [k, v] : *ctx.params) label += fmt::format("{}{}={}", label.empty() ? "" : ";", k, v);
+    }
+    for (auto& ch : label) {
+      if (ch == '|') ch = '/';
+    }
+    label.erase(std::remove(label.begin(), label.end(), ' '), label.end());
+    return label;
+  }
+
+ private:
+  static void check_block(const RowBlock& b, std::size_t rows) {
+    if (static_cast<std::int64_t>(rows) != b.rows) {
+      throw Error(ExitCode::check_failed,
+                  fmt::format("moe: routing of rank {} gives {} rows for rank {}, the counts matrix {}",
+                              b.src_rank_idx, rows, b.dst_rank_idx, b.rows));
+    }
+  }
+
+  Shape build(std::uint64_t requested_bytes, const CaseContext& ctx, bool from_bytes) const {
+    MoeParams p = ctx.params ? parse_moe_params(*ctx.params) : MoeParams{};
+    const int n = ctx.num_ranks;
+    if (from_bytes && !p.tokens) {
+      const auto row = moe_config(p, n).profile.dispatch.bytes_per_row;
+      p.tokens = static_cast<int>(std::min<std::uint64_t>(requested_bytes / static_cast<std::uint64_t>(row), 1u << 20));
+    }
+    auto mc = std::make_shared<MoeCase>();
+    mc->w = moe_workload(p, n);
+    mc->params = p;
+    mc->placement = moe_placement(ctx.placement, n);
+    const MoeWorkload& w = *mc->w;
+    mc->layout = moe_layout(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_, moe_algo_of(ctx.algo), ctx.rank,
+                            mc->placement);
+    mc->traffic =
+        model::summarize_traffic(moe_traffic(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_), mc->placement);
+    const std::uint64_t elem = dtype_size(ctx.dtype);
+    Shape s;
+    s.send_elems = static_cast<std::size_t>((mc->layout.send_bytes + elem - 1) / elem);
+    s.recv_elems = static_cast<std::size_t>((mc->layout.recv_bytes + elem - 1) / elem);
+    s.bytes = mc->traffic.bytes_max_rank;
+    s.count = s.bytes / elem;
+    const auto& mine = mc->traffic.per_rank[static_cast<std::size_t>(ctx.rank)];
+    s.bytes_per_rank_send = mine.send_total;
+    s.bytes_per_rank_recv = mine.recv_total;
+    s.bytes_max_rank = mc->traffic.bytes_max_rank;
+    s.bytes_logical_total = mc->traffic.bytes_logical_total;
+    s.detail = std::move(mc);
+    return s;
+  }
+
+  // The combined output of every token: the weighted sum of its rows (copy: weight x expert
+  // output; dedup: the destinations' partial sums) against combine_expected over all k experts.
+  static std::uint64_t check_combined(const unsigned char* in, const MoeCase& mc, RowCodec& codec,
+                                      const RankRouting& own) {
+    const MoeWorkload& w = *mc.w;
+    const int hidden = codec.hidden();
+    const Dtype dtype = codec.combine_dtype();
+    // Where each token's rows are.
+    std::vector<std::vector<std::pair<const unsigned char*, int>>> rows_of(static_cast<std::size_t>(own.num_tokens));
+    for (const auto& b : mc.layout.combine.final_blocks) {
+      const auto rows = workload::rows_for_destination(own, b.dst_rank_idx, w.rows);
+      for (std::size_t j = 0; j < rows.size(); ++j) {
+        rows_of[static_cast<std::size_t>(rows[j].token_idx)].emplace_back(in + b.offset + j * codec.row_bytes(true),
+                                                                        rows[j].expert_idx);
+      }
+    }
+    std::uint64_t wrong = 0;
+    std::vector<double> sum(static_cast<std::size_t>(hidden));
+    for (int t = 0; t < own.num_tokens; ++t) {
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (const auto& [row, expert] : rows_of[static_cast<std::size_t>(t)]) {
+        const double weight =
+            expert >= 0 ? workload::combine_weight(own.src_rank_idx, t, expert, w.combine_rule) : 1.0;
+        for (int i = 0; i < hidden; ++i) {
+          sum[static_cast<std::size_t>(i)] += weight * load_element(row, static_cast<std::size_t>(i), dtype);
+        }
+      }
+      const auto& expected = codec.combined_expected(own, t);
+      for (int i = 0; i < hidden; ++i) {
+        const auto idx = static_cast<std::size_t>(i);
+        wrong += sum[idx] != static_cast<double>(expected[idx]) ? 1 : 0;
+      }
+    }
+    return wrong;
+  }
+
+  MoeOp op_;
+};
+
+}  // namespace
+
+std::unique_ptr<Collective> make_moe_dispatch() { return std::make_unique<MoeCollective>(MoeOp::dispatch); }
+std::unique_ptr<Collective> make_moe_combine() { return std::make_unique<MoeCollective>(MoeOp::combine); }
+std::unique_ptr<Collective> make_moe_roundtrip() { return std::make_unique<MoeCollective>(MoeOp::roundtrip); }
+
+}  // namespace collbench::coll
