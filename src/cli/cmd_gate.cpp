@@ -52,6 +52,9 @@ int run_gate_command(const GateFlags& f) {
       f.policy ? report::parse_gate_policy(read_text_file(*f.policy, "policy file"), *f.policy) : report::GatePolicy{};
   const record::ResultFile baseline = record::read_results(f.baseline);
   const record::ResultFile current = record::read_results(f.current);
+  for (const auto* file : {&baseline, &current}) {
+    for (const auto& w : file->warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
+  }
   const report::GateReport rep = report::run_gate(baseline, current, policy, {f.allow_faults});
 
   if (f.junit) write_text_file(*f.junit, report::render_gate_junit(rep), "--junit");

@@ -2,6 +2,7 @@
 // collbench records (source: nccl-tests), so existing logs get reports, bounds and gates. Reads
 // files only: no MPI, no GPU.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <memory>
@@ -32,6 +33,14 @@ struct ImportFlags {
 
 int run_import(const ImportFlags& f) {
   if (f.out.empty()) throw InputError("--out FILE.jsonl is required");
+  // Checked first (and again when opening): import has no --resume, so the writer's own hint
+  // would mislead.
+  struct stat st {};
+  if (!f.force && ::stat(f.out.c_str(), &st) == 0 && st.st_size > 0) {
+    throw InputError(
+        fmt::format("output file '{}' exists and is not empty; pass --force to replace it, or choose another --out",
+                    f.out));
+  }
   record::NcclTestsConvertOptions opt;
   opt.run_id = run::new_run_id();
   opt.started_at = run::utc_now_iso8601();

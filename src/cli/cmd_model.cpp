@@ -1,6 +1,8 @@
 // `collbench model COLLECTIVE`: the analytic bound and expected value of a collective on a system
 // profile, for any rank counts and packings (e.g. 256..1,024 GPUs in NVL72 racks), as a table,
-// JSON or CSV. Pure computation: no MPI, no GPU, no mpiexec.
+// JSON or CSV. For the MoE collectives (moe-dispatch, moe-combine, moe-roundtrip): the message
+// sizes of a workload per EP size (CONTEXT.md section 6), with bounds when --system is given.
+// Pure computation: no MPI, no GPU, no mpiexec.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,7 +23,11 @@
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
 #include "collbench/model/system_profile.hpp"
+#include "collbench/model/traffic.hpp"
 #include "collbench/plan/case.hpp"
+#include "collbench/workload/expected.hpp"
+#include "collbench/workload/profile.hpp"
+#include "collbench/workload/routing.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -41,6 +47,9 @@ struct ModelFlags {
   std::string scopes = "global";
   std::string format = "table";
   bool list_systems = false;
+  // MoE message-size table (moe-* only).
+  std::optional<std::string> workload, tokens, ep_sizes, rows;
+  std::vector<std::pair<std::string, const CLI::Option*>> size_options;  // -b -e -f -i -d --algo --scope
 };
 
 // One row of output: a case and what the model says about it.
@@ -303,6 +312,244 @@ void print_csv(const ModelFlags& f, const model::SystemProfile& s, const std::ve
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// MoE: the message sizes of one dispatch and combine per GPU, per EP size (CONTEXT.md section 6).
+
+bool is_moe(std::string_view collective) {
+  return collective.rfind("moe-", 0) == 0;
+}
+
+struct MoeRow {
+  int ep_size = 0;
+  double dest_ranks_uniform = 0;  // U, closed form: uniform popularity, no group limit
+  double rows_per_token = 0;      // closed form in the row convention (copy: k, dedup: U)
+  double dest_ranks_routed = 0;   // U simulated with the profile's routing (group limit, skew)
+  double rows_per_token_routed = 0;
+  double dispatch_bytes = 0;  // per GPU, closed form: T x rows per token x row bytes
+  double combine_bytes = 0;
+  double dispatch_bytes_routed = 0;
+  double combine_bytes_routed = 0;
+  std::optional<Placement> placement;           // with --system
+  std::optional<model::TrafficEstimate> bound;  // for the closed-form uniform matrix
+};
+
+struct MoeTable {
+  workload::WorkloadProfile profile;
+  workload::RowConvention rows = workload::RowConvention::dedup;
+  int tokens_per_rank = 0;
+  std::vector<MoeRow> table;
+};
+
+int parse_positive(const std::string& flag, const std::string& item) {
+  int v = 0;
+  const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
+  if (res.ec != std::errc{} || res.ptr != item.data() + item.size() || v <= 0) {
+    throw InputError(fmt::format("{} '{}': not a positive integer", flag, item));
+  }
+  return v;
+}
+
+MoeTable build_moe_table(const ModelFlags& f, const std::optional<model::SystemProfile>& system) {
+  MoeTable t;
+  t.profile = workload::load_workload_profile(f.workload.value_or("deepseek-v3"));
+  const auto& pr = t.profile;
+  t.rows = f.rows ? workload::parse_row_convention(*f.rows) : pr.rows;
+  t.tokens_per_rank = f.tokens ? parse_positive("--tokens", *f.tokens) : pr.tokens_per_rank;
+  std::vector<int> ep_sizes;
+  for (const auto& item : split_list(f.ep_sizes.value_or("8,16,32,64,256"), "--ep-size")) {
+    const int p = parse_positive("--ep-size", item);
+    if (pr.num_routed_experts % p != 0) {
+      throw InputError(fmt::format("--ep-size {}: the {} experts of '{}' do not split evenly over {} ranks", p,
+                                   pr.num_routed_experts, pr.name, p));
+    }
+    ep_sizes.push_back(p);
+  }
+  const auto op = f.collective == "moe-combine" ? 1 : f.collective == "moe-roundtrip" ? 2 : 0;
+  for (const int p : ep_sizes) {
+    MoeRow r;
+    r.ep_size = p;
+    r.dest_ranks_uniform = workload::expected_destination_ranks(pr.num_routed_experts, p, pr.top_k);
+    r.rows_per_token = workload::expected_rows_per_token(pr.num_routed_experts, p, pr.top_k, t.rows);
+    r.dispatch_bytes =
+        static_cast<double>(t.tokens_per_rank) * r.rows_per_token * static_cast<double>(pr.dispatch.bytes_per_row);
+    r.combine_bytes =
+        static_cast<double>(t.tokens_per_rank) * r.rows_per_token * static_cast<double>(pr.combine.bytes_per_row);
+    // The profile's routing (group limit, popularity), one EP group, the tokens of rank 0.
+    workload::RoutingConfig cfg = workload::routing_config(pr, p);
+    cfg.tokens_per_rank = t.tokens_per_rank;
+    cfg.rows = t.rows;
+    cfg.settings.ep_size = 0;
+    cfg.settings.num_redundant_experts = 0;
+    std::optional<workload::RoutingGenerator> gen;
+    try {
+      gen.emplace(cfg);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--ep-size {} with workload '{}': {}", p, pr.name, e.what()));
+    }
+    const auto counts = gen->count_destinations(0);
+    const double tokens = std::max(1, gen->num_tokens(0));
+    double dedup = 0, copy = 0;
+    for (const auto v : counts.dedup_rows) dedup += static_cast<double>(v);
+    for (const auto v : counts.copy_rows) copy += static_cast<double>(v);
+    r.dest_ranks_routed = dedup / tokens;
+    r.rows_per_token_routed = (t.rows == workload::RowConvention::copy ? copy : dedup) / tokens;
+    r.dispatch_bytes_routed = static_cast<double>(t.tokens_per_rank) * r.rows_per_token_routed *
+                              static_cast<double>(pr.dispatch.bytes_per_row);
+    r.combine_bytes_routed = static_cast<double>(t.tokens_per_rank) * r.rows_per_token_routed *
+                             static_cast<double>(pr.combine.bytes_per_row);
+    if (system) {
+      ModelFlags one = f;
+      one.ranks = std::to_string(p);
+      r.placement = resolve_placements(one, *system).front();
+      // Uniform expected matrix: every pair (self included) carries T x rows per token / P rows.
+      const double per_pair_rows = static_cast<double>(t.tokens_per_rank) * r.rows_per_token / p;
+      const double row_bytes =
+          static_cast<double>((op != 1 ? pr.dispatch.bytes_per_row : 0) + (op != 0 ? pr.combine.bytes_per_row : 0));
+      model::TrafficMatrix m;
+      m.num_ranks = p;
+      m.bytes.assign(static_cast<std::size_t>(p) * static_cast<std::size_t>(p),
+                     static_cast<std::uint64_t>(std::llround(per_pair_rows * row_bytes)));
+      r.bound = model::estimate_from_traffic(*system, m, *r.placement);
+    }
+    t.table.push_back(std::move(r));
+  }
+  return t;
+}
+
+void print_moe_table(const ModelFlags& f, const std::optional<model::SystemProfile>& s, const MoeTable& t) {
+  const auto& pr = t.profile;
+  std::printf("# %s: workload %s (%s): H %d, %d experts, top-%d; dispatch %s %lld B/row, combine %s %lld B/row\n",
+              f.collective.c_str(), pr.name.c_str(), pr.source.c_str(), pr.hidden_size, pr.num_routed_experts, pr.top_k,
+              std::string(to_string(pr.dispatch.dtype)).c_str(), static_cast<long long>(pr.dispatch.bytes_per_row),
+              std::string(to_string(pr.combine.dtype)).c_str(), static_cast<long long>(pr.combine.bytes_per_row));
+  std::printf(
+      "# per GPU per exchange, T = %d tokens per rank, %s rows; MB = 1e6 B; per peer = / ep_size (self "
+      "included)\n",
+      t.tokens_per_rank, std::string(to_string(t.rows)).c_str());
+  std::printf(
+      "# U: destination ranks per token, uniform popularity without group limit (closed form); U_routed and "
+      "*_routed: the profile's routing (groups_per_token %d, %s), simulated over rank 0's tokens\n",
+      pr.routing.groups_per_token, std::string(to_string(pr.routing.popularity)).c_str());
+  if (s) std::printf("# %s\n# bound: the uniform closed-form matrix on that packing\n", system_line(*s).c_str());
+  std::printf("%7s %7s %8s %10s %11s %9s %11s %9s %11s %11s", "ep_size", "U", "U_routed", "rows/token", "dispatch_MB",
+              "peer_MB", "combine_MB", "peer_MB", "disp_rt_MB", "comb_rt_MB");
+  if (s) std::printf(" %-11s %10s %11s %11s", "packing", "bound_us", "bound_algbw", "expected_us");
+  std::printf("\n");
+  for (const auto& r : t.table) {
+    std::printf("%7d %7.3f %8.3f %10.3f %11.1f %9.3f %11.1f %9.3f %11.1f %11.1f", r.ep_size, r.dest_ranks_uniform,
+                r.dest_ranks_routed, r.rows_per_token, r.dispatch_bytes / 1e6, r.dispatch_bytes / 1e6 / r.ep_size,
+                r.combine_bytes / 1e6, r.combine_bytes / 1e6 / r.ep_size, r.dispatch_bytes_routed / 1e6,
+                r.combine_bytes_routed / 1e6);
+    if (r.bound) {
+      std::printf(" %-11s %10.1f %11.2f %11.1f", model::packing_string(*r.placement).c_str(),
+                  r.bound->estimate.bound_time_us, r.bound->estimate.bound_algbw_gbps,
+                  r.bound->estimate.expected_time_us);
+    }
+    std::printf("\n");
+  }
+}
+
+nlohmann::json moe_json(const ModelFlags& f, const std::optional<model::SystemProfile>& s, const MoeTable& t) {
+  const auto& pr = t.profile;
+  nlohmann::json out{{"kind", "moe_model"},
+                     {"collective", f.collective},
+                     {"workload",
+                      {{"name", pr.name},
+                       {"hidden_size", pr.hidden_size},
+                       {"num_routed_experts", pr.num_routed_experts},
+                       {"top_k", pr.top_k},
+                       {"groups_per_token", pr.routing.groups_per_token},
+                       {"popularity", to_string(pr.routing.popularity)},
+                       {"dispatch_bytes_per_row", pr.dispatch.bytes_per_row},
+                       {"combine_bytes_per_row", pr.combine.bytes_per_row}}},
+                     {"tokens_per_rank", t.tokens_per_rank},
+                     {"row_convention", to_string(t.rows)},
+                     {"system", s ? nlohmann::json{{"name", s->name}, {"digest", s->digest}} : nlohmann::json(nullptr)},
+                     {"table", nlohmann::json::array()}};
+  for (const auto& r : t.table) {
+    nlohmann::json j{{"ep_size", r.ep_size},
+                     {"dest_ranks_per_token", r.dest_ranks_uniform},
+                     {"rows_per_token", r.rows_per_token},
+                     {"dispatch_bytes_per_rank", r.dispatch_bytes},
+                     {"dispatch_bytes_per_peer", r.dispatch_bytes / r.ep_size},
+                     {"combine_bytes_per_rank", r.combine_bytes},
+                     {"combine_bytes_per_peer", r.combine_bytes / r.ep_size},
+                     {"routed",
+                      {{"dest_ranks_per_token", r.dest_ranks_routed},
+                       {"rows_per_token", r.rows_per_token_routed},
+                       {"dispatch_bytes_per_rank", r.dispatch_bytes_routed},
+                       {"combine_bytes_per_rank", r.combine_bytes_routed}}},
+                     {"model", nullptr}};
+    if (r.bound) {
+      const auto& e = r.bound->estimate;
+      j["model"] = {{"domain_sizes", r.placement->domain_sizes},
+                    {"packing", model::packing_string(*r.placement)},
+                    {"bytes_max_rank", r.bound->traffic.bytes_max_rank},
+                    {"bytes_in_domain", r.bound->traffic.bytes_in_domain},
+                    {"bytes_off_domain", r.bound->traffic.bytes_off_domain},
+                    {"bound_time_us", e.bound_time_us},
+                    {"bound_algbw_gbps", e.bound_algbw_gbps},
+                    {"bound_busbw_gbps", e.bound_busbw_gbps},
+                    {"expected_time_us", e.expected_time_us},
+                    {"expected_busbw_gbps", e.expected_busbw_gbps},
+                    {"note", e.note}};
+    }
+    out["table"].push_back(std::move(j));
+  }
+  return out;
+}
+
+void print_moe_csv(const std::optional<model::SystemProfile>& s, const MoeTable& t) {
+  std::puts(
+      "workload,tokens_per_rank,row_convention,ep_size,dest_ranks_per_token,rows_per_token,"
+      "dispatch_bytes_per_rank,dispatch_bytes_per_peer,combine_bytes_per_rank,combine_bytes_per_peer,"
+      "routed_dest_ranks_per_token,routed_dispatch_bytes_per_rank,routed_combine_bytes_per_rank,system,"
+      "packing,bound_time_us,bound_algbw_gbps,expected_time_us");
+  for (const auto& r : t.table) {
+    std::string line =
+        fmt::format("{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},",
+                    csv_field(t.profile.name), t.tokens_per_rank, to_string(t.rows), r.ep_size, r.dest_ranks_uniform,
+                    r.rows_per_token, r.dispatch_bytes, r.dispatch_bytes / r.ep_size, r.combine_bytes,
+                    r.combine_bytes / r.ep_size, r.dest_ranks_routed, r.dispatch_bytes_routed, r.combine_bytes_routed);
+    if (r.bound) {
+      line += fmt::format("{},{},{:.6g},{:.6g},{:.6g}", csv_field(s->name),
+                          csv_field(model::packing_string(*r.placement)), r.bound->estimate.bound_time_us,
+                          r.bound->estimate.bound_algbw_gbps, r.bound->estimate.expected_time_us);
+    } else {
+      line += ",,,,";
+    }
+    std::puts(line.c_str());
+  }
+}
+
+int run_moe_model(const ModelFlags& f) {
+  for (const auto& [flag, opt] : f.size_options) {
+    if (opt->count() > 0) {
+      throw InputError(
+          fmt::format("{} does not apply to {}: its sizes come from the workload; use --workload, "
+                      "--tokens, --ep-size and --rows",
+                      flag, f.collective));
+    }
+  }
+  if (f.ranks) {
+    throw InputError(
+        fmt::format("--ranks does not apply to {}: per-GPU message sizes depend on the EP group, not "
+                    "on the job size (1,024 GPUs = 4 x EP256 or 16 x EP64); use --ep-size",
+                    f.collective));
+  }
+  std::optional<model::SystemProfile> system;
+  if (f.system) system = model::load_system_profile(*f.system);
+  const MoeTable t = build_moe_table(f, system);
+  if (f.format == "json") {
+    std::puts(moe_json(f, system, t).dump(2).c_str());
+  } else if (f.format == "csv") {
+    print_moe_csv(system, t);
+  } else {
+    print_moe_table(f, system, t);
+  }
+  return 0;
+}
+
 int list_systems() {
   int status = 0;
   for (const auto& name : model::list_system_profiles()) {
@@ -321,20 +568,36 @@ int list_systems() {
 
 Action setup(CLI::App& app) {
   auto f = std::make_shared<ModelFlags>();
-  app.add_option("collective", f->collective, "Collective: " + join(model::modelled_collectives()));
+  app.add_option("collective", f->collective,
+                 "Collective: " + join(model::modelled_collectives()) +
+                     "; moe-dispatch, moe-combine, moe-roundtrip "
+                     "(message sizes per EP size)");
   app.add_option("--system", f->system, "System profile: a name (see --list-systems) or a YAML file");
   app.add_option("--ranks", f->ranks, "Rank counts, comma list (e.g. 256,512,1024); default: one domain");
   app.add_option("--ranks-per-domain", f->ranks_per_domain,
                  "Ranks per scale-up domain, rack-major, last domain partial (default: the profile's)");
   app.add_option("--domain-sizes", f->domain_sizes, "Explicit domain sizes, e.g. 72,72,72,40");
-  app.add_option("-b,--minbytes", f->min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
-      ->default_str("32M");
-  app.add_option("-e,--maxbytes", f->max_bytes, "Largest size")->default_str("32M");
-  app.add_option("-f,--stepfactor", f->factor, "Size multiplication factor")->default_str("2");
-  app.add_option("-i,--stepbytes", f->increment, "Size increment (instead of -f)")->default_str("0");
-  app.add_option("-d,--dtype", f->dtypes, "Dtype(s), comma list: " + join(dtype_names()))->default_str("float32");
-  app.add_option("--algo", f->algos, "Algorithm(s), comma list: " + join(algorithm_names()))->default_str("auto");
-  app.add_option("--scope", f->scopes, "global (all ranks) and/or domain (each domain at once)")->default_str("global");
+  f->size_options = {
+      {"-b/--minbytes",
+       app.add_option("-b,--minbytes", f->min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
+           ->default_str("32M")},
+      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f->max_bytes, "Largest size")->default_str("32M")},
+      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f->factor, "Size multiplication factor")->default_str("2")},
+      {"-i/--stepbytes",
+       app.add_option("-i,--stepbytes", f->increment, "Size increment (instead of -f)")->default_str("0")},
+      {"-d/--dtype",
+       app.add_option("-d,--dtype", f->dtypes, "Dtype(s), comma list: " + join(dtype_names()))->default_str("float32")},
+      {"--algo",
+       app.add_option("--algo", f->algos, "Algorithm(s), comma list: " + join(algorithm_names()))->default_str("auto")},
+      {"--scope", app.add_option("--scope", f->scopes, "global (all ranks) and/or domain (each domain at once)")
+                      ->default_str("global")},
+  };
+  const std::string moe_group = "MoE message sizes (moe-dispatch, moe-combine, moe-roundtrip)";
+  app.add_option("--workload", f->workload, "Workload profile, name or file (default deepseek-v3)")->group(moe_group);
+  app.add_option("--tokens", f->tokens, "Tokens per rank (default: the profile's)")->group(moe_group);
+  app.add_option("--ep-size", f->ep_sizes, "EP sizes, comma list (default 8,16,32,64,256)")->group(moe_group);
+  app.add_option("--rows", f->rows, "copy (one row per token-expert) or dedup (per token-rank; default: the profile's)")
+      ->group(moe_group);
   app.add_option("--format", f->format, "Output: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->default_str("table");
@@ -344,11 +607,26 @@ Action setup(CLI::App& app) {
       "  collbench model alltoall --system gb300-nvl72 --ranks 256,512,1024 --ranks-per-domain 72 -b 1M -e 1G\n"
       "  collbench model allreduce --system gb300-nvl72 --ranks 256,512,1024 --algo ring,nvlstree,hierarchical\n"
       "  collbench model allreduce --system h100-hgx --algo nvls,ring -b 8 -e 8G -f 4 --format csv\n"
+      "  collbench model moe-dispatch --ep-size 8,16,32,64,256 --tokens 4096\n"
+      "  collbench model moe-combine --system gb300-nvl72 --ep-size 64,256 --ranks-per-domain 64\n"
       "See docs/model.md for every formula.");
   return [f]() -> int {
     if (f->list_systems) return list_systems();
     if (f->collective.empty()) {
-      throw InputError("missing COLLECTIVE; accepted: " + join(model::modelled_collectives()));
+      throw InputError("missing COLLECTIVE; accepted: " + join(model::modelled_collectives()) +
+                       ", moe-dispatch, moe-combine, moe-roundtrip");
+    }
+    if (is_moe(f->collective)) {
+      coll::find_collective(f->collective);
+      return run_moe_model(*f);
+    }
+    for (const auto* flag : {&f->workload, &f->tokens, &f->ep_sizes, &f->rows}) {
+      if (flag->has_value()) {
+        throw InputError(
+            fmt::format("--workload, --tokens, --ep-size and --rows apply only to moe-dispatch, "
+                        "moe-combine and moe-roundtrip, not {}",
+                        f->collective));
+      }
     }
     const model::SystemProfile system = resolve_system(*f);
     const std::vector<Row> rows = build_rows(*f, system);

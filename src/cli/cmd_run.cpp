@@ -1,18 +1,31 @@
-// `collbench run COLLECTIVE`: one collective over a size range, nccl-tests style flags.
-#include <cstdio>
-
+// `collbench run COLLECTIVE`: one collective over a size range, nccl-tests style flags. The MoE
+// collectives (moe-dispatch, moe-combine, moe-roundtrip) take their size from a workload
+// instead (--workload, --tokens, --routing, ...; docs/moe.md): -b/-e/-f/-i and -d do not apply
+// to them, and the MoE flags do not apply to the other collectives (both are usage errors).
 #include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+#include <vector>
 
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/moe_plan.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/units.hpp"
 
 namespace collbench::cli {
 namespace {
+
+// MoE case parameters (coll::moe_param_keys()); each flag takes a comma list of alternatives
+// (--routing: repeat the flag), and the alternatives expand as a cross product.
+struct MoeFlags {
+  std::optional<std::string> workload, tokens, ep_size, imbalance, seed, rows, counts_exchange;
+  std::vector<std::string> routing;
+};
 
 struct RunFlags {
   std::string collective;
@@ -36,7 +49,116 @@ struct RunFlags {
   StopFlags stop;
   PlacementFlags placement;
   OutputFlags output;
+  MoeFlags moe;
+  // Set when the flag was given (the defaults of -b/-e/-d make no sense for moe-*).
+  std::vector<std::pair<std::string, const CLI::Option*>> size_options;
 };
+
+bool is_moe(std::string_view collective) {
+  return collective.rfind("moe-", 0) == 0;
+}
+
+// A --routing value as the flow-YAML map the MoE parameters take: `{popularity: lognormal,
+// sigma: 0.5}` as is; `popularity=lognormal,sigma=0.5` as key=value pairs, optionally led by a
+// bare popularity name (`lognormal,sigma=0.5`); a bare name (`uniform`, `lognormal`, `zipf`,
+// `one-hot-rank`) alone as {popularity: NAME}.
+std::string routing_map_text(const std::string& value) {
+  std::string v = value;
+  v.erase(0, v.find_first_not_of(" \t"));
+  v.erase(v.find_last_not_of(" \t") + 1);
+  if (v.empty())
+    throw InputError("--routing '': expected e.g. lognormal, popularity=lognormal,sigma=0.5 or '{popularity: zipf}'");
+  if (v.front() == '{') return v;
+  if (v.find_first_of("=,") == std::string::npos) return "{popularity: " + v + "}";
+  std::string out;
+  const auto items = split_list(v, "--routing");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string& item = items[i];
+    const auto eq = item.find('=');
+    if (i == 0 && eq == std::string::npos) {  // lognormal,sigma=0.8
+      out = "popularity: " + item;
+      continue;
+    }
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw InputError(fmt::format("--routing '{}': '{}' is not key=value (keys: {})", value, item,
+                                   join(workload::routing_setting_keys())));
+    }
+    out += fmt::format("{}{}: {}", out.empty() ? "" : ", ", item.substr(0, eq), item.substr(eq + 1));
+  }
+  return "{" + out + "}";
+}
+
+// Every combination of the MoE flags' alternatives, each validated now (the message names the
+// flag and the value). One empty set for the other collectives.
+std::vector<std::map<std::string, std::string>> moe_param_sets(const RunFlags& f) {
+  const MoeFlags& m = f.moe;
+  // (flag, key, alternatives) in the order of coll::moe_param_keys().
+  std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> axes;
+  const auto list_axis = [&](const char* flag, const char* key, const std::optional<std::string>& value) {
+    if (value) axes.emplace_back(flag, key, split_list(*value, flag));
+  };
+  list_axis("--workload", "workload", m.workload);
+  list_axis("--tokens", "tokens", m.tokens);
+  if (!m.routing.empty()) {
+    std::vector<std::string> maps;
+    for (const auto& r : m.routing) maps.push_back(routing_map_text(r));
+    axes.emplace_back("--routing", "routing", maps);
+  }
+  list_axis("--ep-size", "ep_size", m.ep_size);
+  list_axis("--imbalance", "imbalance", m.imbalance);
+  list_axis("--seed", "seed", m.seed);
+  list_axis("--rows", "rows", m.rows);
+  list_axis("--counts-exchange", "counts_exchange", m.counts_exchange);
+
+  if (!is_moe(f.collective)) {
+    if (!axes.empty()) {
+      throw InputError(
+          fmt::format("{} applies only to the MoE collectives (moe-dispatch, moe-combine, "
+                      "moe-roundtrip), not {}",
+                      std::get<0>(axes.front()), f.collective));
+    }
+    return {{}};
+  }
+  for (const auto& [flag, opt] : f.size_options) {
+    if (opt->count() == 0) continue;
+    if (flag == "-d/--dtype") {
+      throw InputError(
+          fmt::format("-d/--dtype does not apply to {}: the workload's wire format sets the dtype "
+                      "(e.g. --workload deepseek-v3-bf16 for BF16 dispatch)",
+                      f.collective));
+    }
+    if (flag == "-o/--redop") {
+      throw InputError(fmt::format("-o/--redop does not apply to {} (combine sums weighted rows)", f.collective));
+    }
+    throw InputError(
+        fmt::format("{} does not apply to {}: its size comes from the workload (rows per token x "
+                    "tokens per rank); use --tokens N (e.g. --tokens 128,4096) and --workload NAME",
+                    flag, f.collective));
+  }
+  // Each value on its own first, so that the message names the flag.
+  for (const auto& [flag, key, values] : axes) {
+    for (const auto& v : values) {
+      try {
+        coll::check_moe_params(coll::parse_moe_params({{key, v}}));
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("{} '{}': {}", flag, v, e.what()));
+      }
+    }
+  }
+  std::vector<std::map<std::string, std::string>> sets{{}};
+  for (const auto& [flag, key, values] : axes) {
+    std::vector<std::map<std::string, std::string>> next;
+    for (const auto& base : sets) {
+      for (const auto& v : values) {
+        auto p = base;
+        p[key] = v;
+        next.push_back(std::move(p));
+      }
+    }
+    sets = std::move(next);
+  }
+  return sets;
+}
 
 void print_list() {
   std::puts("collectives:");
@@ -61,8 +183,11 @@ plan::Sweep build_sweep(const RunFlags& f) {
   sweep.source = "<command line>";
   sweep.system = f.system;
   coll::find_collective(f.collective);
-  const auto sizes = plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes), f.factor,
-                                       parse_bytes(f.increment));
+  const auto param_sets = moe_param_sets(f);
+  // MoE cases carry no requested size (0): the workload sets it, and the record says what ran.
+  const auto sizes = is_moe(f.collective) ? std::vector<std::uint64_t>{0}
+                                          : plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes),
+                                                              f.factor, parse_bytes(f.increment));
   std::vector<Dtype> dtypes;
   for (const auto& d : split_list(f.dtypes == "all" ? join(dtype_names(), ",") : f.dtypes, "-d/--dtype")) {
     dtypes.push_back(parse_dtype(d));
@@ -76,10 +201,14 @@ plan::Sweep build_sweep(const RunFlags& f) {
   std::vector<Scope> scopes;
   for (const auto& s : split_list(f.scopes, "--scope")) scopes.push_back(parse_scope(s));
   std::vector<bool> places;
-  if (f.in_place == "off") places = {false};
-  else if (f.in_place == "on") places = {true};
-  else if (f.in_place == "both") places = {false, true};
-  else throw InputError(unknown_name_message("--in-place mode", f.in_place, {"off", "on", "both"}));
+  if (f.in_place == "off")
+    places = {false};
+  else if (f.in_place == "on")
+    places = {true};
+  else if (f.in_place == "both")
+    places = {false, true};
+  else
+    throw InputError(unknown_name_message("--in-place mode", f.in_place, {"off", "on", "both"}));
   const std::string backend = parse_backend(f.backend);
   const std::string buffers = f.buffers.empty() ? (backend == "mpi" ? "host" : "plain") : parse_buffer_kind(f.buffers);
   const Timing timing = parse_timing(f.timing);
@@ -90,23 +219,26 @@ plan::Sweep build_sweep(const RunFlags& f) {
       for (const auto& a : algos) {
         for (Scope s : scopes) {
           for (bool ip : places) {
-            for (auto bytes : sizes) {
-              plan::Case c;
-              c.collective = f.collective;
-              c.dtype = d;
-              c.redop = r;
-              c.algo = a;
-              c.scope = s;
-              c.in_place = ip;
-              c.backend = backend;
-              c.buffers = buffers;
-              c.timing = timing;
-              c.root = f.root;
-              c.graph = f.graph;
-              c.check = f.check == 1;
-              c.bytes = bytes;
-              apply_stop_flags(f.stop, c);
-              sweep.cases.push_back(c);
+            for (const auto& params : param_sets) {
+              for (auto bytes : sizes) {
+                plan::Case c;
+                c.collective = f.collective;
+                c.dtype = d;
+                c.redop = r;
+                c.algo = a;
+                c.scope = s;
+                c.in_place = ip;
+                c.backend = backend;
+                c.buffers = buffers;
+                c.timing = timing;
+                c.root = f.root;
+                c.graph = f.graph;
+                c.check = f.check == 1;
+                c.bytes = bytes;
+                c.params = params;
+                apply_stop_flags(f.stop, c);
+                sweep.cases.push_back(c);
+              }
             }
           }
         }
@@ -119,12 +251,19 @@ plan::Sweep build_sweep(const RunFlags& f) {
 Action setup(CLI::App& app) {
   auto f = std::make_shared<RunFlags>();
   app.add_option("collective", f->collective, "Collective: " + join(coll::collective_names()));
-  app.add_option("-b,--minbytes", f->min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")->default_str("32M");
-  app.add_option("-e,--maxbytes", f->max_bytes, "Largest size")->default_str("32M");
-  app.add_option("-f,--stepfactor", f->factor, "Size multiplication factor")->default_str("2");
-  app.add_option("-i,--stepbytes", f->increment, "Size increment (instead of -f)")->default_str("0");
-  app.add_option("-d,--dtype", f->dtypes, "Dtype(s), comma list or 'all': " + join(dtype_names()))->default_str("float32");
-  app.add_option("-o,--redop", f->redops, "Reduction(s), comma list or 'all': sum, prod, min, max")->default_str("sum");
+  f->size_options = {
+      {"-b/--minbytes",
+       app.add_option("-b,--minbytes", f->min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
+           ->default_str("32M")},
+      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f->max_bytes, "Largest size")->default_str("32M")},
+      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f->factor, "Size multiplication factor")->default_str("2")},
+      {"-i/--stepbytes",
+       app.add_option("-i,--stepbytes", f->increment, "Size increment (instead of -f)")->default_str("0")},
+      {"-d/--dtype", app.add_option("-d,--dtype", f->dtypes, "Dtype(s), comma list or 'all': " + join(dtype_names()))
+                         ->default_str("float32")},
+      {"-o/--redop", app.add_option("-o,--redop", f->redops, "Reduction(s), comma list or 'all': sum, prod, min, max")
+                         ->default_str("sum")},
+  };
   app.add_option("-c,--check", f->check, "Verify results before timing (0/1)")->default_str("1");
   app.add_option("--algo", f->algos, "Algorithm(s), comma list run side by side: " + join(algorithm_names()))
       ->default_str("auto");
@@ -138,6 +277,24 @@ Action setup(CLI::App& app) {
   app.add_option("-G,--graph", f->graph, "CUDA-graph replays per sample (nccl backend)")->default_str("0");
   app.add_option("--system", f->system, "System profile (name or file) for bounds");
   app.add_flag("--list", f->list, "List collectives, dtypes, backends and algorithms");
+  const std::string moe_group = "MoE (moe-dispatch, moe-combine, moe-roundtrip; comma lists expand as cases)";
+  app.add_option("--workload", f->moe.workload, "Workload profile(s), name or file (default deepseek-v3)")
+      ->group(moe_group);
+  app.add_option("--tokens", f->moe.tokens, "Tokens per rank, e.g. 128,4096 (default: the profile's)")
+      ->group(moe_group);
+  app.add_option("--routing", f->moe.routing,
+                 "Routing: a popularity name (uniform, lognormal, zipf, one-hot-rank), key=value pairs "
+                 "(popularity=lognormal,sigma=0.5,groups_per_token=4) or a YAML map; repeat for several")
+      ->group(moe_group)
+      ->allow_extra_args(false);
+  app.add_option("--ep-size", f->moe.ep_size, "Ranks per EP group, e.g. 64 (default: all ranks)")->group(moe_group);
+  app.add_option("--imbalance", f->moe.imbalance, "Target max/mean rank load, e.g. 1.25 (log-normal; sets sigma)")
+      ->group(moe_group);
+  app.add_option("--counts-exchange", f->moe.counts_exchange,
+                 "timed (counts all-to-all inside the timed region, default) or untimed")
+      ->group(moe_group);
+  app.add_option("--seed", f->moe.seed, "Routing seed(s)")->group(moe_group);
+  app.add_option("--rows", f->moe.rows, "copy (one row per token-expert) or dedup (per token-rank)")->group(moe_group);
   add_stop_flags(app, f->stop, true);
   add_placement_flags(app, f->placement);
   add_output_flags(app, f->output);
@@ -145,7 +302,9 @@ Action setup(CLI::App& app) {
       "Examples:\n"
       "  mpiexec -n 2 collbench run allreduce -b 8 -e 128M -f 2\n"
       "  mpiexec -n 4 collbench run alltoall -b 1K -e 16M -f 4 --ranks-per-domain 2 --scope domain,global\n"
-      "  mpiexec -n 2 collbench run allreduce -d bfloat16 -o max --in-place both --out results/ar.jsonl");
+      "  mpiexec -n 2 collbench run allreduce -d bfloat16 -o max --in-place both --out results/ar.jsonl\n"
+      "  mpiexec -n 4 collbench run moe-dispatch --tokens 128 --routing uniform --routing lognormal,sigma=0.8 \\\n"
+      "      --ranks-per-domain 2 --algo flat,hierarchical");
   return [f]() -> int {
     if (f->list) {
       print_list();

@@ -31,15 +31,20 @@ void print_dry_run(const plan::Sweep& sweep, int num_ranks) {
   std::uint64_t peak_bytes = 0;
   for (std::size_t i = 0; i < sweep.cases.size(); ++i) {
     const auto& c = sweep.cases[i];
-    coll::find_collective(c.collective);
+    const auto& traits = coll::find_collective(c.collective);
+    // MoE cases: the workload sets the size and the dtype; show what varies instead.
+    const Dtype dtype = traits.case_dtype(c.params).value_or(c.dtype);
+    std::string params;
+    for (const auto& [key, value] : c.params) params += fmt::format(" {}={}", key, value);
     // Upper estimate: the time limit, plus verification and warm-up (about one time limit
     // for tiny cases, negligible for long ones).
     total_s += c.stop.max_time_s;
     peak_bytes = std::max(peak_bytes, plan::estimated_buffer_bytes(c, num_ranks));
-    std::printf(" %4zu %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12.3g\n", i, c.collective.c_str(),
-                format_bytes(c.bytes).c_str(), std::string(to_string(c.dtype)).c_str(),
+    std::printf(" %4zu %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12.3g%s\n", i, c.collective.c_str(),
+                params.empty() ? format_bytes(c.bytes).c_str() : "workload", std::string(to_string(dtype)).c_str(),
                 std::string(to_string(c.redop)).c_str(), c.algo.c_str(), std::string(to_string(c.scope)).c_str(),
-                c.in_place ? "in" : "out", std::string(to_string(c.timing)).c_str(), c.stop.max_time_s);
+                c.in_place ? "in" : "out", std::string(to_string(c.timing)).c_str(), c.stop.max_time_s,
+                params.c_str());
   }
   std::printf("# estimated run time: at most %.1f s (sum of per-case --max-time; adaptive stopping usually ends sooner)\n",
               total_s);

@@ -20,6 +20,7 @@
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/core/error.hpp"
+#include "gpu_verify.hpp"
 
 namespace {
 
@@ -38,56 +39,9 @@ std::vector<Redop> redops_for(const coll::Collective& c) {
   return {Redop::sum, Redop::prod, Redop::min, Redop::max};
 }
 
-int world_size() {
-  int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-
-// Sum of a count over all ranks (every rank must see the same verdict).
-std::uint64_t sum_over_ranks(std::uint64_t v) {
-  std::uint64_t total = 0;
-  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  return total;
-}
-
-// What run/measure.cpp does before timing: fill on the host, upload, launch, download, verify.
-std::uint64_t run_and_verify_host(backend::Backend& be, backend::Comm& comm, const coll::Collective& c,
-                                  coll::CaseContext ctx, std::uint64_t bytes) {
-  ctx.rank = comm.rank();
-  ctx.num_ranks = comm.size();
-  const std::size_t elem = dtype_size(ctx.dtype);
-  const coll::Shape s = c.shape(bytes, ctx.dtype, ctx.rank, ctx.num_ranks);
-  std::unique_ptr<backend::Buffer> send;
-  std::unique_ptr<backend::Buffer> recv;
-  const void* send_ptr = nullptr;
-  void* recv_ptr = nullptr;
-  std::size_t result_offset = 0;
-  if (ctx.in_place) {
-    std::vector<unsigned char> host(std::max<std::size_t>(s.in_place_elems() * elem, 1), 0);
-    const std::size_t in_off = c.in_place_input_offset(s, ctx);
-    c.fill(host.data() + in_off * elem, s, ctx);
-    recv = be.allocate(host.size());
-    be.upload(*recv, host.data(), host.size());
-    auto* base = static_cast<unsigned char*>(recv->data());
-    send_ptr = base + in_off * elem;
-    recv_ptr = base;
-    result_offset = c.in_place_result_offset(s, ctx, comm);
-  } else {
-    std::vector<unsigned char> host(std::max<std::size_t>(s.send_elems * elem, 1), 0);
-    c.fill(host.data(), s, ctx);
-    send = be.allocate(host.size());
-    be.upload(*send, host.data(), host.size());
-    recv = be.allocate(std::max<std::size_t>(s.recv_elems * elem, 1));
-    send_ptr = send->data();
-    recv_ptr = recv->data();
-  }
-  c.launch(comm, send_ptr, recv_ptr, s, ctx);
-  comm.synchronize();
-  std::vector<unsigned char> result(std::max<std::size_t>(recv->bytes(), 1));
-  be.download(result.data(), *recv, recv->bytes());
-  return c.verify(result.data() + result_offset * elem, s, ctx);
-}
+using gpu_test::run_and_verify_host;
+using gpu_test::sum_over_ranks;
+using gpu_test::world_size;
 
 // The device fast path: fill and check on the GPU with the family's plans.
 std::uint64_t run_and_verify_device(backend::Backend& be, backend::Comm& comm, const coll::Collective& c,
@@ -260,6 +214,16 @@ TEST_F(NcclBackendTest, ForcedAlgorithmIsReported) {
   EXPECT_EQ(automatic->algo_used(), "");
   // The environment is restored after communicator creation.
   EXPECT_EQ(std::getenv("NCCL_ALGO") == nullptr, be().provenance().at("nccl_algo").empty());
+}
+
+// On window buffers NCCL 2.28 tries its symmetric kernels before NCCL_ALGO's choice, so a forced
+// algorithm is not known to have run there: algo_used stays unknown.
+TEST_F(NcclBackendTest, ForcedAlgorithmOnWindowBuffersIsNotClaimed) {
+  auto ring = make("symmetric", "ring");
+  auto world = ring->world();
+  coll::CaseContext ctx;
+  EXPECT_EQ(sum_over_ranks(run_and_verify_host(*ring, *world, coll::find_collective("allreduce"), ctx, 1 << 20)), 0u);
+  EXPECT_EQ(world->algo_used(), "");
 }
 
 TEST_F(NcclBackendTest, HierarchicalCompositionOverNcclCommunicators) {

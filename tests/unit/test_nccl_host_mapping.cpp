@@ -160,7 +160,6 @@ const std::vector<std::string> kNcclProtos{"ll", "ll128", "simple"};
 TEST(NcclHostMapping, EveryNcclAlgorithmNameMapsToAValidNcclAlgoString) {
   const int v = nccl_version_code(2, 28, 9);
   for (const auto& name : algorithm_names()) {
-    if (name == "cb-multimem") continue;  // collbench's own kernels, not NCCL's
     const AlgoSettings s = algo_settings(name, v);
     EXPECT_EQ(s.algo, name);
     if (!s.nccl_algo.empty()) {
@@ -235,11 +234,20 @@ TEST(NcclHostMapping, AlgorithmTable) {
   EXPECT_TRUE(parse_nccl_list(algo_settings("collnet", old).nccl_algo, kNcclAlgos).error.empty());
 }
 
-TEST(NcclHostMapping, NonNcclAlgorithmsAreInputErrors) {
+TEST(NcclHostMapping, CbMultimemIsCollbenchsOwnKernelsOnWindowBuffers) {
   const int v = nccl_version_code(2, 28, 9);
-  const std::string mm = input_error([&] { (void)algo_settings("cb-multimem", v); });
-  EXPECT_NE(mm.find("nccl"), std::string::npos) << mm;
-  EXPECT_NE(mm.find("nvls"), std::string::npos) << mm;
+  // No NCCL_ALGO (the kernels are collbench's), window buffers, and the three operations it runs.
+  const auto mm = algo_settings("cb-multimem", v);
+  EXPECT_TRUE(algo_env(mm).empty());
+  EXPECT_TRUE(mm.needs_symmetric_buffers);
+  EXPECT_EQ(algo_used_for(mm, NcclOp::allreduce), "cb-multimem");
+  EXPECT_EQ(algo_used_for(mm, NcclOp::reducescatter), "cb-multimem");
+  EXPECT_EQ(algo_used_for(mm, NcclOp::allgather), "cb-multimem");
+  EXPECT_EQ(algo_used_for(mm, NcclOp::broadcast), "");  // NCCL's own broadcast
+}
+
+TEST(NcclHostMapping, UnknownAlgorithmsAreInputErrors) {
+  const int v = nccl_version_code(2, 28, 9);
   const std::string typo = input_error([&] { (void)algo_settings("rign", v); });
   EXPECT_NE(typo.find("did you mean 'ring'"), std::string::npos) << typo;
 }
@@ -269,7 +277,10 @@ TEST(NcclHostMapping, AlgorithmWaivers) {
         continue;
       }
       if (algo == "cb-multimem") {
-        ASSERT_TRUE(why) << c;
+        EXPECT_EQ(why.has_value(), c != "allreduce" && c != "reducescatter" && c != "allgather") << c;
+        if (why) {
+          EXPECT_NE(why->find("allreduce, reducescatter and allgather"), std::string::npos) << *why;
+        }
         continue;
       }
       const bool forced = !algo_used_for(algo_settings(algo, nccl_version_code(2, 28, 9)), op_of_collective(c)).empty();
@@ -305,6 +316,16 @@ TEST(NcclHostMapping, BufferKinds) {
   EXPECT_EQ(parse_buffer_kind_for_nccl("symmetric", sym), BufferKind::symmetric);
   const std::string need = input_error([&] { (void)parse_buffer_kind_for_nccl("plain", sym); });
   EXPECT_NE(need.find("--buffers symmetric"), std::string::npos) << need;
+  const auto mm = algo_settings("cb-multimem", v);
+  EXPECT_EQ(parse_buffer_kind_for_nccl("symmetric", mm), BufferKind::symmetric);
+  const std::string mm_need = input_error([&] { (void)parse_buffer_kind_for_nccl("registered", mm); });
+  EXPECT_NE(mm_need.find("multimem"), std::string::npos) << mm_need;
+  EXPECT_NE(mm_need.find("--buffers symmetric"), std::string::npos) << mm_need;
+  // Unasked, the runner gives each algorithm the buffers it needs (plain memory for NCCL's forced
+  // algorithms: on window buffers NCCL 2.28 would try its symmetric kernels first).
+  EXPECT_EQ(default_nccl_buffers("cb-multimem"), "symmetric");
+  EXPECT_EQ(default_nccl_buffers("symmetric"), "symmetric");
+  for (const char* a : {"auto", "ring", "tree", "nvls", "nvlstree"}) EXPECT_EQ(default_nccl_buffers(a), "plain") << a;
   EXPECT_NE(input_error([&] { (void)parse_buffer_kind_for_nccl("pinned", autos); }), "<no InputError>");
   EXPECT_EQ(to_string(BufferKind::registered), "registered");
   // Every kind the CLI accepts except host is an NCCL kind.

@@ -88,7 +88,7 @@ std::vector<InputFile> synthetic_set() {
   files.push_back(make_file("n2.jsonl", {make_case(2, 10.0)}));
   files.push_back(make_file("n4.jsonl", {make_case(4, 15.0)}));
   auto c8 = make_case(8, 20.0, {4, 4});
-  c8.per_rank = record::PerRank{{20, 20, 20, 20, 20, 20, 20, 20}, {21, 22, 21, 35, 21, 22, 21, 23}, {}};
+  c8.per_rank = record::PerRank{{21, 22, 21, 35, 21, 22, 21, 23}, {90, 90, 90, 90, 90, 90, 90, 95}, {}};  // by max it would be rank 7
   files.push_back(
       make_file("n8.jsonl", {c8}, {"node-a", "node-a", "node-a", "node-b", "node-c", "node-c", "node-c", "node-c"}));
   return files;
@@ -130,8 +130,8 @@ TEST(ReportWeakScaling, EfficiencyMatchesHandComputedValues) {
   ASSERT_TRUE(g.measured[2].slowest_rank);
   EXPECT_EQ(*g.measured[2].slowest_rank, 3);
   EXPECT_EQ(g.measured[2].slowest_host.value_or(""), "node-b");
-  EXPECT_DOUBLE_EQ(*g.measured[2].slowest_rank_max_us, 35.0);
-  EXPECT_DOUBLE_EQ(*g.measured[2].median_rank_max_us, 21.5);
+  EXPECT_DOUBLE_EQ(*g.measured[2].slowest_rank_mean_us, 35.0);
+  EXPECT_DOUBLE_EQ(*g.measured[2].median_rank_mean_us, 21.5);
   // No system: no bound, and why there is no projection.
   EXPECT_FALSE(g.measured[2].pct_bound);
   EXPECT_TRUE(g.projected.empty());
@@ -438,4 +438,21 @@ TEST(ReportBootstrap, SeededAndDegenerateCases) {
   EXPECT_FALSE(bootstrap_median_ci(one, 0.95, 500, 3));
   EXPECT_FALSE(bootstrap_median_ratio_ci(one, x, 0.95, 500, 3));
   EXPECT_THROW(bootstrap_median_ci(x, 1.5, 500, 3), InputError);
+}
+
+// A measurement faster than its bound is named in a report warning (the profile is wrong for
+// this machine); one within the bound is not.
+TEST(WeakScaling, WarnsAboutPointsBeyondTheirBound) {
+  auto files = synthetic_set();
+  set_model(files[0].cases[0], "cpu-local", 5.0, 6.0);   // 10 us measured, bound 5 us: 50%
+  set_model(files[1].cases[0], "cpu-local", 30.0, 32.0);  // 15 us measured, bound 30 us: 200%
+  const auto rep = build_weak_scaling(files, no_projection());
+  std::vector<std::string> beyond;
+  for (const auto& w : rep.warnings) {
+    if (w.find("beat their analytic bound") != std::string::npos) beyond.push_back(w);
+  }
+  ASSERT_EQ(beyond.size(), 1u);
+  EXPECT_NE(beyond[0].find("1 measured point(s)"), std::string::npos) << beyond[0];
+  EXPECT_NE(beyond[0].find("allreduce 1000000 B/rank at N=4 (200%)"), std::string::npos) << beyond[0];
+  EXPECT_EQ(beyond[0].find("N=2"), std::string::npos) << beyond[0];
 }

@@ -294,7 +294,8 @@ class MoeCollective final : public Collective {
     return "";
   }
   [[nodiscard]] std::string_view bytes_convention() const override {
-    return "max over ranks of send or receive total (bytes_max_rank) for the workload's routing; -b/-e ignored";
+    return "max over ranks of send or receive total (bytes_max_rank) for the workload's routing; set by "
+           "--workload/--tokens (-b/-e do not apply)";
   }
   [[nodiscard]] bool supports_in_place() const override { return false; }
   [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
@@ -317,7 +318,7 @@ class MoeCollective final : public Collective {
     return op_ == MoeOp::combine ? profile.combine.dtype : profile.dispatch.dtype;
   }
   void check_params(const std::map<std::string, std::string>& params) const override {
-    (void)moe_config(parse_moe_params(params), 1);
+    check_moe_params(parse_moe_params(params));
   }
   [[nodiscard]] std::optional<std::string> waiver(const CaseContext& ctx) const override {
     const MoeParams p = ctx.params ? parse_moe_params(*ctx.params) : MoeParams{};

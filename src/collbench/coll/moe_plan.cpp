@@ -353,6 +353,25 @@ MoeConfig moe_config(const MoeParams& p, int num_ranks) {
   return c;
 }
 
+void check_moe_params(const MoeParams& params) {
+  MoeConfig c = moe_config(params, 1);
+  auto& r = c.routing;
+  r.settings.imbalance.reset();  // the sigma search needs the run's ranks and tokens
+  // Settings checked against the rank count wait for the run (moe_waiver): without ep_size the EP
+  // group is the whole communicator; `linear` tokens need T >= ranks - 1.
+  r.num_ranks = std::max(1, r.settings.ep_size);
+  if (r.settings.ep_size <= 0) {
+    r.settings.hot_rank_idx = 0;
+    r.settings.num_redundant_experts = 0;
+  }
+  r.settings.tokens = workload::TokenDistribution::fixed;
+  try {
+    const workload::RoutingGenerator check(r);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("workload '{}' with these settings: {}", c.profile.name, e.what()));
+  }
+}
+
 MoeWorkload::MoeWorkload(MoeConfig c)
     : config(std::move(c)),
       generator(config.routing),
@@ -393,6 +412,15 @@ std::optional<std::string> moe_waiver(const MoeParams& params, MoeAlgo algo, int
   if (algo == MoeAlgo::hierarchical) {
     const Placement p = moe_placement(placement, num_ranks);
     if (!p.uniform()) return std::string("hierarchical needs equal domain sizes (the placement is uneven)");
+  }
+  // Settings that need more ranks than this communicator has (hot_rank, redundant experts,
+  // `linear` tokens): the case cannot run here.
+  workload::RoutingConfig r = c.routing;
+  r.settings.imbalance.reset();
+  try {
+    const workload::RoutingGenerator check(r);
+  } catch (const InputError& e) {
+    return fmt::format("not runnable on {} ranks: {}", num_ranks, e.what());
   }
   return std::nullopt;
 }

@@ -77,6 +77,12 @@ struct MoeConfig {
 };
 MoeConfig moe_config(const MoeParams& params, int num_ranks);
 
+// Checks the parameters before a run (InputError naming the key): the profile and overrides, and
+// the routing's structure (expert split, group limit, replicas) on one EP group. What depends on
+// the run's rank count (whole EP groups) becomes a waiver; an unreachable imbalance target is
+// found when the run resolves it.
+void check_moe_params(const MoeParams& params);
+
 // Everything about a run's routing that does not depend on the rank: the generator, the counts
 // matrices and the payload rules. Cached: building it routes every token of every rank once
 // (about 1.5-2.2 us per token), shared by the shapes of every rank and operation.

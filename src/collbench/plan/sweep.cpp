@@ -2,6 +2,10 @@
 #include "collbench/plan/sweep.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -25,6 +29,7 @@ struct Ctx {
 };
 
 const std::vector<std::string> kTopKeys{"name", "description", "system", "defaults", "cases"};
+constexpr std::uint64_t kMaxCases = 1000000;
 
 std::vector<std::string> scalars(const YAML::Node& node, const Ctx& ctx, std::string_view key) {
   std::vector<std::string> out;
@@ -40,6 +45,12 @@ std::vector<std::string> scalars(const YAML::Node& node, const Ctx& ctx, std::st
     throw InputError(ctx.where(node, key) + ": expected a value or a list of values");
   }
   return out;
+}
+
+// A mapping key as text: YAML allows lists and maps as keys ("? [a, b]: 1"), a sweep does not.
+std::string key_text(const YAML::Node& key_node, const Ctx& ctx) {
+  if (!key_node.IsScalar()) throw InputError(ctx.where(key_node, "?") + ": keys must be plain names");
+  return key_node.Scalar();
 }
 
 std::string scalar(const YAML::Node& node, const Ctx& ctx, std::string_view key) {
@@ -119,7 +130,7 @@ const std::vector<std::string>& sweep_case_keys() {
       "timing",     "buffers",   "in_place",  "check",     "root",     "graph",    "warmup",
       "min_iters",  "max_iters", "iters",     "batch",     "max_noise", "min_time", "max_time",
       // MoE harness parameters (profiles/workloads)
-      "workload",   "tokens",    "routing",   "ep_size",   "imbalance", "counts_exchange", "seed"};
+      "workload",   "tokens",    "routing",   "ep_size",   "imbalance", "counts_exchange", "seed", "rows"};
   return kKeys;
 }
 
@@ -135,7 +146,7 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
   Sweep sweep;
   sweep.source = source_name;
   for (const auto& kv : root) {
-    const auto key = kv.first.as<std::string>();
+    const auto key = key_text(kv.first, ctx);
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
       throw InputError(ctx.where(kv.first, key) + ": " + unknown_name_message("top-level key", key, kTopKeys));
     }
@@ -150,7 +161,7 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
   if (const auto d = root["defaults"]) {
     if (!d.IsMap()) throw InputError(ctx.where(d, "defaults") + ": expected a mapping of case settings");
     for (const auto& kv : d) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = key_text(kv.first, ctx);
       const std::string where = ctx.where(kv.first, "defaults." + key);
       if (key == "collective" || key == "bytes" ||
           std::find(keys.begin(), keys.end(), key) == keys.end()) {
@@ -161,9 +172,9 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
         throw InputError(where + ": " + unknown_name_message("defaults key", key, allowed));
       }
       if (kv.second.IsMap()) {
-        std::ostringstream os;
-        os << YAML::Flow << kv.second;
-        defaults.params[key] = os.str();
+        YAML::Emitter flow;  // (an ostream would print the YAML::Flow manipulator as a number)
+        flow << YAML::Flow << kv.second;
+        defaults.params[key] = flow.c_str();
       } else {
         apply(defaults, key, scalar(kv.second, ctx, key), where);
       }
@@ -182,7 +193,7 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
     std::vector<std::vector<Setter>> axes;
     bool has_bytes = false;
     for (const auto& kv : entry) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = key_text(kv.first, ctx);
       const std::string where = ctx.where(kv.first, key);
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
         throw InputError(where + ": " + unknown_name_message("case key", key, keys));
@@ -196,14 +207,16 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
           double factor = 2.0;
           bool have_min = false, have_max = false;
           for (const auto& b : kv.second) {
-            const auto bk = b.first.as<std::string>();
+            const auto bk = key_text(b.first, ctx);
             const std::string bw = ctx.where(b.first, "bytes." + bk);
             const auto v = scalar(b.second, ctx, bk);
             if (bk == "min") { min_b = at(bw, [&] { return parse_bytes(v); }); have_min = true; }
             else if (bk == "max") { max_b = at(bw, [&] { return parse_bytes(v); }); have_max = true; }
             else if (bk == "factor") {
-              try { factor = std::stod(v); } catch (const std::exception&) {
-                throw InputError(bw + ": '" + v + "' is not a number");
+              const auto res = std::from_chars(v.data(), v.data() + v.size(), factor);
+              if (v.empty() || res.ec != std::errc{} || res.ptr != v.data() + v.size() || !(factor > 1.0) ||
+                  !std::isfinite(factor)) {
+                throw InputError(bw + ": '" + v + "' is not a number greater than 1, e.g. 2 or 4");
               }
             } else if (bk == "step" || bk == "increment") inc = at(bw, [&] { return parse_bytes(v); });
             else throw InputError(bw + ": " + unknown_name_message("bytes key", bk, {"min", "max", "factor", "step"}));
@@ -215,9 +228,9 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
         }
         for (auto s : sizes) alternatives.emplace_back([s](Case& c) { c.bytes = s; });
       } else if (kv.second.IsMap()) {
-        std::ostringstream os;
-        os << YAML::Flow << kv.second;
-        const std::string text = os.str();
+        YAML::Emitter flow;
+        flow << YAML::Flow << kv.second;
+        const std::string text = flow.c_str();
         alternatives.emplace_back([key, text](Case& c) { c.params[key] = text; });
       } else {
         for (const auto& v : scalars(kv.second, ctx, key)) {
@@ -231,7 +244,16 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
     if (!has_bytes && !entry["workload"]) {
       throw InputError(ctx.where(entry, "cases") + ": case entry without 'bytes' (e.g. bytes: {min: 1K, max: 16M, factor: 4})");
     }
-    // Cross product, first axis slowest (an odometer over the axes).
+    // Cross product, first axis slowest (an odometer over the axes). Bounded, so that a typo
+    // such as 'bytes: {min: 1, max: 1T, step: 1}' times a few lists cannot exhaust memory.
+    std::uint64_t expanded = 1;
+    for (const auto& axis : axes) {
+      expanded *= axis.size();
+      if (expanded + sweep.cases.size() > kMaxCases) {
+        throw InputError(ctx.where(entry, "cases") +
+                         fmt::format(": the sweep expands to more than {} cases; split it or use fewer values", kMaxCases));
+      }
+    }
     std::vector<std::size_t> idx(axes.size(), 0);
     for (bool done = false; !done;) {
       Case c = defaults;
@@ -252,7 +274,7 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
 
 Sweep load_sweep_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError("cannot read sweep file '" + path + "'");
+  if (!in) throw InputError(fmt::format("cannot read sweep file '{}': {}", path, std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_sweep(ss.str(), path);

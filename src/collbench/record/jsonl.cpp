@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,18 @@ JsonlWriter::JsonlWriter(std::string path, OpenMode mode) : path_(std::move(path
   fd_ = ::open(path_.c_str(), flags, 0644);
   if (fd_ < 0) throw InputError(fmt::format("cannot open output file '{}': {}", path_, std::strerror(errno)));
   if (mode == OpenMode::resume && exists && st.st_size > 0) drop_torn_tail();
+  if (!exists) sync_parent_directory();
+}
+
+// A new file's directory entry must reach the disk too, or a power loss can lose the whole
+// file although every line in it was fsync'd.
+void JsonlWriter::sync_parent_directory() const {
+  const auto slash = path_.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return;  // best effort: the data itself is fsync'd per line
+  ::fsync(dfd);
+  ::close(dfd);
 }
 
 // A run killed mid-write leaves a last line without its newline. Appending after it would
@@ -61,60 +74,101 @@ void JsonlWriter::write(const nlohmann::json& object) {
     }
     done += static_cast<std::size_t>(n);
   }
-  ::fsync(fd_);
+  // A case boundary: the line is on disk before the next case starts. Pipes, character devices
+  // and some file systems cannot sync (EINVAL, EROFS, ENOTSUP): --out /dev/stdout still works.
+  if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP && errno != EINTR) {
+    throw RuntimeFailure(fmt::format("syncing '{}' to disk failed: {}", path_, std::strerror(errno)));
+  }
 }
 
-std::vector<nlohmann::json> read_jsonl_objects(const std::string& path, std::vector<std::string>& warnings) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read results file '{}'", path));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  // Was the final line terminated? A crash mid-write leaves it without '\n'.
-  in.clear();
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::streamoff>(in.tellg());
-  bool last_terminated = true;
-  if (size > 0) {
-    in.seekg(size - 1);
-    char c = 0;
-    in.get(c);
-    last_terminated = c == '\n';
-  }
-  std::vector<nlohmann::json> out;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const auto& line = lines[i];
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+namespace {
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read results file '{}': {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "at column 151: syntax error while parsing ..." from nlohmann's "[json.exception.parse_error.101]
+// parse error at line 1, column 151: syntax error ..." (each JSONL line is parsed alone, so its
+// "line 1" would only confuse next to the file's own line number).
+std::string parse_error_text(const nlohmann::json::parse_error& e) {
+  const std::string what = e.what();
+  const auto colon = what.find(": ", what.find("column "));
+  if (colon == std::string::npos) return ": " + what;
+  return fmt::format("at column {}: {}", e.byte, what.substr(colon + 2));
+}
+
+// The value of a string-valued key, or "" when absent or of another type (checked by the caller).
+std::string string_or_empty(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
+}  // namespace
+
+std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& path, std::vector<std::string>& warnings) {
+  std::vector<JsonlLine> out;
+  std::size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    const bool terminated = end != std::string_view::npos;
+    const std::string_view line = text.substr(pos, (terminated ? end : text.size()) - pos);
+    pos = terminated ? end + 1 : text.size();
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    nlohmann::json j;
     try {
-      auto j = nlohmann::json::parse(line);
-      if (!j.is_object()) throw InputError(fmt::format("{}:{}: a record must be a JSON object", path, i + 1));
-      out.push_back(std::move(j));
+      // The callback bounds the nesting depth (a value nested 100000 deep would overflow the
+      // stack when copied or printed later).
+      j = nlohmann::json::parse(line, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > kMaxJsonDepth) {
+          throw InputError(
+              fmt::format("{}:{}: JSON nested deeper than {} levels; not a collbench record", path, line_no, kMaxJsonDepth));
+        }
+        return true;
+      });
     } catch (const nlohmann::json::parse_error& e) {
-      if (i + 1 == lines.size() && !last_terminated) {
-        warnings.push_back(fmt::format("{}:{}: skipped a truncated last line (the run was probably interrupted)",
-                                       path, i + 1));
+      // A run killed mid-write leaves a last line without its newline: skip it, say so.
+      if (!terminated) {
+        warnings.push_back(
+            fmt::format("{}:{}: skipped a truncated last line (the run was probably interrupted)", path, line_no));
         continue;
       }
-      throw InputError(fmt::format("{}:{}: invalid JSON: {}", path, i + 1, e.what()));
+      throw InputError(fmt::format("{}:{}: invalid JSON {}", path, line_no, parse_error_text(e)));
     }
+    if (!j.is_object()) throw InputError(fmt::format("{}:{}: a record must be a JSON object", path, line_no));
+    out.push_back({line_no, std::move(j)});
   }
   return out;
 }
 
-ResultFile read_results(const std::string& path) {
+std::vector<nlohmann::json> read_jsonl_objects(const std::string& path, std::vector<std::string>& warnings) {
+  std::vector<nlohmann::json> out;
+  for (auto& l : parse_jsonl(read_whole_file(path), path, warnings)) out.push_back(std::move(l.object));
+  return out;
+}
+
+ResultFile parse_results(std::string_view text, const std::string& path) {
   ResultFile file;
   file.path = path;
-  const auto objects = read_jsonl_objects(path, file.warnings);
-  std::size_t index = 0;
-  for (const auto& j : objects) {
-    ++index;
-    const std::string schema = j.value("schema", "");
+  for (const auto& [line, j] : parse_jsonl(text, path, file.warnings)) {
+    const std::string schema = string_or_empty(j, "schema");
     if (schema != kSchema) {
-      throw InputError(fmt::format("{}: record {} has schema '{}'; this collbench reads '{}'", path, index,
+      throw InputError(fmt::format("{}:{}: record has schema '{}'; this collbench reads '{}'", path, line,
                                    schema.empty() ? "(none)" : schema, kSchema));
     }
-    const std::string kind = j.value("kind", "");
+    const std::string kind = string_or_empty(j, "kind");
     try {
       if (kind == "run_header") {
+        if (file.header) {
+          throw InputError(
+              "a second run header: one file holds one run (resume appends cases, never a header); "
+              "keep runs in separate files");
+        }
         file.header = header_from_json(j);
       } else if (kind == "case") {
         file.cases.push_back(case_from_json(j));
@@ -122,10 +176,14 @@ ResultFile read_results(const std::string& path) {
         throw InputError(fmt::format("unknown record kind '{}'; accepted: run_header, case", kind));
       }
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: record {}: {}", path, index, e.what()));
+      throw InputError(fmt::format("{}:{}: {}", path, line, e.what()));
     }
   }
   return file;
+}
+
+ResultFile read_results(const std::string& path) {
+  return parse_results(read_whole_file(path), path);
 }
 
 }  // namespace collbench::record

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@ class JsonlWriter {
 
  private:
   void drop_torn_tail();
+  void sync_parent_directory() const;
   std::string path_;
   int fd_ = -1;
 };
@@ -38,9 +40,27 @@ struct ResultFile {
   std::vector<std::string> warnings;
 };
 
+// One JSON object of a JSONL text and its 1-based line.
+struct JsonlLine {
+  int line = 0;
+  nlohmann::json object;
+};
+
+// Nesting deeper than this is refused (InputError): records nest 3 levels, and a line of
+// 100000 '[' would otherwise exhaust the stack when the value is copied or printed.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Splits JSONL text into objects. Blank lines are skipped; a last line without its '\n' that
+// is not valid JSON (a run killed mid-write) is skipped with a warning "PATH:LINE: skipped a
+// truncated last line ..."; any other invalid line is an InputError "PATH:LINE: ...".
+std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& path, std::vector<std::string>& warnings);
+
 // Reads a results file. A malformed line other than a truncated last one is an InputError
 // naming file and line; an unsupported schema version is an InputError.
 ResultFile read_results(const std::string& path);
+
+// The same, over text already in memory (`path` names it in messages).
+ResultFile parse_results(std::string_view text, const std::string& path);
 
 // Raw JSON objects of a JSONL file with the same tolerance (for tools that need extra keys).
 std::vector<nlohmann::json> read_jsonl_objects(const std::string& path, std::vector<std::string>& warnings);

@@ -3,6 +3,12 @@
 #include "collbench/record/record.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,14 +56,38 @@ json to_json(const TimeStats& t) {
           {"cv", t.cv},     {"ci95_low", t.ci95_low}, {"ci95_high", t.ci95_high}};
 }
 
+// An integer of type T from a JSON value, range-checked: nlohmann's own conversion casts a
+// float such as 1e300 to int, which is undefined behaviour.
+template <class T>
+T checked_integer(const json& v, const char* key) {
+  if (!v.is_number_integer()) {
+    throw InputError(fmt::format("record key '{}' must be an integer, got {}", key, v.type_name()));
+  }
+  const bool fits = v.is_number_unsigned()
+                        ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                        : std::in_range<T>(v.get<std::int64_t>());
+  if (!fits) throw InputError(fmt::format("record key '{}': {} is out of range", key, v.dump()));
+  return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
+}
+
 // Typed access with a message that names the field.
 template <class T>
 T get(const json& j, const char* key) {
   if (!j.contains(key)) throw InputError(fmt::format("record is missing key '{}'", key));
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("record key '{}' has the wrong type: {}", key, e.what()));
+  const json& v = j.at(key);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return checked_integer<T>(v, key);
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    if (!v.is_array()) throw InputError(fmt::format("record key '{}' must be a list of integers", key));
+    std::vector<int> out;
+    for (const auto& x : v) out.push_back(checked_integer<int>(x, key));
+    return out;
+  } else {
+    try {
+      return v.get<T>();
+    } catch (const json::exception& e) {
+      throw InputError(fmt::format("record key '{}' has the wrong type: {}", key, e.what()));
+    }
   }
 }
 
@@ -211,7 +241,7 @@ CaseRecord case_from_json(const json& j) {
   r.in_place = get<bool>(j, "in_place");
   r.timing = get<std::string>(j, "timing");
   r.buffers = get<std::string>(j, "buffers");
-  r.graph = j.value("graph", 0);
+  r.graph = get_opt<int>(j, "graph").value_or(0);
   r.bytes = get<std::uint64_t>(j, "bytes");
   r.count = get<std::uint64_t>(j, "count");
   r.bytes_per_rank_send = get<std::uint64_t>(j, "bytes_per_rank_send");
@@ -239,7 +269,7 @@ CaseRecord case_from_json(const json& j) {
     r.time_us = ts;
   }
   r.samples_us = get<std::vector<double>>(j, "samples_us");
-  r.samples_dropped = j.value("samples_dropped", std::uint64_t{0});
+  r.samples_dropped = get_opt<std::uint64_t>(j, "samples_dropped").value_or(0);
   if (const auto pr = get_opt<json>(j, "per_rank")) {
     r.per_rank = PerRank{get<std::vector<double>>(*pr, "mean_us"), get<std::vector<double>>(*pr, "max_us"),
                          get<std::vector<double>>(*pr, "wait_us")};
@@ -251,7 +281,16 @@ CaseRecord case_from_json(const json& j) {
   const auto wrong = get<json>(j, "wrong");
   r.wrong_total = get<std::uint64_t>(wrong, "total");
   const json by_rank = get<json>(wrong, "by_rank");
-  for (auto it = by_rank.begin(); it != by_rank.end(); ++it) r.wrong_by_rank[std::stoi(it.key())] = it->get<std::uint64_t>();
+  if (!by_rank.is_object()) throw InputError("record key 'wrong.by_rank' must be an object {rank: count}");
+  for (auto it = by_rank.begin(); it != by_rank.end(); ++it) {
+    int rank = -1;
+    const std::string& key = it.key();
+    const auto res = std::from_chars(key.data(), key.data() + key.size(), rank);
+    if (key.empty() || res.ec != std::errc{} || res.ptr != key.data() + key.size() || rank < 0) {
+      throw InputError(fmt::format("record key 'wrong.by_rank' has '{}' where a rank number belongs", key));
+    }
+    r.wrong_by_rank[rank] = get<std::uint64_t>(by_rank, key.c_str());
+  }
   if (const auto m = get_opt<json>(j, "model")) {
     ModelFields mf;
     mf.system = get<std::string>(*m, "system");

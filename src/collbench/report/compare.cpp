@@ -13,6 +13,7 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/record/jsonl.hpp"
 
 namespace collbench::report {
 
@@ -21,28 +22,8 @@ using record::CaseRecord;
 InputFile parse_input(std::string_view text, const std::string& path) {
   InputFile file;
   file.path = path;
-  std::size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    const std::size_t end = text.find('\n', pos);
-    const bool terminated = end != std::string_view::npos;
-    const std::string_view line = text.substr(pos, (terminated ? end : text.size()) - pos);
-    pos = terminated ? end + 1 : text.size();
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      // A run killed mid-write leaves a last line without its newline: skip it, say so.
-      if (!terminated) {
-        file.warnings.push_back(
-            fmt::format("{}:{}: skipped a truncated last line (the run was probably interrupted)", path, line_no));
-        continue;
-      }
-      throw InputError(fmt::format("{}:{}: invalid JSON: {}", path, line_no, e.what()));
-    }
-    if (!j.is_object()) throw InputError(fmt::format("{}:{}: a record must be a JSON object", path, line_no));
+  // Line splitting, the torn-last-line rule and the depth bound are the record layer's.
+  for (const auto& [line_no, j] : record::parse_jsonl(text, path, file.warnings)) {
     const auto schema_it = j.find("schema");
     const std::string schema = schema_it != j.end() && schema_it->is_string() ? schema_it->get<std::string>() : "";
     if (schema != record::kSchema) {

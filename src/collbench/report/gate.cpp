@@ -122,7 +122,8 @@ GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& sour
   }
   const auto& keys = gate_policy_keys();
   for (const auto& kv : root) {
-    const auto key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) throw InputError(where(source, kv.first, "?") + ": keys must be plain names");
+    const auto key = kv.first.Scalar();
     const std::string at = where(source, kv.first, key);
     const YAML::Node& v = kv.second;
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
@@ -148,7 +149,8 @@ GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& sour
       if (v.IsNull()) continue;
       if (!v.IsMap()) throw InputError(at + ": expected a mapping of collective: minimum efficiency");
       for (const auto& f : v) {
-        const auto name = f.first.as<std::string>();
+        if (!f.first.IsScalar()) throw InputError(where(source, f.first, "floors.?") + ": keys must be plain names");
+        const auto name = f.first.Scalar();
         const std::string fat = where(source, f.first, "floors." + name);
         if (std::find(floor_keys().begin(), floor_keys().end(), name) == floor_keys().end()) {
           throw InputError(fat + ": " + unknown_name_message("floors key", name, floor_keys()));

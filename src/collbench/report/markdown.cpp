@@ -175,8 +175,8 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
       std::string slowest = "–";
       if (m.slowest_rank) {
         slowest = fmt::format("{} ({}) {:.2f} us vs median {:.2f} us", *m.slowest_rank,
-                              cell(m.slowest_host.value_or("host unknown")), m.slowest_rank_max_us.value_or(0.0),
-                              m.median_rank_max_us.value_or(0.0));
+                              cell(m.slowest_host.value_or("host unknown")), m.slowest_rank_mean_us.value_or(0.0),
+                              m.median_rank_mean_us.value_or(0.0));
       }
       out += fmt::format("| {} | {} | {}{} | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {} |\n",
                          m.num_ranks, m.num_domains, m.packing, m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us,

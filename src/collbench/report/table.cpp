@@ -25,6 +25,37 @@ std::string csv_escape(const std::string& s) {
   return out + "\"";
 }
 
+// MoE cases: what ran and where the bytes went, one comment line under the row (the record's
+// workload block rendered; docs/moe.md).
+std::string workload_line(const CaseRecord& r) {
+  const auto& w = r.workload;
+  if (!w.is_object()) return {};
+  const auto num = [&w](const char* key) { return w.contains(key) && w[key].is_number() ? w[key].get<double>() : 0.0; };
+  const auto text = [&w](const char* key) {
+    return w.contains(key) && w[key].is_string() ? w[key].get<std::string>() : std::string("-");
+  };
+  const auto mb = [](double bytes) { return fmt::format("{:.3g}", bytes / 1e6); };
+  std::string out = fmt::format("#   {} T={} {} ep{} {}: imbalance {:.3f} hottest rank {} | MB in-domain {} off-domain {}",
+                                text("name"), static_cast<long long>(num("tokens_per_rank")), text("routing"),
+                                static_cast<long long>(num("ep_size")), text("row_convention"), num("imbalance"),
+                                static_cast<long long>(num("hottest_rank")), mb(num("bytes_in_domain")),
+                                mb(num("bytes_off_domain")));
+  if (w.contains("link_bytes_max_rank") && w["link_bytes_max_rank"].is_object()) {
+    const auto& m = w["link_bytes_max_rank"];
+    const auto get = [&m](const char* key) { return m.contains(key) ? m[key].get<double>() : 0.0; };
+    out += fmt::format(" (max rank send/recv: in {}/{} off {}/{})", mb(get("send_in_domain")), mb(get("recv_in_domain")),
+                       mb(get("send_off_domain")), mb(get("recv_off_domain")));
+  }
+  if (r.bytes_logical_total) out += fmt::format(" logical {}", mb(static_cast<double>(*r.bytes_logical_total)));
+  if (w.contains("counts_exchange") && w["counts_exchange"].is_string()) {
+    out += fmt::format(" | counts {}", text("counts_exchange"));
+    if (w.contains("counts_exchange_us") && w["counts_exchange_us"].is_number()) {
+      out += fmt::format(" {:.1f} us", num("counts_exchange_us"));
+    }
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 bool needs_new_header(const CaseRecord& prev, const CaseRecord& next) {
@@ -48,13 +79,15 @@ std::string table_row(const CaseRecord& r) {
   const std::string algo = r.algo_used ? *r.algo_used : r.algo_requested;
   if (r.status == "waived" || !r.time_us) {
     return fmt::format(" {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5}  {}: {}\n", r.bytes, r.count, r.dtype,
-                       r.redop.value_or("-"), algo, r.scope, place, r.status, r.reason.value_or(""));
+                       r.redop.value_or("-"), algo, r.scope, place, r.status, r.reason.value_or("")) +
+           workload_line(r);
   }
   const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
   const std::string pct = r.model ? fmt::format("{:.1f}", 100.0 * r.model->efficiency) : "-";
   return fmt::format(" {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10.2f} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7} {:>6}\n",
                      r.bytes, r.count, r.dtype, r.redop.value_or("-"), algo, r.scope, place, r.time_us->p50,
-                     r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations, pct);
+                     r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations, pct) +
+         workload_line(r);
 }
 
 std::string table_footer(const std::vector<CaseRecord>& records) {

@@ -448,13 +448,15 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
         }
       }
       if (m.expected_time_us && *m.expected_time_us > 0.0) m.pct_expected = 100.0 * *m.expected_time_us / m.p50_us;
-      if (r.per_rank && !r.per_rank->max_us.empty()) {
-        const auto& mx = r.per_rank->max_us;
+      // The slowest rank: the highest mean time per operation (a single worst iteration is
+      // mostly scheduler noise; the mean is what the rank pays every step).
+      if (r.per_rank && r.per_rank->mean_us.size() > 1) {
+        const auto& mx = r.per_rank->mean_us;
         const auto it = std::max_element(mx.begin(), mx.end());
         m.slowest_rank = static_cast<int>(it - mx.begin());
-        m.slowest_rank_max_us = *it;
+        m.slowest_rank_mean_us = *it;
         auto sorted = sorted_copy(mx);
-        m.median_rank_max_us = stats::percentile_sorted(sorted, 0.5);
+        m.median_rank_mean_us = stats::percentile_sorted(sorted, 0.5);
         if (points[p].file->header) {
           for (const auto& h : points[p].file->header->hosts) {
             if (h.rank == *m.slowest_rank) m.slowest_host = h.host;
@@ -589,6 +591,23 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
     }
     rep.groups.push_back(std::move(g));
   }
+  // Measurements faster than their bound: the profile (or its calibration) is wrong for them.
+  std::vector<std::string> beyond;
+  for (const auto& g : rep.groups) {
+    for (const auto& m : g.measured) {
+      if (m.pct_bound && *m.pct_bound > 100.0) {
+        beyond.push_back(fmt::format("{} {} B/rank at N={} ({:.0f}%)", g.collective, g.bytes_per_rank, m.num_ranks,
+                                     *m.pct_bound));
+      }
+    }
+  }
+  if (!beyond.empty()) {
+    rep.warnings.push_back(fmt::format(
+        "{} measured point(s) beat their analytic bound (% bound > 100): {}{}; the system profile does not describe "
+        "this machine (recalibrate cpu-local on a quiet machine, or check --system)",
+        beyond.size(), fmt::join(beyond.begin(), beyond.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(beyond.size(), 5)), "; "),
+        beyond.size() > 5 ? ", ..." : ""));
+  }
   if (!far_projections.empty()) {
     // One warning for the report (each projected point also carries its own note and flag).
     std::set<int> ns, largest;
@@ -631,8 +650,8 @@ nlohmann::json weak_scaling_json(const WeakScalingReport& rep) {
       if (m.slowest_rank) {
         slowest = {{"rank", *m.slowest_rank},
                    {"host", opt_json(m.slowest_host)},
-                   {"max_us", opt_json(m.slowest_rank_max_us)},
-                   {"median_rank_max_us", opt_json(m.median_rank_max_us)}};
+                   {"mean_us", opt_json(m.slowest_rank_mean_us)},
+                   {"median_rank_mean_us", opt_json(m.median_rank_mean_us)}};
       }
       points.push_back({{"num_ranks", m.num_ranks},
                         {"projected", false},

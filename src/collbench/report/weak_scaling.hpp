@@ -94,8 +94,8 @@ struct MeasuredPoint {
   std::optional<Interval> pct_bound_ci;
   std::optional<double> pct_expected;  // 100 x expected time / p50
   std::string bound_source;            // "record (model.system X)", "model: profile X (computed by the report)", ""
-  std::optional<int> slowest_rank;     // argmax of per_rank.max_us
-  std::optional<double> slowest_rank_max_us, median_rank_max_us;
+  std::optional<int> slowest_rank;     // argmax of per_rank.mean_us
+  std::optional<double> slowest_rank_mean_us, median_rank_mean_us;
   std::optional<std::string> slowest_host;
   std::vector<std::string> notes;
 };

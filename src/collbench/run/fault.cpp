@@ -2,6 +2,7 @@
 #include "collbench/run/fault.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -26,7 +27,7 @@ double number(const std::string& item, const std::string& key, const std::string
   try {
     std::size_t pos = 0;
     const double v = std::stod(value, &pos);
-    if (pos != value.size() || v < 0) throw std::invalid_argument("bad");
+    if (pos != value.size() || !std::isfinite(v) || v < 0) throw std::invalid_argument("bad");
     return v;
   } catch (const std::exception&) {
     throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}='{}' is not a non-negative number", item, key, value));
@@ -65,6 +66,11 @@ FaultPlan FaultPlan::parse(const std::string& text) {
                                        unknown_name_message("key for " + f.kind, key, allowed)));
         }
         const double v = number(item, key, value);
+        const bool integral_key = key == "rank" || key == "case" || key == "iter" || key == "a" || key == "b";
+        if (integral_key && (v != std::floor(v) || v > 1e9)) {
+          throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}='{}' is not a whole number (0 to 1000000000)",
+                                       item, key, value));
+        }
         if (key == "rank") f.rank = static_cast<int>(v);
         else if (key == "case") f.case_index = static_cast<int>(v);
         else if (key == "iter") f.iter = static_cast<int>(v);

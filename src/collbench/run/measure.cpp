@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "collbench/coll/pattern.hpp"
+#include "collbench/coll/sendrecv.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace collbench::run {
@@ -16,6 +17,19 @@ namespace {
 
 void sleep_us(double us) {
   if (us > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us));
+}
+
+// World rank of `peer`, a rank of the measured communicator that holds this rank as `self`:
+// the world communicator for scope global, else this rank's domain (split in world-rank order).
+int world_rank_of(const MeasureInput& in, int self, int peer) {
+  if (in.spec->scope == Scope::global || in.placement == nullptr || in.placement->num_domains() <= 1) return peer;
+  const int domain = in.placement->domain_of(in.world_rank);
+  int index = 0;
+  for (int w = 0; w < in.placement->num_ranks(); ++w) {
+    if (in.placement->domain_of(w) != domain) continue;
+    if (index++ == peer) return w;
+  }
+  return in.world_rank - self + peer;
 }
 
 [[noreturn]] void hang_forever(int rank, int case_index, int iter) {
@@ -145,10 +159,18 @@ Measurement measure(const MeasureInput& in) {
   const int batch = pipelined ? std::max(spec.stop.batch, 1) : 1;
   double pair_slow = 1.0;
   if (coll.name() == "sendrecv") {
-    const int n = ctx.num_ranks;
-    pair_slow = std::max(in.faults->pair_factor(ctx.rank, (ctx.rank + 1) % n, in.case_index),
-                         in.faults->pair_factor(ctx.rank, (ctx.rank + n - 1) % n, in.case_index));
+    // slow-pair names world ranks; the peers are ranks of the measured communicator.
+    const coll::SendRecvPeers peers = coll::sendrecv_peers(ctx);
+    pair_slow = std::max(
+        in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.send_to), in.case_index),
+        in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.recv_from), in.case_index));
   }
+  // Scope domain over several domains: each domain's per-iteration time (max over its ranks)
+  // is kept as well, so every domain can be judged on its own (acceptance, bisection).
+  const bool per_domain = spec.scope == Scope::domain && in.placement != nullptr && in.placement->num_domains() > 1;
+  if (per_domain && control.rank() == 0) m.domain_samples_us.assign(static_cast<std::size_t>(in.placement->num_domains()), {});
+  std::vector<double> own_totals;  // this rank's per-iteration times, for its median
+  std::vector<double> all_totals;  // per_domain: every rank's times of one round, on rank 0
 
   double sum_total = 0.0;
   double max_total = 0.0;
@@ -172,7 +194,12 @@ Measurement measure(const MeasureInput& in) {
       timer->enter();
       for (int b = 0; b < batch; ++b) coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
       comm.synchronize();
-      if (pair_slow > 1.0) sleep_us((pair_slow - 1.0) * timer->inside_us());
+      if (pair_slow > 1.0) {
+        // slow-pair: the exchange takes `factor` times as long (the timer must have stopped
+        // once to know how long it took).
+        timer->stop();
+        sleep_us((pair_slow - 1.0) * timer->inside_us());
+      }
       timer->stop();
       const double total = timer->total_us() * slow / batch;
       const double inside = timer->inside_us() * slow / batch;
@@ -182,6 +209,25 @@ Measurement measure(const MeasureInput& in) {
       max_total = std::max(max_total, total);
     }
     control.max_to_root(local_total, round_max);
+    own_totals.insert(own_totals.end(), local_total.begin(), local_total.end());
+    if (per_domain) {
+      if (control.rank() == 0) all_totals.assign(static_cast<std::size_t>(round) * static_cast<std::size_t>(control.size()), 0.0);
+      MPI_Gather(local_total.data(), round, MPI_DOUBLE, all_totals.data(), round, MPI_DOUBLE, 0, control.comm());
+      if (control.rank() == 0) {
+        for (int d = 0; d < in.placement->num_domains(); ++d) {
+          auto& dom = m.domain_samples_us[static_cast<std::size_t>(d)];
+          for (int r = 0; r < round; ++r) {
+            double worst = 0.0;
+            for (int w = 0; w < control.size(); ++w) {
+              if (in.placement->domain_of(w) != d) continue;
+              worst = std::max(worst, all_totals[static_cast<std::size_t>(w) * static_cast<std::size_t>(round) +
+                                                 static_cast<std::size_t>(r)]);
+            }
+            dom.push_back(worst);
+          }
+        }
+      }
+    }
     std::string reason;
     int next_round = 0;
     if (control.rank() == 0) {
@@ -229,6 +275,7 @@ Measurement measure(const MeasureInput& in) {
   m.rank_mean_us = control.gather(mean);
   m.rank_max_us = control.gather(max_total);
   m.rank_wait_us = control.gather(wait);
+  m.rank_p50_us = control.gather(own_totals.empty() ? 0.0 : stats::summarize(own_totals).p50);
   return m;
 }
 

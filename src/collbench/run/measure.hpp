@@ -39,6 +39,8 @@ struct Measurement {
   // rank 0 only:
   std::vector<double> samples_us;    // per-iteration max over ranks (all of them)
   std::vector<double> rank_mean_us, rank_max_us, rank_wait_us;
+  std::vector<double> rank_p50_us;                 // each rank's median per-iteration time
+  std::vector<std::vector<double>> domain_samples_us;  // scope domain, >1 domain: per domain, per iteration
   std::vector<std::uint64_t> wrong_by_rank;
   int iterations = 0;
   std::string stop_reason;

@@ -15,7 +15,9 @@
 #include "collbench/backend/hierarchical.hpp"
 #include "collbench/backend/registry.hpp"
 #ifdef COLLBENCH_HAVE_NCCL
+#include "collbench/backend/nccl/nccl_backend.hpp"
 #include "collbench/backend/nccl/nccl_host.hpp"
+#include "collbench/backend/nccl/nvls_host.hpp"
 #endif
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/build_info.hpp"
@@ -49,6 +51,44 @@ void on_root_agreed(const Control& control, F&& f) {
   message = control.broadcast_string(message);
   if (code == static_cast<int>(ExitCode::bad_input)) throw InputError(message);
   if (code != 0) throw Error(static_cast<ExitCode>(code), message);
+}
+
+// What differs between the configuration stored in a results file and the one about to run,
+// in words, for the --resume refusal ("domain_sizes [2] vs [1,1]; case 3: bytes 4096 vs 8192").
+std::string describe_config_difference(const nlohmann::json& stored, const nlohmann::json& now) {
+  std::vector<std::string> parts;
+  if (!stored.is_object()) return "the stored configuration is not an object";
+  for (const auto& [key, value] : now.items()) {
+    const auto it = stored.find(key);
+    if (it == stored.end()) {
+      parts.push_back(fmt::format("'{}' is not in the file", key));
+    } else if (*it != value) {
+      if (key == "cases" && it->is_array() && value.is_array()) {
+        if (it->size() != value.size()) {
+          parts.push_back(fmt::format("{} case(s) in the file vs {} now", it->size(), value.size()));
+          continue;
+        }
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          if ((*it)[i] == value[i]) continue;
+          std::vector<std::string> fields;
+          for (const auto& [field, v] : value[i].items()) {
+            const auto f = (*it)[i].find(field);
+            if (f == (*it)[i].end() || *f != v) {
+              fields.push_back(fmt::format("{} {} vs {}", field, f == (*it)[i].end() ? "(absent)" : f->dump(), v.dump()));
+            }
+          }
+          parts.push_back(fmt::format("case {}: {}", i, join(fields, ", ")));
+          break;  // the first differing case is enough to see why
+        }
+      } else {
+        parts.push_back(fmt::format("{} {} vs {}", key, it->dump(), value.dump()));
+      }
+    }
+  }
+  for (const auto& [key, value] : stored.items()) {
+    if (!now.contains(key)) parts.push_back(fmt::format("'{}' is only in the file", key));
+  }
+  return parts.empty() ? "no field differs" : join(parts, "; ");
 }
 
 // Algorithms a case can run with; others become waived records with the reason.
@@ -116,6 +156,29 @@ record::CaseRecord skeleton(const plan::Case& c, const coll::Collective& coll, c
   return r;
 }
 
+// Scope domain over several domains: every domain's own statistics (its per-iteration time is
+// the max over its ranks), so each domain can be judged separately.
+nlohmann::json per_domain_json(const Measurement& m, const coll::Collective& coll, const std::vector<int>& sizes,
+                               std::uint64_t bytes) {
+  nlohmann::json out = nlohmann::json::array();
+  int first = 0;
+  for (std::size_t d = 0; d < m.domain_samples_us.size() && d < sizes.size(); ++d) {
+    const auto s = stats::summarize(m.domain_samples_us[d]);
+    const double algbw = gbps(static_cast<double>(bytes), s.p50);
+    out.push_back({{"domain", d},
+                   {"first_rank", first},
+                   {"num_ranks", sizes[d]},
+                   {"iterations", m.domain_samples_us[d].size()},
+                   {"time_us",
+                    {{"p50", s.p50}, {"p5", s.p5}, {"p95", s.p95}, {"min", s.min}, {"max", s.max}, {"mean", s.mean},
+                     {"cv", s.cv}, {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}}},
+                   {"algbw_gbps", algbw},
+                   {"busbw_gbps", algbw * coll.busbw_factor(sizes[d])}});
+    first += sizes[d];
+  }
+  return out;
+}
+
 void fill_measurement(record::CaseRecord& r, const Measurement& m, const coll::Collective& coll, int comm_size,
                       std::size_t max_kept) {
   const auto summary = stats::summarize(m.samples_us);
@@ -125,6 +188,8 @@ void fill_measurement(record::CaseRecord& r, const Measurement& m, const coll::C
                       m.samples_us.begin() + static_cast<std::ptrdiff_t>(std::min(max_kept, m.samples_us.size())));
   r.samples_dropped = m.samples_us.size() - r.samples_us.size();
   r.per_rank = record::PerRank{m.rank_mean_us, m.rank_max_us, m.rank_wait_us};
+  if (!m.rank_p50_us.empty()) r.extra["per_rank_p50_us"] = m.rank_p50_us;
+  if (!m.domain_samples_us.empty()) r.extra["per_domain"] = per_domain_json(m, coll, r.domain_sizes, r.bytes);
   r.stop_reason = m.stop_reason;
   r.algbw_gbps = gbps(static_cast<double>(r.bytes), summary.p50);
   r.busbw_gbps = r.algbw_gbps * coll.busbw_factor(comm_size);
@@ -176,6 +241,18 @@ void annotate_with_model(record::CaseRecord& r, const plan::Case& c, const Place
                                  : "faster than the bound within the calibration margin (noise)";
   }
 }
+
+#ifdef COLLBENCH_HAVE_NCCL
+// In-switch algorithms (nvls, nvlstree, cb-multimem): accumulation type, modelled wire bytes per
+// GPU and the busbw note (backend/nccl/nvls_host.hpp; docs/results-format.md).
+void annotate_in_switch(record::CaseRecord& r, const plan::Case& c, int comm_size) {
+  const auto a = backend::nccl::in_switch_accounting(c.algo, c.collective, c.dtype, static_cast<double>(r.bytes),
+                                                     comm_size);
+  if (a.accumulation_dtype) r.extra["accumulation_dtype"] = *a.accumulation_dtype;
+  if (a.wire_bytes_per_gpu) r.extra["wire_bytes_per_gpu"] = *a.wire_bytes_per_gpu;
+  if (a.busbw_note) r.extra["busbw_note"] = *a.busbw_note;
+}
+#endif
 
 // Irregular exchanges (MoE): the bound for the case's traffic matrix (model/traffic.hpp).
 void annotate_with_traffic_model(record::CaseRecord& r, const model::TrafficMatrix& traffic, const Placement& placement,
@@ -248,7 +325,11 @@ RunSummary Runner::run(const plan::Sweep& requested) {
   // Buffers default per backend: host memory for mpi, plain device memory for nccl.
   plan::Sweep sweep = requested;
   for (auto& c : sweep.cases) {
+#ifdef COLLBENCH_HAVE_NCCL
+    if (c.backend == "nccl" && c.buffers == "host") c.buffers = backend::nccl::default_nccl_buffers(c.algo);
+#else
     if (c.backend == "nccl" && c.buffers == "host") c.buffers = "plain";
+#endif
     // Families whose payload type comes from their parameters (MoE: the workload's wire format).
     if (const auto d = coll::find_collective(c.collective).case_dtype(c.params)) c.dtype = *d;
   }
@@ -302,16 +383,23 @@ RunSummary Runner::run(const plan::Sweep& requested) {
   // Output file: opened on rank 0, with --resume/--force rules; all ranks agree on the outcome.
   std::unique_ptr<record::JsonlWriter> writer;
   std::set<std::string> done_keys;
+  bool has_header = false;  // --resume of a file that already starts with its run header
   on_root_agreed(control, [&] {
     if (!options_.out_path) return;
     if (options_.out_mode == record::OpenMode::resume) {
       if (::access(options_.out_path->c_str(), F_OK) == 0) {
         const auto existing = record::read_results(*options_.out_path);
-        if (existing.header && existing.header->config != config) {
-          throw InputError(fmt::format("--resume: '{}' was written by a different configuration (sweep, placement "
-                                       "or settings differ); use --force to replace it or another --out file",
+        if (!existing.header && !existing.cases.empty()) {
+          throw InputError(fmt::format("--resume: '{}' holds cases but no run header, so its configuration cannot "
+                                       "be checked; use --force to replace it or another --out file",
                                        *options_.out_path));
         }
+        if (existing.header && existing.header->config != config) {
+          throw InputError(fmt::format("--resume: '{}' was written by a different configuration ({}); use --force "
+                                       "to replace it or another --out file",
+                                       *options_.out_path, describe_config_difference(existing.header->config, config)));
+        }
+        has_header = existing.header.has_value();
         for (const auto& rec : existing.cases) done_keys.insert(rec.case_key);
         for (const auto& w : existing.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
       }
@@ -383,7 +471,7 @@ RunSummary Runner::run(const plan::Sweep& requested) {
     header.system = system ? nlohmann::json{{"name", system->name}, {"digest", system->digest}, {"path", system->path}}
                            : nlohmann::json(nullptr);
     if (!faults.empty()) header.fault = faults.text();
-    if (writer && done_keys.empty()) writer->write(record::to_json(header));
+    if (writer && !has_header) writer->write(record::to_json(header));
   }
 
   RunSummary summary;
@@ -412,6 +500,12 @@ RunSummary Runner::run(const plan::Sweep& requested) {
       waiver = fmt::format("{} has no in-place form", c.collective);
     }
     if (!waiver) waiver = coll.waiver(ctx0);
+#ifdef COLLBENCH_HAVE_NCCL
+    // Capability of this machine for in-switch algorithms (collective over all ranks).
+    if (!waiver && c.backend == "nccl") {
+      waiver = backend::nccl::capability_waiver(*bs.backend, comm, c.collective, c.dtype, c.redop);
+    }
+#endif
     const coll::Shape shape0 = waiver ? coll::Shape{} : coll.shape_for(c.bytes, ctx0);
     record::CaseRecord rec = skeleton(c, coll, shape0, placement, comm_size, run_id);
     if (const std::string label = coll.size_label(shape0, ctx0); !label.empty()) {
@@ -455,6 +549,9 @@ RunSummary Runner::run(const plan::Sweep& requested) {
       const Measurement m = measure(in);
       if (root) {
         fill_measurement(rec, m, coll, comm_size, options_.max_samples_kept);
+#ifdef COLLBENCH_HAVE_NCCL
+        if (c.backend == "nccl") annotate_in_switch(rec, c, comm_size);
+#endif
         if (rec.workload.is_object()) {
           const auto cx = m.side_us.find("counts_exchange");
           if (cx != m.side_us.end()) rec.workload["counts_exchange_us"] = cx->second;

@@ -34,9 +34,11 @@
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/nccl/device_kernels.hpp"
 #include "collbench/backend/nccl/gpu_info.hpp"
+#include "collbench/backend/nccl/multimem_kernels.hpp"
 #include "collbench/backend/nccl/nccl_check.hpp"
 #include "collbench/backend/nccl/nccl_host.hpp"
 #include "collbench/backend/nccl/nccl_resources.hpp"
+#include "collbench/backend/nccl/nvls_host.hpp"
 #include "collbench/core/error.hpp"
 
 namespace collbench::backend {
@@ -78,6 +80,8 @@ struct Context {
   std::uint64_t sync_generation = 0;
   std::vector<CommOwner*> comms;  // live communicators, in creation order (same on every rank)
   std::vector<DeviceBuffer*> live_buffers;
+  // Per world rank: what in-switch capability decisions need (from the provenance facts).
+  std::vector<InSwitchRank> world_in_switch;
 
   [[nodiscard]] cudaStream_t s() const { return stream->get(); }
   void check_async_errors();
@@ -92,8 +96,9 @@ struct Context {
 // when it is destroyed during exception unwinding (finalising would wait for peers).
 class CommOwner {
  public:
-  CommOwner(std::shared_ptr<Context> ctx, ncclComm_t comm, std::string label)
-      : ctx_(std::move(ctx)), comm_(comm), label_(std::move(label)) {
+  // `members`: the world rank of each rank of this communicator, in its rank order.
+  CommOwner(std::shared_ptr<Context> ctx, ncclComm_t comm, std::string label, std::vector<int> members)
+      : ctx_(std::move(ctx)), comm_(comm), label_(std::move(label)), members_(std::move(members)) {
     CB_CHECK_NCCL_COMM(comm_, ncclCommUserRank(comm_, &rank_));
     CB_CHECK_NCCL_COMM(comm_, ncclCommCount(comm_, &size_));
     ctx_->comms.push_back(this);
@@ -119,13 +124,26 @@ class CommOwner {
   }
   [[nodiscard]] bool aborted() const { return aborted_; }
 
+  // In-switch capability facts of this communicator's ranks (stage 1 of nvls_host.hpp), plus
+  // what cb-multimem learnt here: NCCL's LSA team and the device communicator's fate.
+  [[nodiscard]] InSwitchProbe probe() const;
+  // cb-multimem: NCCL's LSA team size is read and the device communicator created once
+  // (collective over this communicator: every member must call it at the same point).
+  void probe_multimem();
+  [[nodiscard]] const MultimemDevComm* multimem() const { return multimem_.get(); }
+
  private:
   std::shared_ptr<Context> ctx_;
   ncclComm_t comm_ = nullptr;
   std::string label_;
+  std::vector<int> members_;
   int rank_ = 0;
   int size_ = 1;
   bool aborted_ = false;
+  bool multimem_probed_ = false;
+  int lsa_ranks_ = 0;
+  std::optional<std::string> devcomm_error_;
+  std::unique_ptr<MultimemDevComm> multimem_;
 };
 
 // Device memory of one kind (--buffers), with its NCCL registrations.
@@ -141,6 +159,21 @@ class DeviceBuffer final : public Buffer {
   void attach_all();  // registers with every live communicator
   void register_with(CommOwner& comm);
   void forget(const CommOwner& comm, bool deregister) noexcept;
+  // Whether `p` points into this buffer (its registered extent), and its symmetric window on `comm`.
+  [[nodiscard]] bool contains(const void* p) const {
+    const auto* b = static_cast<const char*>(ptr_);
+    const auto* q = static_cast<const char*>(p);
+    return q >= b && q < b + alloc_bytes_;
+  }
+  [[nodiscard]] std::size_t offset_of(const void* p) const {
+    return static_cast<std::size_t>(static_cast<const char*>(p) - static_cast<const char*>(ptr_));
+  }
+  [[nodiscard]] ncclWindow_t window_on(const CommOwner& comm) const {
+    for (const auto& r : regs_) {
+      if (r.comm == &comm) return r.window;
+    }
+    return nullptr;
+  }
 
  private:
   struct Registration {
@@ -159,6 +192,10 @@ class DeviceBuffer final : public Buffer {
 CommOwner::~CommOwner() {
   const bool failing =
       failure_seen() || aborted_ || std::uncaught_exceptions() > 0 || g_abort_requested.load(std::memory_order_relaxed);
+  // The device communicator goes first (it lives on the communicator); an aborted communicator
+  // has taken it down already.
+  if (multimem_ && (failing || comm_ == nullptr)) multimem_->forget();
+  multimem_.reset();
   for (DeviceBuffer* b : ctx_->live_buffers) b->forget(*this, !failing && comm_ != nullptr);
   std::erase(ctx_->comms, this);
   if (comm_ == nullptr) return;
@@ -306,16 +343,48 @@ ncclConfig_t make_config(const char* name) {
   return config;
 }
 
-std::shared_ptr<CommOwner> adopt(const std::shared_ptr<Context>& ctx, ncclComm_t comm, std::string label) {
+std::shared_ptr<CommOwner> adopt(const std::shared_ptr<Context>& ctx, ncclComm_t comm, std::string label,
+                                 std::vector<int> members) {
   std::shared_ptr<CommOwner> owner;
   try {
-    owner = std::make_shared<CommOwner>(ctx, comm, std::move(label));
+    owner = std::make_shared<CommOwner>(ctx, comm, std::move(label), std::move(members));
   } catch (...) {
     (void)ncclCommAbort(comm);
     throw;
   }
   owner->attach_buffers();
   return owner;
+}
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+InSwitchProbe CommOwner::probe() const {
+  InSwitchProbe p;
+  p.nccl_version = ctx_->nccl_runtime_version;
+  p.nvls_enable = env_or_empty("NCCL_NVLS_ENABLE");
+  for (int w : members_) {
+    const auto i = static_cast<std::size_t>(w);
+    p.ranks.push_back(i < ctx_->world_in_switch.size() ? ctx_->world_in_switch[i] : InSwitchRank{});
+  }
+  p.lsa_ranks = lsa_ranks_;
+  p.devcomm_error = devcomm_error_;
+  return p;
+}
+
+void CommOwner::probe_multimem() {
+  if (multimem_probed_) return;
+  multimem_probed_ = true;
+  // ncclTeamLsa starts NCCL's symmetric-memory runtime (local) and returns an empty team when it
+  // cannot. The LSA team (gcd of the ranks per NCCL node: the same on every member) must be the
+  // whole communicator before a device communicator is worth asking for.
+  lsa_ranks_ = lsa_team_size(get());
+  if (lsa_ranks_ <= 0) lsa_ranks_ = -1;
+  if (lsa_ranks_ < 2 || lsa_ranks_ != size_) return;
+  const ncclResult_t rc = MultimemDevComm::create(get(), multimem_);
+  if (rc != ncclSuccess) devcomm_error_ = nccl_error_text(rc, get());
 }
 
 // ---- communicator ------------------------------------------------------------------------------
@@ -330,8 +399,17 @@ class NcclComm final : public Comm {
 
   [[nodiscard]] int rank() const override { return owner_->rank(); }
   [[nodiscard]] int size() const override { return owner_->size(); }
+  [[nodiscard]] CommOwner& owner() const { return *owner_; }
 
   void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
+    if (multimem_algo()) {
+      const MultimemDevComm& mm = multimem("allreduce", dtype, redop);
+      const WindowRef in = window_of(send, "send");
+      const WindowRef out = window_of(recv, "receive");
+      mm.allreduce(in.window, in.offset, out.window, out.offset, count, dtype, ctx_->s());
+      last_op_ = NcclOp::allreduce;
+      return;
+    }
     const ncclDataType_t dt = data_type(dtype, true);
     CB_CHECK_NCCL_COMM(c(), ncclAllReduce(send, recv, count, dt, red_op(redop), c(), ctx_->s()));
     last_op_ = NcclOp::allreduce;
@@ -340,9 +418,16 @@ class NcclComm final : public Comm {
   // In place (send == recv, the full n*recvcount input): NCCL's in-place form is
   // recvbuff = sendbuff + rank*recvcount, so the result lands at that offset.
   void reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype, Redop redop) override {
-    const ncclDataType_t dt = data_type(dtype, true);
     void* out = recv;
     if (send == recv) out = static_cast<char*>(recv) + reduce_scatter_in_place_offset(recvcount) * dtype_size(dtype);
+    if (multimem_algo()) {
+      const MultimemDevComm& mm = multimem("reducescatter", dtype, redop);
+      const WindowRef in = window_of(send, "send");
+      mm.reduce_scatter(in.window, in.offset, out, recvcount, dtype, ctx_->s());
+      last_op_ = NcclOp::reducescatter;
+      return;
+    }
+    const ncclDataType_t dt = data_type(dtype, true);
     CB_CHECK_NCCL_COMM(c(), ncclReduceScatter(send, out, recvcount, dt, red_op(redop), c(), ctx_->s()));
     last_op_ = NcclOp::reducescatter;
   }
@@ -353,6 +438,13 @@ class NcclComm final : public Comm {
 
   // In place when send == recv + rank*sendcount (NCCL's and the interface's convention).
   void allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) override {
+    if (multimem_algo()) {
+      const MultimemDevComm& mm = multimem("allgather", dtype, Redop::sum);
+      const WindowRef out = window_of(recv, "receive");
+      mm.allgather(send, out.window, out.offset, sendcount, dtype, ctx_->s());
+      last_op_ = NcclOp::allgather;
+      return;
+    }
     CB_CHECK_NCCL_COMM(c(), ncclAllGather(send, recv, sendcount, data_type(dtype, false), c(), ctx_->s()));
     last_op_ = NcclOp::allgather;
   }
@@ -432,7 +524,13 @@ class NcclComm final : public Comm {
 
   void synchronize() override { ctx_->synchronize(); }
 
-  [[nodiscard]] std::string algo_used() const override { return algo_used_for(ctx_->algo, last_op_); }
+  // NCCL 2.28 tries its symmetric kernels before NCCL_ALGO's selection whenever both buffers are
+  // symmetric windows on a one-node communicator (enqueue.cc), so on --buffers symmetric a forced
+  // algorithm is not known to have run: unknown (null) rather than a guess. cb-multimem is ours.
+  [[nodiscard]] std::string algo_used() const override {
+    if (ctx_->buffers == BufferKind::symmetric && !multimem_algo()) return {};
+    return algo_used_for(ctx_->algo, last_op_);
+  }
 
  private:
   // ncclGroupStart/End with the End guaranteed (an exception inside a group would otherwise
@@ -458,6 +556,46 @@ class NcclComm final : public Comm {
   [[nodiscard]] ncclComm_t c() const {
     if (owner_->get() == nullptr) throw RuntimeFailure("NCCL communicator " + owner_->label() + " was aborted");
     return owner_->get();
+  }
+
+  // ---- cb-multimem ----
+
+  [[nodiscard]] bool multimem_algo() const { return ctx_->algo.algo == "cb-multimem"; }
+
+  // The device communicator, created on first use (collective over this communicator, like the
+  // collective that asks for it). InputError with the reason where it cannot run: the runner
+  // asks capability_waiver() first and records such cases as waived instead.
+  const MultimemDevComm& multimem(std::string_view collective, Dtype dtype, Redop redop) {
+    (void)c();  // not aborted
+    auto why = in_switch_waiver("cb-multimem", collective, dtype, redop, owner_->probe());
+    if (!why) {
+      owner_->probe_multimem();
+      why = in_switch_waiver("cb-multimem", collective, dtype, redop, owner_->probe());
+    }
+    if (why) throw InputError(fmt::format("--algo cb-multimem on communicator {}: {}", owner_->label(), *why));
+    if (owner_->multimem() == nullptr) {
+      throw RuntimeFailure(fmt::format("--algo cb-multimem: no device communicator on {}", owner_->label()));
+    }
+    return *owner_->multimem();
+  }
+
+  struct WindowRef {
+    ncclWindow_t window = nullptr;
+    std::uint64_t offset = 0;
+  };
+
+  // The symmetric window on this communicator that holds `p`, and p's byte offset in it (the same
+  // on every rank: windows are allocated in the same order and size everywhere).
+  [[nodiscard]] WindowRef window_of(const void* p, const char* what) const {
+    for (const DeviceBuffer* b : ctx_->live_buffers) {
+      if (!b->contains(p)) continue;
+      if (ncclWindow_t w = b->window_on(*owner_); w != nullptr) return {w, b->offset_of(p)};
+      break;
+    }
+    throw InputError(fmt::format(
+        "--algo cb-multimem: the {} buffer is not in a symmetric window registered on communicator {} (allocate it "
+        "from the nccl backend with --buffers symmetric)",
+        what, owner_->label()));
   }
 
   ncclDataType_t data_type(Dtype dtype, bool reduction) const {
@@ -615,7 +753,7 @@ class NcclBackend final : public Backend, public DevicePatterns {
       CB_CHECK_NCCL_COMM(root_->get(), ncclCommSplit(root_->get(), color, key, &child, &config));
     }
     if (child == nullptr) throw RuntimeFailure(fmt::format("ncclCommSplit(color {}) returned no communicator", color));
-    return std::make_unique<NcclComm>(ctx_, adopt(ctx_, child, label));
+    return std::make_unique<NcclComm>(ctx_, adopt(ctx_, child, label, split_members(color, key)));
   }
 
   [[nodiscard]] std::unique_ptr<Timer> timer() override { return std::make_unique<CudaTimer>(ctx_); }
@@ -682,6 +820,52 @@ class NcclBackend final : public Backend, public DevicePatterns {
   void select_device(const BackendOptions& options);
   void create_world();
   void gather_provenance();
+
+ public:
+  // See capability_waiver() in nccl_backend.hpp.
+  std::optional<std::string> in_switch_case_waiver(NcclComm& comm, std::string_view collective, Dtype dtype,
+                                                   Redop redop) {
+    const std::string& algo = ctx_->algo.algo;
+    if (!is_in_switch_algo(algo)) return std::nullopt;
+    CommOwner& owner = comm.owner();
+    auto why = agree(in_switch_waiver(algo, collective, dtype, redop, owner.probe()));
+    if (why || algo != "cb-multimem") return why;
+    owner.probe_multimem();  // collective over the communicator, once
+    return agree(in_switch_waiver(algo, collective, dtype, redop, owner.probe()));
+  }
+
+ private:
+  // One verdict for every rank of the world (each rank may judge a different communicator under
+  // --scope domain): the reason of the lowest failing world rank, or nullopt when none failed.
+  std::optional<std::string> agree(const std::optional<std::string>& mine) const {
+    const int me = mine ? ctx_->world_rank : ctx_->world_size;
+    int first = 0;
+    CB_CHECK_MPI(MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, ctx_->mpi.get()));
+    if (first == ctx_->world_size) return std::nullopt;
+    std::string text = ctx_->world_rank == first ? *mine : std::string();
+    int len = static_cast<int>(text.size());
+    CB_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT, first, ctx_->mpi.get()));
+    text.resize(static_cast<std::size_t>(len));
+    CB_CHECK_MPI(MPI_Bcast(text.data(), len, MPI_CHAR, first, ctx_->mpi.get()));
+    return first == 0 ? text : fmt::format("on world rank {}'s communicator: {}", first, text);
+  }
+
+  // The world ranks of the communicator ncclCommSplit(color, key) makes on this rank, in its
+  // rank order (NCCL orders by key, then by parent rank). Collective over the world.
+  std::vector<int> split_members(int color, int key) const {
+    const std::array<int, 2> mine{color, key};
+    std::vector<int> all(2 * static_cast<std::size_t>(ctx_->world_size));
+    CB_CHECK_MPI(MPI_Allgather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, ctx_->mpi.get()));
+    std::vector<std::pair<int, int>> same;  // (key, world rank)
+    for (int r = 0; r < ctx_->world_size; ++r) {
+      const auto i = 2 * static_cast<std::size_t>(r);
+      if (all[i] == color) same.emplace_back(all[i + 1], r);
+    }
+    std::sort(same.begin(), same.end());
+    std::vector<int> members;
+    for (const auto& [k, r] : same) members.push_back(r);
+    return members;
+  }
 
   std::shared_ptr<Context> ctx_;
   std::shared_ptr<CommOwner> root_;
@@ -790,7 +974,9 @@ void NcclBackend::create_world() {
     ScopedEnv env(algo_env(ctx_->algo));
     CB_CHECK_NCCL(ncclCommInitRankConfig(&comm, ctx_->world_size, msg.id, ctx_->world_rank, &config));
   }
-  root_ = adopt(ctx_, comm, label);
+  std::vector<int> members(static_cast<std::size_t>(ctx_->world_size));
+  for (int r = 0; r < ctx_->world_size; ++r) members[static_cast<std::size_t>(r)] = r;
+  root_ = adopt(ctx_, comm, label, std::move(members));
 }
 
 void NcclBackend::gather_provenance() {
@@ -823,6 +1009,25 @@ void NcclBackend::gather_provenance() {
   for (std::size_t r = 0; r < all.size(); ++r) {
     for (const auto& [k, v] : deserialize(all[r])) provenance_[fmt::format("rank.{}.{}", r, k)] = v;
   }
+
+  // In-switch capability facts per world rank (nvls_host.hpp): multicast, GPU generation, and
+  // NCCL's node (host, or NVLink clique under MNNVL).
+  std::vector<RankPlacementFacts> placement(all.size());
+  ctx_->world_in_switch.assign(all.size(), InSwitchRank{});
+  const auto get = [this](std::size_t r, const char* key) {
+    const auto it = provenance_.find(fmt::format("rank.{}.{}", r, key));
+    return it == provenance_.end() ? std::string() : it->second;
+  };
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    auto& f = ctx_->world_in_switch[r];
+    const std::string mc = get(r, "multicast_supported");
+    f.multicast = mc == "1" ? 1 : mc == "0" ? 0 : -1;
+    f.cc_major = std::atoi(get(r, "compute_capability").c_str());
+    placement[r] = {get(r, "host"), get(r, "fabric_state"), get(r, "fabric_cluster_uuid"), get(r, "fabric_clique_id"),
+                    get(r, "fabric_handle_supported")};
+  }
+  const auto nodes = nccl_nodes(placement, env_or_empty("NCCL_MNNVL_ENABLE"));
+  for (std::size_t r = 0; r < nodes.size(); ++r) ctx_->world_in_switch[r].node = nodes[r];
 }
 
 }  // namespace
@@ -836,6 +1041,14 @@ namespace nccl {
 
 DevicePatterns* device_patterns(Backend& backend) {
   return dynamic_cast<NcclBackend*>(&backend);
+}
+
+std::optional<std::string> capability_waiver(Backend& backend, Comm& comm, std::string_view collective, Dtype dtype,
+                                             Redop redop) {
+  auto* be = dynamic_cast<NcclBackend*>(&backend);
+  auto* nc = dynamic_cast<NcclComm*>(&comm);
+  if (be == nullptr || nc == nullptr) return std::nullopt;
+  return be->in_switch_case_waiver(*nc, collective, dtype, redop);
 }
 
 void request_abort() noexcept {

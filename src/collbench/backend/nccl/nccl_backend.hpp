@@ -10,7 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "collbench/backend/nccl/pattern_hd.hpp"
 #include "collbench/backend/registry.hpp"
@@ -45,6 +48,16 @@ class DevicePatterns {
 
 // The backend's device patterns, or nullptr when `backend` is not the NCCL backend.
 DevicePatterns* device_patterns(Backend& backend);
+
+// Why the backend's in-switch algorithm (--algo nvls, nvlstree or cb-multimem) cannot run
+// `collective` in `dtype` with `redop` on `comm`, or nullopt (also for every other algorithm, and
+// when `backend` is not the NCCL backend). The decision is nvls_host.hpp's in_switch_waiver()
+// over this communicator's probe: multicast support, GPU generation, NCCL version, ranks per
+// NCCL node, and for cb-multimem NCCL's LSA team and the device communicator, which the first
+// call on a communicator creates. Collective over every rank of the world (MPI must be
+// initialised): all ranks get the same verdict, so a case is waived everywhere or nowhere.
+std::optional<std::string> capability_waiver(Backend& backend, Comm& comm, std::string_view collective, Dtype dtype,
+                                             Redop redop);
 
 // Asks every NCCL communicator of this process to abort: the next Comm::synchronize (or the one
 // in progress) calls ncclCommAbort on all of them and throws RuntimeFailure (exit 3). Only sets

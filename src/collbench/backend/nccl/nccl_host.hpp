@@ -201,13 +201,20 @@ inline const std::vector<AlgoRow>& algo_rows() {
 }  // namespace detail
 
 // The settings for `algo` on an NCCL of version `runtime_version`. InputError for names that
-// are not NCCL's (cb-multimem is collbench's own in-switch kernel, not an NCCL algorithm).
+// are not the nccl backend's. cb-multimem is collbench's own in-switch kernels (multimem_kernels.cu,
+// NCCL 2.28 device API), not an NCCL algorithm: no NCCL_ALGO; it needs window-registered buffers
+// and runs all-reduce, reduce-scatter and all-gather itself (other operations stay NCCL's).
 inline AlgoSettings algo_settings(std::string_view algo, int runtime_version) {
   AlgoSettings s;
   s.algo = std::string(algo);
   if (algo == "auto" || algo == "flat" || algo == "hierarchical") return s;  // NCCL's own choice
   if (algo == "symmetric") {
     s.needs_symmetric_buffers = true;  // NCCL picks its symmetric kernels on window buffers
+    return s;
+  }
+  if (algo == "cb-multimem") {
+    s.needs_symmetric_buffers = true;  // multimem pointers exist only for symmetric windows
+    s.forced_ops = {NcclOp::allreduce, NcclOp::reducescatter, NcclOp::allgather};
     return s;
   }
   const bool per_function = runtime_version >= kNcclPerFunctionAlgoVersion;
@@ -219,14 +226,10 @@ inline AlgoSettings algo_settings(std::string_view algo, int runtime_version) {
     if (algo == "collnet") s.extra_env.emplace_back("NCCL_COLLNET_ENABLE", "1");
     return s;
   }
-  if (algo == "cb-multimem") {
-    throw InputError(
-        "--algo cb-multimem is collbench's own in-switch (multimem) kernel, not an NCCL algorithm: it is not "
-        "available on --backend nccl; NCCL's in-switch algorithm is --algo nvls");
-  }
   throw InputError(unknown_name_message(
       "algorithm for --backend nccl", algo,
-      {"auto", "flat", "hierarchical", "ring", "tree", "nvls", "nvlstree", "pat", "collnet", "symmetric"}));
+      {"auto", "flat", "hierarchical", "ring", "tree", "nvls", "nvlstree", "pat", "collnet", "symmetric",
+       "cb-multimem"}));
 }
 
 // What algo_used() reports after `op`: the forced algorithm where it applies to that operation
@@ -258,7 +261,11 @@ inline NcclOp op_of_collective(std::string_view collective) {
 // another name. For the runner's algo_waiver; pure, so usable in every build.
 inline std::optional<std::string> nccl_algo_waiver(std::string_view algo, std::string_view collective) {
   if (algo == "cb-multimem") {
-    return std::string("cb-multimem is collbench's own in-switch kernel, not an NCCL algorithm (NCCL's is nvls)");
+    const NcclOp op = op_of_collective(collective);
+    if (op == NcclOp::allreduce || op == NcclOp::reducescatter || op == NcclOp::allgather) return std::nullopt;
+    return fmt::format("cb-multimem (collbench's in-switch kernels) implements allreduce, reducescatter and "
+                       "allgather, not {}",
+                       collective);
   }
   if (algo == "auto" || algo == "flat" || algo == "hierarchical" || algo == "symmetric") return std::nullopt;
   const NcclOp op = op_of_collective(collective);
@@ -324,12 +331,18 @@ inline BufferKind parse_buffer_kind_for_nccl(std::string_view name, const AlgoSe
         unknown_name_message("buffer kind for --backend nccl", name, {"plain", "registered", "symmetric"}));
   }
   if (algo.needs_symmetric_buffers && kind != BufferKind::symmetric) {
-    throw InputError(
-        fmt::format("--algo symmetric runs NCCL's symmetric kernels, which need window-registered "
-                    "buffers: use --buffers symmetric (got --buffers {})",
-                    name));
+    throw InputError(fmt::format(
+        "--algo {} runs {}, which need window-registered buffers: use --buffers symmetric (got --buffers {})",
+        algo.algo,
+        algo.algo == "cb-multimem" ? "collbench's multimem kernels" : "NCCL's symmetric kernels", name));
   }
   return kind;
+}
+
+// The buffer kind a case gets when none was asked for: window-registered (symmetric) for the
+// algorithms that need it, plain cudaMalloc memory otherwise.
+inline std::string default_nccl_buffers(std::string_view algo) {
+  return algo == "symmetric" || algo == "cb-multimem" ? "symmetric" : "plain";
 }
 
 // Symmetric windows: every rank registers the same size (NCCL maps the windows at the same

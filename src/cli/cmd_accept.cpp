@@ -1,0 +1,273 @@
+// `collbench accept PROFILE`: runs an acceptance profile (profiles/acceptance/*.yaml) under
+// mpiexec and gives PASS/FAIL/WAIVED per check, size and domain with the reason; with --out-dir
+// also JSON, Markdown, JUnit XML, a Prometheus textfile and the raw JSONL records
+// (docs/acceptance.md). Exit 0 all pass, 1 any FAIL, 2 bad input.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/common_options.hpp"
+#include "cli/out_dir.hpp"
+#include "cli/subcommand.hpp"
+#include "collbench/accept/judge.hpp"
+#include "collbench/accept/profile.hpp"
+#include "collbench/accept/writers.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/core/units.hpp"
+#include "collbench/model/system_profile.hpp"
+#include "collbench/run/fault.hpp"
+#include "collbench/run/runner.hpp"
+#include "collbench/run/session.hpp"
+
+namespace collbench::cli {
+namespace {
+
+struct AcceptFlags {
+  std::string profile;
+  bool list = false;
+  bool dry_run = false;
+  std::optional<int> assume_ranks;  // --dry-run only
+  std::optional<std::string> out_dir;
+  bool force = false;
+  std::optional<std::string> system;
+  bool allow_faults = false;
+  std::optional<int> repetitions;
+  std::optional<std::string> max_time;
+  std::string format = "table";
+  PlacementFlags placement;
+  const CLI::Option* progress_option = nullptr;  // given on the command line?
+};
+
+const std::vector<std::string> kOurFiles{"verdict.json", "verdict.md", "junit.xml", "collbench_accept.prom",
+                                         "records-*"};
+
+void print_plan(const accept::AcceptanceProfile& profile, const std::vector<accept::PlacementGroup>& groups) {
+  std::printf("# acceptance profile '%s' (%s): %zu check(s)\n", profile.name.c_str(), profile.source.c_str(),
+              profile.checks.size());
+  double total_s = 0.0;
+  for (const auto& g : groups) {
+    std::printf("# placement %s: domains %s, %zu case(s)\n", g.label.c_str(),
+                fmt::format("{}", fmt::join(g.placement.domain_sizes, ",")).c_str(), g.cases.size());
+    for (const auto& pc : g.cases) {
+      const auto& c = profile.checks[pc.check_index];
+      total_s += pc.spec.stop.max_time_s;
+      std::printf("  %-24s rep %d %-12s %10s %-8s %-12s %-6s%s\n", c.name.c_str(), pc.repetition + 1,
+                  pc.spec.collective.c_str(), pc.bytes == 0 ? "(workload)" : format_bytes(pc.bytes).c_str(),
+                  std::string(to_string(pc.spec.dtype)).c_str(), pc.spec.algo.c_str(),
+                  std::string(to_string(pc.spec.scope)).c_str(),
+                  pc.round >= 0 ? fmt::format(" round {}", pc.round).c_str() : "");
+    }
+  }
+  std::printf("# estimated run time: at most %.0f s (sum of per-case max_time)\n", total_s);
+}
+
+int run_accept(const AcceptFlags& f) {
+  // 1. Every input is checked before anything runs or is written.
+  const accept::AcceptanceProfile profile = accept::load_acceptance_profile(f.profile);
+  std::vector<accept::Check> checks = profile.checks;
+  const run::FaultPlan faults = run::FaultPlan::from_env();
+  if (!faults.empty() && !f.allow_faults) {
+    throw InputError(
+        fmt::format("COLLBENCH_FAULT is set ('{}'): accept refuses injected faults unless "
+                    "--allow-faults is given (tests)",
+                    faults.text()));
+  }
+  run::Control control;
+  run::ProcessInfo info = run::gather_process_info(control);
+  if (f.assume_ranks) {
+    if (!f.dry_run) throw InputError("--assume-ranks applies to --dry-run only");
+    if (*f.assume_ranks < 1) throw InputError("--assume-ranks must be at least 1");
+    info.size = *f.assume_ranks;  // one host: domains come from --ranks-per-domain, --domain-sizes or the system
+    info.hosts.assign(static_cast<std::size_t>(info.size), info.hosts.front());
+    for (std::size_t r = 0; r < info.hosts.size(); ++r) info.hosts[r].rank = static_cast<int>(r);
+  }
+  if (const std::string problem = accept::rank_count_problem(profile, info.size); !problem.empty()) {
+    throw InputError(problem);
+  }
+  accept::AcceptanceProfile effective = profile;
+  for (auto& c : effective.checks) {
+    if (f.repetitions) {
+      if (*f.repetitions < 1) throw InputError("--repetitions must be at least 1");
+      c.repetitions = *f.repetitions;
+    }
+    if (f.max_time) c.base.stop.max_time_s = parse_duration_s(*f.max_time);
+  }
+  if (f.placement.ranks_per_domain && f.placement.domain_sizes) {
+    throw InputError("--ranks-per-domain and --domain-sizes exclude each other");
+  }
+
+  // Bounds: --system, else the profile's system, else a calibrated cpu-local (as the runner).
+  std::optional<std::string> system_name = f.system ? f.system : profile.system;
+  std::optional<model::SystemProfile> system;
+  std::string system_note;
+  if (system_name) {
+    system = model::load_system_profile(*system_name);
+  } else {
+    const auto known = model::list_system_profiles();
+    if (std::find(known.begin(), known.end(), "cpu-local") != known.end()) {
+      system = model::load_system_profile("cpu-local");
+    } else {
+      system_note =
+          "no system profile and no calibrated cpu-local: fractions of bound/expected cannot be judged, "
+          "checks fall back to their absolute floors (run 'mpiexec -n 2 collbench calibrate' once)";
+    }
+  }
+  std::optional<int> profile_domain;
+  if (system && system->scale_up.domain_size > 0) profile_domain = system->scale_up.domain_size;
+
+  const auto resolve = [&](const std::optional<int>& rpd, const std::optional<std::string>& sizes) {
+    run::PlacementOptions o;
+    o.allow_interleaved = f.placement.allow_interleaved;
+    if (rpd || sizes) {
+      o.ranks_per_domain = rpd;
+      o.domain_sizes = sizes;
+    } else {
+      o.ranks_per_domain = f.placement.ranks_per_domain;
+      o.domain_sizes = f.placement.domain_sizes;
+    }
+    std::string warning;
+    return run::resolve_placement(info, o, profile_domain, warning);
+  };
+  const std::vector<accept::PlacementGroup> groups = accept::plan_acceptance(effective, resolve);
+  if (f.dry_run) {
+    if (control.rank() == 0) print_plan(effective, groups);
+    return 0;
+  }
+  if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kOurFiles);
+
+  // 2. Run each placement group.
+  const std::string started_at = run::utc_now_iso8601();
+  std::vector<accept::GroupRecords> results;
+  std::vector<std::string> record_files;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& g = groups[gi];
+    plan::Sweep sweep;
+    sweep.name = fmt::format("accept-{}-{}", profile.name, g.label);
+    sweep.description = profile.description;
+    sweep.system = system_name;
+    sweep.source = profile.source;
+    for (const auto& pc : g.cases) sweep.cases.push_back(pc.spec);
+    OutputFlags out;
+    if (f.out_dir) {
+      out.out = (std::filesystem::path(*f.out_dir) / fmt::format("records-{}.jsonl", g.label)).string();
+      record_files.push_back(out.out);
+    }
+    out.format = "none";
+    PlacementFlags placement = f.placement;
+    if (profile.progress && f.progress_option->count() == 0) placement.progress = *profile.progress;
+    if (g.ranks_per_domain || g.domain_sizes) {
+      placement.ranks_per_domain = g.ranks_per_domain;
+      placement.domain_sizes = g.domain_sizes;
+    }
+    if (control.rank() == 0) {
+      std::fprintf(stderr, "collbench: accept: placement %s (%zu/%zu): %zu case(s) on domains %s\n", g.label.c_str(),
+                   gi + 1, groups.size(), g.cases.size(),
+                   fmt::format("{}", fmt::join(g.placement.domain_sizes, ",")).c_str());
+    }
+    run::RunnerOptions options = runner_options(out, placement, 0);
+    options.show_progress = false;
+    run::Runner runner(options);
+    run::RunSummary summary = runner.run(sweep);
+    results.push_back({&g, std::move(summary.records)});
+  }
+
+  // 3. Judge and write on rank 0; every rank returns the same exit code.
+  int code = 0;
+  std::string error;
+  if (control.rank() == 0) {
+    try {
+      accept::AcceptReport report = accept::judge(effective, results, system ? &*system : nullptr);
+      report.system = system ? system->name : std::string();
+      report.system_note = system_note;
+      report.num_ranks = info.size;
+      report.started_at = started_at;
+      report.finished_at = run::utc_now_iso8601();
+      report.finished_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      report.record_files = record_files;
+      if (!faults.empty()) report.fault = faults.text();
+      if (!system_note.empty()) report.notes.push_back(system_note);
+      if (f.format == "table")
+        std::fputs(accept::render_accept_table(report).c_str(), stdout);
+      else if (f.format == "json")
+        std::fputs((accept::accept_to_json(report).dump(2) + "\n").c_str(), stdout);
+      else if (f.format == "markdown")
+        std::fputs(accept::render_accept_markdown(report).c_str(), stdout);
+      std::fflush(stdout);
+      if (f.out_dir) {
+        const std::filesystem::path dir(*f.out_dir);
+        write_file_atomic((dir / "verdict.json").string(), accept::accept_to_json(report).dump(2) + "\n");
+        write_file_atomic((dir / "verdict.md").string(), accept::render_accept_markdown(report));
+        write_file_atomic((dir / "junit.xml").string(), accept::render_accept_junit(report));
+        write_file_atomic((dir / "collbench_accept.prom").string(), accept::render_accept_prometheus(report));
+      }
+      code = report.exit_code();
+      if (code != 0) {
+        std::fprintf(stderr, "collbench: accept: FAILED: %zu of %zu check(s) failed\n",
+                     report.count(accept::Verdict::fail), report.rows.size());
+      }
+    } catch (const Error& e) {
+      code = static_cast<int>(e.code());
+      error = e.what();
+    } catch (const std::exception& e) {
+      code = static_cast<int>(ExitCode::aborted);
+      error = std::string("internal error: ") + e.what();
+    }
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, control.comm());
+  error = control.broadcast_string(error);
+  if (!error.empty()) throw Error(static_cast<ExitCode>(code), error);
+  return code;
+}
+
+Action setup(CLI::App& app) {
+  auto f = std::make_shared<AcceptFlags>();
+  app.add_option("profile", f->profile, "Acceptance profile: a name from profiles/acceptance/ or a YAML path");
+  app.add_flag("--list", f->list, "List the shipped acceptance profiles");
+  app.add_flag("--dry-run", f->dry_run, "Print the cases each check expands to; run nothing");
+  app.add_option("--assume-ranks", f->assume_ranks, "Rank count for --dry-run (default: this run's)");
+  app.add_option("--out-dir", f->out_dir,
+                 "Write verdict.json, verdict.md, junit.xml, collbench_accept.prom and records-*.jsonl here");
+  app.add_flag("--force", f->force, "Replace results already in --out-dir");
+  app.add_option("--system", f->system, "System profile for bounds (overrides the profile's 'system:')");
+  app.add_flag("--allow-faults", f->allow_faults, "Accept an injected COLLBENCH_FAULT (tests of the tooling)");
+  app.add_option("--repetitions", f->repetitions, "Override every check's repetitions");
+  app.add_option("--max-time", f->max_time, "Override every repetition's maximum timed duration (e.g. 500ms)");
+  app.add_option("--format", f->format, "Console output")
+      ->check(CLI::IsMember({"table", "json", "markdown", "none"}))
+      ->default_str("table");
+  add_placement_flags(app, f->placement);
+  f->progress_option = app.get_option("--progress");
+  app.footer(
+      "Verdicts: PASS, FAIL (with the reason and, where found, the slow rank or pair), WAIVED.\n"
+      "Exit codes: 0 every check passed, 1 a check failed, 2 bad input.\n"
+      "Examples:\n"
+      "  mpiexec -n 2 collbench accept cpu-local --out-dir accept-out\n"
+      "  mpiexec -n 72 collbench accept gb300-nvl72 --out-dir /var/lib/node_exporter/collbench");
+  return [f]() -> int {
+    if (f->list) {
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      if (rank == 0) {
+        for (const auto& name : accept::list_acceptance_profiles()) std::printf("%s\n", name.c_str());
+      }
+      return 0;
+    }
+    if (f->profile.empty()) throw InputError("accept: give a profile (a name from --list, or a YAML path)");
+    return run_accept(*f);
+  };
+}
+
+}  // namespace
+
+CB_REGISTER_SUBCOMMAND(Subcommand{
+    "accept", "Run an acceptance profile: PASS/FAIL per check with reasons (under mpiexec)", 45, &setup, true});
+
+}  // namespace collbench::cli

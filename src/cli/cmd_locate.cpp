@@ -1,0 +1,380 @@
+// `collbench locate`: finds the slow rank or link (docs/locate.md). From results files it reads
+// the per-rank skew (and a pairwise matrix if the files hold round-robin rounds); under mpiexec
+// without --results it measures: all-reduce for the skew, round-robin send/recv for the rank x
+// rank matrix, and all-reduce on halves of the suspect set for the bisection. The analysis is
+// report/locate.hpp; this file only runs cases and writes. Exit 0 nothing found, 1 a suspect
+// named, 2 bad input.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <mpi.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/common_options.hpp"
+#include "cli/out_dir.hpp"
+#include "cli/subcommand.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/core/names.hpp"
+#include "collbench/core/pairing.hpp"
+#include "collbench/core/units.hpp"
+#include "collbench/record/jsonl.hpp"
+#include "collbench/report/locate.hpp"
+#include "collbench/run/fault.hpp"
+#include "collbench/run/runner.hpp"
+#include "collbench/run/session.hpp"
+
+namespace collbench::cli {
+namespace {
+
+struct LocateFlags {
+  std::vector<std::string> results;
+  std::string methods = "skew,pairwise,bisect";
+  std::string skew_bytes = "64K,4M";
+  std::string pair_bytes = "4M";
+  std::string bisect_bytes = "4M";
+  std::string backend = "mpi";
+  std::optional<std::string> out_dir;
+  bool force = false;
+  std::string format = "text";
+  std::string max_time = "1s";
+  int min_iters = 20;
+  int warmup = 3;
+  double min_lead = 0.3;
+  double consistency = 0.5;
+  double slow_link = 0.5;
+  double min_ratio = 1.5;
+  PlacementFlags placement;
+};
+
+const std::vector<std::string> kOurFiles{"locate.json", "pairwise-matrix.csv", "records-*"};
+const std::vector<std::string> kMethods{"skew", "pairwise", "bisect"};
+
+struct Methods {
+  bool skew = false, pairwise = false, bisect = false;
+};
+
+Methods parse_methods(const std::string& text) {
+  Methods m;
+  for (const auto& name : split_list(text, "--methods")) {
+    if (name == "skew")
+      m.skew = true;
+    else if (name == "pairwise")
+      m.pairwise = true;
+    else if (name == "bisect")
+      m.bisect = true;
+    else
+      throw InputError("--methods: " + unknown_name_message("method", name, kMethods));
+  }
+  return m;
+}
+
+std::vector<std::uint64_t> parse_sizes(const std::string& text, const char* flag) {
+  std::vector<std::uint64_t> out;
+  for (const auto& s : split_list(text, flag)) {
+    try {
+      out.push_back(parse_bytes(s));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", flag, e.what()));
+    }
+  }
+  return out;
+}
+
+// The measured cases' common settings.
+plan::Case base_case(const LocateFlags& f, const std::string& collective, std::uint64_t bytes) {
+  plan::Case c;
+  c.collective = collective;
+  c.backend = parse_backend(f.backend);
+  c.bytes = bytes;
+  c.stop.warmup = f.warmup;
+  c.stop.min_iters = f.min_iters;
+  c.stop.max_time_s = parse_duration_s(f.max_time);
+  c.stop.min_time_s = std::min(c.stop.min_time_s, c.stop.max_time_s);
+  c.stop.max_noise = 0.02;
+  return c;
+}
+
+class Measurer {
+ public:
+  Measurer(const LocateFlags& f, const run::Control& control) : f_(f), control_(control) {}
+
+  // Runs `cases` (collective), returns the records on rank 0 (empty elsewhere).
+  std::vector<record::CaseRecord> run(const std::string& name, std::vector<plan::Case> cases,
+                                      const std::optional<std::string>& domain_sizes) {
+    plan::Sweep sweep;
+    sweep.name = "locate-" + name;
+    sweep.source = "<collbench locate>";
+    sweep.cases = std::move(cases);
+    OutputFlags out;
+    out.format = "none";
+    if (f_.out_dir) {
+      out.out = (std::filesystem::path(*f_.out_dir) / fmt::format("records-{}.jsonl", name)).string();
+      files_.push_back(out.out);
+    }
+    PlacementFlags placement = f_.placement;
+    placement.ranks_per_domain.reset();
+    placement.domain_sizes = domain_sizes;
+    if (control_.rank() == 0) {
+      std::fprintf(stderr, "collbench: locate: %s: %zu case(s)%s\n", name.c_str(), sweep.cases.size(),
+                   domain_sizes ? fmt::format(" on domains {}", *domain_sizes).c_str() : "");
+    }
+    run::RunnerOptions options = runner_options(out, placement, 0);
+    options.show_progress = false;
+    run::Runner runner(options);
+    return runner.run(sweep).records;
+  }
+
+  [[nodiscard]] const std::vector<std::string>& files() const { return files_; }
+
+ private:
+  const LocateFlags& f_;
+  const run::Control& control_;
+  std::vector<std::string> files_;
+};
+
+// Rank 0 computes, every rank receives: the two halves of one bisection run.
+std::pair<report::HalfTiming, report::HalfTiming> broadcast_halves(const run::Control& control,
+                                                                   std::pair<report::HalfTiming, report::HalfTiming> h,
+                                                                   const std::string& error) {
+  const std::string message = control.broadcast_string(error);
+  if (!message.empty()) throw RuntimeFailure(message);
+  std::array<double, 12> v{};
+  if (control.rank() == 0) {
+    v = {static_cast<double>(h.first.first_rank),
+         static_cast<double>(h.first.num_ranks),
+         h.first.p50_us,
+         h.first.ci_low_us,
+         h.first.ci_high_us,
+         h.first.busbw_factor,
+         static_cast<double>(h.second.first_rank),
+         static_cast<double>(h.second.num_ranks),
+         h.second.p50_us,
+         h.second.ci_low_us,
+         h.second.ci_high_us,
+         h.second.busbw_factor};
+  }
+  MPI_Bcast(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, 0, control.comm());
+  const auto half = [&v](std::size_t o) {
+    report::HalfTiming t;
+    t.first_rank = static_cast<int>(v[o]);
+    t.num_ranks = static_cast<int>(v[o + 1]);
+    t.p50_us = v[o + 2];
+    t.ci_low_us = v[o + 3];
+    t.ci_high_us = v[o + 4];
+    t.busbw_factor = v[o + 5];
+    return t;
+  };
+  return {half(0), half(6)};
+}
+
+void write_outputs(const LocateFlags& f, const report::LocateReport& rep) {
+  if (!f.out_dir) return;
+  const std::filesystem::path dir(*f.out_dir);
+  write_file_atomic((dir / "locate.json").string(), report::locate_to_json(rep).dump(2) + "\n");
+  if (rep.pairwise)
+    write_file_atomic((dir / "pairwise-matrix.csv").string(), report::pairwise_matrix_csv(rep.pairwise->matrix));
+}
+
+int finish(const LocateFlags& f, report::LocateReport& rep) {
+  report::collect_suspects(rep);
+  if (f.format == "json")
+    std::fputs((report::locate_to_json(rep).dump(2) + "\n").c_str(), stdout);
+  else
+    std::fputs(report::render_locate_text(rep).c_str(), stdout);
+  std::fflush(stdout);
+  write_outputs(f, rep);
+  return rep.suspects.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
+}
+
+report::SkewOptions skew_options(const LocateFlags& f) {
+  report::SkewOptions o;
+  o.min_lead_fraction = f.min_lead;
+  o.min_consistency = f.consistency;
+  return o;
+}
+
+// Analysis of existing results files: skew, and a pairwise matrix when round-robin rounds of
+// one size are present.
+int locate_from_files(const LocateFlags& f, const Methods& methods) {
+  report::LocateReport rep;
+  std::vector<record::CaseRecord> all;
+  std::map<std::pair<std::uint64_t, int>, std::vector<report::PairwiseRound>> rounds;
+  for (const auto& path : f.results) {
+    record::ResultFile file = record::read_results(path);
+    for (const auto& w : file.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
+    if (file.header) {
+      if (rep.hosts.empty()) {
+        for (const auto& h : file.header->hosts) rep.hosts.push_back(h.host);
+      }
+      if (file.header->fault && !rep.fault) rep.fault = file.header->fault;
+    }
+    for (auto& r : file.cases) {
+      rep.num_ranks = std::max(rep.num_ranks, r.num_ranks);
+      if (const auto round = report::pairwise_round_of(r); round && r.scope == "global") {
+        rounds[{r.bytes, r.num_ranks}].push_back({*round, r});
+      } else {
+        all.push_back(std::move(r));
+      }
+    }
+  }
+  if (methods.skew) rep.skew = report::analyse_skew(all, skew_options(f));
+  if (methods.pairwise) {
+    if (rounds.empty()) {
+      rep.notes.push_back(
+          "no round-robin send/recv rounds in the files: no pairwise matrix (run 'collbench locate' "
+          "under mpiexec to measure one)");
+    } else {
+      const auto& [key, rs] = *rounds.begin();
+      if (rounds.size() > 1) rep.notes.push_back("several pairwise sizes in the files: the smallest is analysed");
+      rep.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rs), {f.slow_link});
+    }
+  }
+  if (methods.bisect)
+    rep.notes.push_back("bisection needs new runs: run 'collbench locate' under mpiexec without --results");
+  return finish(f, rep);
+}
+
+int locate_run(const LocateFlags& f, const Methods& methods) {
+  run::Control control;
+  const run::ProcessInfo info = run::gather_process_info(control);
+  const int n = info.size;
+  if (n < 2) throw InputError("locate measures between ranks: run it under mpiexec with 2 or more ranks");
+  const auto skew_sizes = parse_sizes(f.skew_bytes, "--skew-bytes");
+  const auto pair_sizes = parse_sizes(f.pair_bytes, "--pair-bytes");
+  const auto bisect_sizes = parse_sizes(f.bisect_bytes, "--bisect-bytes");
+  if (pair_sizes.size() != 1 || bisect_sizes.size() != 1) {
+    throw InputError("--pair-bytes and --bisect-bytes take one size each");
+  }
+  base_case(f, "allreduce", 8);  // validates --max-time and --backend before anything runs
+  if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kOurFiles);
+  Measurer measurer(f, control);
+  const bool root = control.rank() == 0;
+
+  report::LocateReport rep;
+  rep.num_ranks = n;
+  for (const auto& h : info.hosts) rep.hosts.push_back(h.host);
+  if (const auto faults = run::FaultPlan::from_env(); !faults.empty()) rep.fault = faults.text();
+
+  if (methods.skew) {
+    std::vector<plan::Case> cases;
+    for (const auto bytes : skew_sizes) cases.push_back(base_case(f, "allreduce", bytes));
+    const auto records = measurer.run("skew", cases, std::nullopt);
+    if (root) rep.skew = report::analyse_skew(records, skew_options(f));
+  }
+  if (methods.pairwise) {
+    std::vector<plan::Case> cases;
+    for (int round = 0; round < round_robin_rounds(n); ++round) {
+      plan::Case c = base_case(f, "sendrecv", pair_sizes.front());
+      c.params["pairing"] = "round-robin";
+      c.params["round"] = std::to_string(round);
+      cases.push_back(c);
+    }
+    const auto records = measurer.run("pairwise", cases, std::nullopt);
+    if (root) {
+      std::vector<report::PairwiseRound> rounds;
+      for (std::size_t i = 0; i < records.size(); ++i) rounds.push_back({static_cast<int>(i), records[i]});
+      rep.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rounds), {f.slow_link});
+    }
+  }
+  if (methods.bisect) {
+    int step = 0;
+    const auto measure = [&](int lo, int mid, int hi) {
+      const std::vector<int> sizes = report::bisect_domain_sizes(n, lo, mid, hi);
+      plan::Case c = base_case(f, "allreduce", bisect_sizes.front());
+      c.scope = Scope::domain;
+      const auto records =
+          measurer.run(fmt::format("bisect-{}", ++step), {c}, fmt::format("{}", fmt::join(sizes, ",")));
+      std::pair<report::HalfTiming, report::HalfTiming> halves;
+      std::string error;
+      if (root) {
+        try {
+          if (records.size() != 1 || records.front().status != "ok") {
+            throw RuntimeFailure(fmt::format(
+                "bisection run {} did not measure: {}", step,
+                records.empty() ? std::string("no record") : records.front().reason.value_or(records.front().status)));
+          }
+          halves = report::halves_from_record(records.front(), lo, mid, hi);
+        } catch (const Error& e) {
+          error = e.what();
+        }
+      }
+      return broadcast_halves(control, halves, error);
+    };
+    report::BisectOptions o;
+    o.min_ratio = f.min_ratio;
+    rep.bisection = report::bisect(n, measure, o);
+  }
+  int code = 0;
+  std::string error;
+  if (root) {
+    try {
+      code = finish(f, rep);
+    } catch (const Error& e) {
+      code = static_cast<int>(e.code());
+      error = e.what();
+    }
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, control.comm());
+  error = control.broadcast_string(error);
+  if (!error.empty()) throw Error(static_cast<ExitCode>(code), error);
+  return code;
+}
+
+Action setup(CLI::App& app) {
+  auto f = std::make_shared<LocateFlags>();
+  app.add_option("--results", f->results, "Analyse these results files (JSONL) instead of measuring");
+  app.add_option("--methods", f->methods, "Comma list of skew, pairwise, bisect")->default_str("skew,pairwise,bisect");
+  app.add_option("--skew-bytes", f->skew_bytes, "All-reduce sizes of the skew run (comma list)")->default_str("64K,4M");
+  app.add_option("--pair-bytes", f->pair_bytes, "Bytes each pair exchanges per round-robin round")->default_str("4M");
+  app.add_option("--bisect-bytes", f->bisect_bytes, "All-reduce size of the bisection runs")->default_str("4M");
+  app.add_option("--backend", f->backend, "mpi or nccl")->default_str("mpi");
+  app.add_option("--out-dir", f->out_dir, "Write locate.json, pairwise-matrix.csv and records-*.jsonl here");
+  app.add_flag("--force", f->force, "Replace results already in --out-dir");
+  app.add_option("--format", f->format, "Console output")->check(CLI::IsMember({"text", "json"}))->default_str("text");
+  app.add_option("--max-time", f->max_time, "Maximum timed duration per case")->default_str("1s");
+  app.add_option("--min-iters", f->min_iters, "Minimum timed iterations per case")
+      ->check(CLI::Range(1, 1000000))
+      ->default_str("20");
+  app.add_option("--warmup", f->warmup, "Warm-up iterations per case")->check(CLI::Range(0, 1000000))->default_str("3");
+  app.add_option("--min-lead", f->min_lead, "Skew: a late rank's lead as a fraction of the case time")
+      ->check(CLI::Range(0.0, 1.0))
+      ->default_str("0.3");
+  app.add_option("--consistency", f->consistency, "Skew: named when late in more than this fraction of the cases")
+      ->check(CLI::Range(0.0, 1.0))
+      ->default_str("0.5");
+  app.add_option("--slow-link", f->slow_link, "Pairwise: a link is slow below this fraction of the reference link")
+      ->check(CLI::Range(0.0, 1.0))
+      ->default_str("0.5");
+  app.add_option("--min-ratio", f->min_ratio, "Bisection: the slower half at least this many times slower")
+      ->check(CLI::Range(1.0, 1e6))
+      ->default_str("1.5");
+  add_placement_flags(app, f->placement);
+  app.footer(
+      "Exit codes: 0 nothing found, 1 a suspect rank, link or group named, 2 bad input.\n"
+      "Examples:\n"
+      "  mpiexec -n 8 collbench locate --out-dir locate-out\n"
+      "  collbench locate --results results/sweep.jsonl --methods skew");
+  return [f]() -> int {
+    const Methods methods = parse_methods(f->methods);
+    if (!f->results.empty()) {
+      const run::Control control;
+      if (f->out_dir) prepare_out_dir(control, *f->out_dir, f->force, kOurFiles);
+      if (control.rank() != 0) return 0;  // reading files needs one process
+      return locate_from_files(*f, methods);
+    }
+    return locate_run(*f, methods);
+  };
+}
+
+}  // namespace
+
+CB_REGISTER_SUBCOMMAND(Subcommand{
+    "locate", "Find the slow rank or link: skew, pairwise matrix, bisection (under mpiexec)", 50, &setup, true});
+
+}  // namespace collbench::cli

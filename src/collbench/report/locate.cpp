@@ -1,0 +1,682 @@
+// Locate analysis: skew, pairwise matrix, bisection decisions and the merged report.
+#include "collbench/report/locate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "collbench/core/error.hpp"
+#include "collbench/core/pairing.hpp"
+#include "collbench/core/units.hpp"
+#include "collbench/model/estimate.hpp"
+#include "collbench/stats/summary.hpp"
+
+namespace collbench::report {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  return stats::percentile_sorted(v, 0.5);
+}
+
+std::string ms(double us) {
+  if (!std::isfinite(us)) return "-";
+  if (std::fabs(us) >= 1000.0) return fmt::format("{:.3g} ms", us / 1000.0);
+  return fmt::format("{:.3g} us", us);
+}
+
+std::string rank_range(int first, int count) {
+  if (count == 1) return fmt::format("rank {}", first);
+  return fmt::format("ranks {}-{}", first, first + count - 1);
+}
+
+std::string case_label(const record::CaseRecord& r) {
+  return fmt::format("{} {} {}", r.collective, format_bytes(r.bytes), r.dtype);
+}
+
+// A per-domain statistic (p50, mean) of a scope-domain record, when the runner stored it.
+std::optional<double> domain_time(const record::CaseRecord& r, std::size_t d, const char* stat) {
+  const auto it = r.extra.find("per_domain");
+  if (it == r.extra.end() || !it->is_array() || d >= it->size()) return std::nullopt;
+  const auto& dom = (*it)[d];
+  if (!dom.contains("time_us") || !dom["time_us"].contains(stat)) return std::nullopt;
+  return dom["time_us"][stat].get<double>();
+}
+
+}  // namespace
+
+// ---- skew ----------------------------------------------------------------------------------
+
+SkewReport analyse_skew(const std::vector<record::CaseRecord>& records, const SkewOptions& options) {
+  SkewReport out;
+  struct Tally {
+    int cases = 0, leading = 0;
+    std::vector<double> leads_us, lead_fractions;
+    std::string first_evidence;
+  };
+  std::map<int, Tally> tally;
+  for (const auto& r : records) {
+    if (r.status != "ok" || !r.per_rank || !r.time_us || r.per_rank->wait_us.size() < 2) {
+      ++out.cases_skipped;
+      continue;
+    }
+    const auto& waits = r.per_rank->wait_us;
+    // The communicators compared: each domain under scope domain, else all ranks.
+    std::vector<std::pair<int, int>> groups;  // first rank, size
+    if (r.scope == "domain" && r.domain_sizes.size() > 1) {
+      int first = 0;
+      for (const int size : r.domain_sizes) {
+        groups.emplace_back(first, size);
+        first += size;
+      }
+    } else {
+      groups.emplace_back(0, static_cast<int>(waits.size()));
+    }
+    bool analysed = false;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const auto [first, size] = groups[g];
+      if (size < 2 || static_cast<std::size_t>(first + size) > waits.size()) continue;
+      analysed = true;
+      CaseSkew cs;
+      cs.case_key = r.case_key;
+      cs.label = case_label(r) + (groups.size() > 1 ? fmt::format(" (domain {})", g) : "");
+      cs.first_rank = first;
+      cs.p50_us = groups.size() > 1 ? domain_time(r, g, "p50").value_or(r.time_us->p50) : r.time_us->p50;
+      cs.mean_us = groups.size() > 1 ? domain_time(r, g, "mean").value_or(r.time_us->mean) : r.time_us->mean;
+      cs.p99_us = r.time_us->p99;
+      cs.wait_us.assign(waits.begin() + first, waits.begin() + first + size);
+      for (int i = 0; i < size; ++i) {
+        std::vector<double> others;
+        for (int j = 0; j < size; ++j) {
+          if (j != i) others.push_back(cs.wait_us[static_cast<std::size_t>(j)]);
+        }
+        const double lead = median_of(others) - cs.wait_us[static_cast<std::size_t>(i)];
+        cs.lead_us.push_back(lead);
+        const int rank = first + i;
+        auto& t = tally[rank];
+        ++t.cases;
+        // Waits are means over the iterations, so the lead is compared with the mean time.
+        if (cs.mean_us > 0 && lead >= options.min_lead_fraction * cs.mean_us) {
+          cs.leading.push_back(rank);
+          ++t.leading;
+          t.leads_us.push_back(lead);
+          t.lead_fractions.push_back(lead / cs.mean_us);
+          if (t.first_evidence.empty()) {
+            t.first_evidence = fmt::format(
+                "in {} it waited {} inside the collective while the others waited {} (median): it arrived {} late, "
+                "{:.0f}% of the mean iteration time {}",
+                cs.label, ms(cs.wait_us[static_cast<std::size_t>(i)]), ms(median_of(others)), ms(lead),
+                100.0 * lead / cs.mean_us, ms(cs.mean_us));
+          }
+        }
+      }
+      cs.spike = cs.leading.empty() && cs.p50_us > 0 && cs.p99_us / cs.p50_us >= options.spike_ratio;
+      if (cs.spike) {
+        const auto [lo, hi] = std::minmax_element(cs.wait_us.begin(), cs.wait_us.end());
+        out.observations.push_back(fmt::format(
+            "system-wide spike in {}: p99 {} is {:.1f}x the p50 {}, but no rank arrives late (per-rank waits {} to "
+            "{}): every rank slowed at once (noise, another job, the fabric), not one straggler",
+            cs.label, ms(cs.p99_us), cs.p99_us / cs.p50_us, ms(cs.p50_us), ms(*lo), ms(*hi)));
+      }
+      out.cases.push_back(std::move(cs));
+    }
+    if (!analysed) ++out.cases_skipped;
+  }
+  for (const auto& [rank, t] : tally) {
+    if (t.leading == 0 || static_cast<double>(t.leading) <= options.min_consistency * t.cases) continue;
+    RankSuspect s;
+    s.rank = rank;
+    s.cases_leading = t.leading;
+    s.cases = t.cases;
+    s.median_lead_us = median_of(t.leads_us);
+    s.median_lead_fraction = median_of(t.lead_fractions);
+    s.evidence = fmt::format(
+        "slow on its own: arrived late in {} of {} cases (median lead {}, {:.0f}% of the case "
+        "time); {}",
+        t.leading, t.cases, ms(s.median_lead_us), 100.0 * s.median_lead_fraction, t.first_evidence);
+    out.stragglers.push_back(std::move(s));
+  }
+  if (out.stragglers.empty()) {
+    int leading_cases = 0;
+    for (const auto& c : out.cases) leading_cases += c.leading.empty() ? 0 : 1;
+    out.observations.push_back(fmt::format(
+        "no straggler: no rank arrived late in more than {:.0f}% of the {} case(s) analysed ({} case(s) with a late "
+        "rank at all)",
+        100.0 * options.min_consistency, out.cases.size(), leading_cases));
+  }
+  return out;
+}
+
+// ---- pairwise ------------------------------------------------------------------------------
+
+std::optional<int> pairwise_round_of(const record::CaseRecord& r) {
+  static const std::string kTag = "@round-robin-round";
+  const auto pos = r.case_key.find(kTag);
+  if (r.collective != "sendrecv" || pos == std::string::npos) return std::nullopt;
+  std::size_t i = pos + kTag.size();
+  int round = 0;
+  bool digits = false;
+  while (i < r.case_key.size() && r.case_key[i] >= '0' && r.case_key[i] <= '9') {
+    round = round * 10 + (r.case_key[i] - '0');
+    digits = true;
+    ++i;
+  }
+  return digits ? std::optional<int>(round) : std::nullopt;
+}
+
+PairwiseMatrix build_pairwise_matrix(const std::vector<PairwiseRound>& rounds) {
+  PairwiseMatrix m;
+  if (rounds.empty()) throw InputError("pairwise: no rounds to build a matrix from");
+  m.num_ranks = rounds.front().record.num_ranks;
+  m.bytes = rounds.front().record.bytes;
+  const auto cells = static_cast<std::size_t>(m.num_ranks) * static_cast<std::size_t>(m.num_ranks);
+  m.time_us.assign(cells, kNaN);
+  m.gbps.assign(cells, kNaN);
+  for (const auto& pr : rounds) {
+    const auto& r = pr.record;
+    if (r.num_ranks != m.num_ranks || r.bytes != m.bytes) {
+      throw InputError(fmt::format("pairwise: round {} has {} ranks and {} bytes, the first round {} and {}", pr.round,
+                                   r.num_ranks, r.bytes, m.num_ranks, m.bytes));
+    }
+    if (r.status != "ok" || !r.per_rank) continue;
+    std::vector<double> t = r.per_rank->mean_us;
+    if (const auto it = r.extra.find("per_rank_p50_us"); it != r.extra.end() && it->is_array()) {
+      t = it->get<std::vector<double>>();
+    }
+    if (t.size() != static_cast<std::size_t>(m.num_ranks)) continue;
+    for (const auto& [a, b] : round_robin_pairs(pr.round, m.num_ranks)) {
+      const double time = std::max(t[static_cast<std::size_t>(a)], t[static_cast<std::size_t>(b)]);
+      const double bw = time > 0 ? gbps(static_cast<double>(m.bytes), time) : kNaN;
+      m.time_us[m.index(a, b)] = m.time_us[m.index(b, a)] = time;
+      m.gbps[m.index(a, b)] = m.gbps[m.index(b, a)] = bw;
+    }
+  }
+  return m;
+}
+
+PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOptions& options) {
+  PairwiseReport out;
+  out.matrix = matrix;
+  out.slow_fraction = options.slow_fraction;
+  const int n = matrix.num_ranks;
+  std::vector<double> all;
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      if (std::isfinite(matrix.at_gbps(a, b))) all.push_back(matrix.at_gbps(a, b));
+    }
+  }
+  out.links_measured = static_cast<int>(all.size());
+  const int expected_links = n * (n - 1) / 2;
+  if (out.links_measured < expected_links) {
+    out.observations.push_back(
+        fmt::format("{} of {} links measured (rounds missing, waived or failed)", out.links_measured, expected_links));
+  }
+  if (all.empty()) return out;
+  out.median_gbps = median_of(all);
+  std::sort(all.begin(), all.end());
+  // The reference is the upper quartile, "a typical good link": with one bad rank among four,
+  // half of the six links are slow and the median would sit between the two groups.
+  out.reference_gbps = stats::percentile_sorted(all, 0.75);
+  if (out.links_measured < 3) {
+    out.observations.push_back(fmt::format(
+        "only {} link(s): nothing to compare a link with (pairwise needs 3 or more ranks)", out.links_measured));
+    return out;
+  }
+  std::vector<int> slow_count(static_cast<std::size_t>(n), 0), link_count(static_cast<std::size_t>(n), 0);
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      const double g = matrix.at_gbps(a, b);
+      if (!std::isfinite(g)) continue;
+      ++link_count[static_cast<std::size_t>(a)];
+      ++link_count[static_cast<std::size_t>(b)];
+      if (g < options.slow_fraction * out.reference_gbps) {
+        out.slow_links.push_back({a, b, g, g / out.reference_gbps});
+        ++slow_count[static_cast<std::size_t>(a)];
+        ++slow_count[static_cast<std::size_t>(b)];
+      }
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (slow_count[i] < 2) continue;
+    PairwiseRankSuspect s{r, slow_count[i], link_count[i]};
+    out.ranks.push_back(s);
+    if (2 * slow_count[i] >= link_count[i]) out.suspect_ranks.push_back(s);
+  }
+  for (const auto& l : out.slow_links) {
+    const bool explained = std::any_of(out.suspect_ranks.begin(), out.suspect_ranks.end(),
+                                       [&l](const auto& s) { return s.rank == l.a || s.rank == l.b; });
+    if (!explained) out.suspect_links.push_back(l);
+  }
+  if (out.slow_links.empty()) {
+    out.observations.push_back(
+        fmt::format("no slow link: every link is within {:.0f}% of the reference {:.3g} GB/s "
+                    "(upper quartile of {} links)",
+                    100.0 * options.slow_fraction, out.reference_gbps, out.links_measured));
+  }
+  return out;
+}
+
+std::string pairwise_matrix_csv(const PairwiseMatrix& m) {
+  std::string out = "rank";
+  for (int b = 0; b < m.num_ranks; ++b) out += fmt::format(",{}", b);
+  out += '\n';
+  for (int a = 0; a < m.num_ranks; ++a) {
+    out += fmt::format("{}", a);
+    for (int b = 0; b < m.num_ranks; ++b) {
+      const double g = m.at_gbps(a, b);
+      out += std::isfinite(g) ? fmt::format(",{:.6g}", g) : std::string(",");
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+// ---- bisection -----------------------------------------------------------------------------
+
+BisectStep compare_halves(const HalfTiming& first, const HalfTiming& second, const BisectOptions& options) {
+  BisectStep step;
+  step.first = first;
+  step.second = second;
+  const auto describe = [](const HalfTiming& h) {
+    return fmt::format("{}: p50 {} [95% CI {}, {}]", rank_range(h.first_rank, h.num_ranks), ms(h.p50_us),
+                       ms(h.ci_low_us), ms(h.ci_high_us));
+  };
+  if ((first.num_ranks == 1) != (second.num_ranks == 1)) {
+    step.evidence =
+        fmt::format("not comparable: {} vs {} (one rank against several)", describe(first), describe(second));
+    return step;
+  }
+  // Normalise by the busbw factor so that halves of different sizes compare (ring all-reduce
+  // moves 2(n-1)/n x S per rank); one-rank halves compare plain times.
+  const auto scale = [](const HalfTiming& h) {
+    return h.num_ranks >= 2 && h.busbw_factor > 0 ? 1.0 / h.busbw_factor : 1.0;
+  };
+  const double s1 = scale(first), s2 = scale(second);
+  const double t1 = first.p50_us * s1, t2 = second.p50_us * s2;
+  const double lo1 = first.ci_low_us * s1, hi1 = first.ci_high_us * s1;
+  const double lo2 = second.ci_low_us * s2, hi2 = second.ci_high_us * s2;
+  if (t2 > 0 && t1 >= options.min_ratio * t2 && lo1 > hi2) {
+    step.order = HalfOrder::first_slower;
+    step.ratio = t1 / t2;
+  } else if (t1 > 0 && t2 >= options.min_ratio * t1 && lo2 > hi1) {
+    step.order = HalfOrder::second_slower;
+    step.ratio = t2 / t1;
+  } else {
+    step.ratio = t1 > 0 && t2 > 0 ? std::max(t1, t2) / std::min(t1, t2) : 1.0;
+  }
+  const bool different_sizes = first.num_ranks != second.num_ranks;
+  const std::string verdict =
+      step.order == HalfOrder::neither
+          ? fmt::format("neither half is clearly slower (ratio {:.2f} < {:.2f}, or the CIs overlap)", step.ratio,
+                        options.min_ratio)
+          : fmt::format("{} is {:.1f}x slower{}",
+                        step.order == HalfOrder::first_slower ? rank_range(first.first_rank, first.num_ranks)
+                                                              : rank_range(second.first_rank, second.num_ranks),
+                        step.ratio, different_sizes ? " (time / busbw factor, halves of different sizes)" : "");
+  step.evidence = fmt::format("{} vs {}: {}", describe(first), describe(second), verdict);
+  return step;
+}
+
+BisectReport bisect(int num_ranks, const HalvesMeasurer& measure, const BisectOptions& options) {
+  BisectReport out;
+  out.lo = 0;
+  out.hi = num_ranks;
+  while (out.hi - out.lo >= 2) {
+    const int mid = out.lo + (out.hi - out.lo) / 2;
+    const int a = mid - out.lo, b = out.hi - mid;
+    if ((a == 1) != (b == 1)) {
+      out.conclusion = fmt::format("{} cannot be split into comparable halves (one rank against several)",
+                                   rank_range(out.lo, out.hi - out.lo));
+      break;
+    }
+    const auto [first, second] = measure(out.lo, mid, out.hi);
+    BisectStep step = compare_halves(first, second, options);
+    const HalfOrder order = step.order;
+    out.steps.push_back(std::move(step));
+    if (order == HalfOrder::neither) break;
+    out.found = true;
+    if (order == HalfOrder::first_slower) {
+      out.hi = mid;
+    } else {
+      out.lo = mid;
+    }
+  }
+  if (!out.found) {
+    out.conclusion = out.steps.empty() ? std::string("nothing to bisect (fewer than two ranks)")
+                                       : "no half of the ranks is clearly slower than the other: no single slow "
+                                         "rank (a slow link between the halves shows in the pairwise matrix instead)";
+    out.lo = 0;
+    out.hi = num_ranks;
+  } else if (out.hi - out.lo == 1) {
+    out.rank = out.lo;
+    out.conclusion = fmt::format("rank {} is the slow one: its half was slower at every one of {} step(s)", out.lo,
+                                 out.steps.size());
+  } else {
+    const std::string why =
+        out.conclusion.empty() ? std::string("neither of its halves is slower on its own") : out.conclusion;
+    out.conclusion = fmt::format(
+        "the slowness stays within {} ({}): they are slow together (a link between them, "
+        "or a shared component)",
+        rank_range(out.lo, out.hi - out.lo), why);
+  }
+  return out;
+}
+
+std::pair<HalfTiming, HalfTiming> halves_from_record(const record::CaseRecord& r, int lo, int mid, int hi) {
+  const auto it = r.extra.find("per_domain");
+  if (it == r.extra.end() || !it->is_array()) {
+    throw InputError(fmt::format("bisection: record {} has no per-domain statistics", r.case_key));
+  }
+  const std::size_t index = lo > 0 ? 1 : 0;
+  if (index + 1 >= it->size()) throw InputError("bisection: the record has fewer domains than the split");
+  const auto half = [&](const nlohmann::json& d, int first, int count) {
+    if (d.at("first_rank").get<int>() != first || d.at("num_ranks").get<int>() != count) {
+      throw InputError(fmt::format("bisection: domain {} covers ranks {}+{}, expected {}+{}", d.at("domain").dump(),
+                                   d.at("first_rank").dump(), d.at("num_ranks").dump(), first, count));
+    }
+    HalfTiming h;
+    h.first_rank = first;
+    h.num_ranks = count;
+    const auto& t = d.at("time_us");
+    h.p50_us = t.at("p50").get<double>();
+    h.ci_low_us = t.at("ci95_low").get<double>();
+    h.ci_high_us = t.at("ci95_high").get<double>();
+    h.busbw_factor = model::busbw_factor(r.collective, count);
+    return h;
+  };
+  return {half((*it)[index], lo, mid - lo), half((*it)[index + 1], mid, hi - mid)};
+}
+
+std::vector<int> bisect_domain_sizes(int num_ranks, int lo, int mid, int hi) {
+  std::vector<int> sizes;
+  if (lo > 0) sizes.push_back(lo);
+  sizes.push_back(mid - lo);
+  sizes.push_back(hi - mid);
+  if (hi < num_ranks) sizes.push_back(num_ranks - hi);
+  return sizes;
+}
+
+// ---- the report ----------------------------------------------------------------------------
+
+void collect_suspects(LocateReport& report) {
+  report.suspects.clear();
+  const auto host_of = [&report](int rank) {
+    return rank >= 0 && static_cast<std::size_t>(rank) < report.hosts.size()
+               ? report.hosts[static_cast<std::size_t>(rank)]
+               : std::string();
+  };
+  const auto add_rank = [&](int rank, const std::string& method, const std::string& evidence) {
+    for (auto& s : report.suspects) {
+      if (s.kind == "rank" && s.rank == rank) {
+        if (s.found_by.find(method) == std::string::npos) s.found_by += ", " + method;
+        s.evidence.push_back(method + ": " + evidence);
+        return;
+      }
+    }
+    Suspect s;
+    s.kind = "rank";
+    s.rank = rank;
+    s.host = host_of(rank);
+    s.found_by = method;
+    s.evidence.push_back(method + ": " + evidence);
+    report.suspects.push_back(std::move(s));
+  };
+  if (report.skew) {
+    for (const auto& s : report.skew->stragglers) add_rank(s.rank, "skew", s.evidence);
+  }
+  if (report.pairwise) {
+    const auto& p = *report.pairwise;
+    for (const auto& s : p.suspect_ranks) {
+      std::string links;
+      for (const auto& l : p.slow_links) {
+        if (l.a == s.rank || l.b == s.rank) {
+          links += fmt::format("{}{}-{} {:.3g} GB/s", links.empty() ? "" : ", ", l.a, l.b, l.gbps);
+        }
+      }
+      add_rank(s.rank, "pairwise",
+               fmt::format("common to {} of its {} links, all slow (< {:.0f}% of the reference {:.3g} GB/s): {}",
+                           s.slow_links, s.links, 100.0 * p.slow_fraction, p.reference_gbps, links));
+    }
+    for (const auto& l : p.suspect_links) {
+      Suspect s;
+      s.kind = "link";
+      s.a = l.a;
+      s.b = l.b;
+      const std::string ha = host_of(l.a), hb = host_of(l.b);
+      if (!ha.empty() || !hb.empty()) s.host = ha == hb ? ha : ha + " - " + hb;
+      s.found_by = "pairwise";
+      s.evidence.push_back(fmt::format(
+          "pairwise: {:.3g} GB/s, {:.0f}% of the reference {:.3g} GB/s (upper quartile of {} links); ranks {} and {} "
+          "are fine on their other links",
+          l.gbps, 100.0 * l.fraction_of_reference, p.reference_gbps, p.links_measured, l.a, l.b));
+      report.suspects.push_back(std::move(s));
+    }
+  }
+  if (report.bisection && report.bisection->found) {
+    const auto& b = *report.bisection;
+    std::string steps;
+    for (const auto& st : b.steps) steps += (steps.empty() ? "" : "; ") + st.evidence;
+    if (b.rank) {
+      add_rank(*b.rank, "bisection", b.conclusion + ": " + steps);
+    } else {
+      Suspect s;
+      s.kind = "group";
+      s.a = b.lo;
+      s.b = b.hi - 1;
+      s.found_by = "bisection";
+      s.evidence.push_back("bisection: " + b.conclusion + ": " + steps);
+      report.suspects.push_back(std::move(s));
+    }
+  }
+}
+
+namespace {
+
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json half_json(const HalfTiming& h) {
+  return {{"first_rank", h.first_rank}, {"num_ranks", h.num_ranks},     {"p50_us", h.p50_us},
+          {"ci95_low_us", h.ci_low_us}, {"ci95_high_us", h.ci_high_us}, {"busbw_factor", h.busbw_factor}};
+}
+
+std::string order_name(HalfOrder o) {
+  switch (o) {
+    case HalfOrder::first_slower:
+      return "first_slower";
+    case HalfOrder::second_slower:
+      return "second_slower";
+    case HalfOrder::neither:
+      break;
+  }
+  return "neither";
+}
+
+}  // namespace
+
+nlohmann::json locate_to_json(const LocateReport& r) {
+  using json = nlohmann::json;
+  json out{{"schema", kLocateSchema},
+           {"num_ranks", r.num_ranks},
+           {"hosts", r.hosts},
+           {"fault", r.fault ? json(*r.fault) : json(nullptr)},
+           {"notes", r.notes}};
+  json suspects = json::array();
+  for (const auto& s : r.suspects) {
+    json j{{"kind", s.kind}, {"found_by", s.found_by}, {"evidence", s.evidence}, {"host", s.host}};
+    if (s.kind == "rank") j["rank"] = s.rank;
+    if (s.kind == "link") j["ranks"] = {s.a, s.b};
+    if (s.kind == "group") j["ranks"] = {s.a, s.b};  // first and last
+    suspects.push_back(j);
+  }
+  out["suspects"] = suspects;
+  if (r.skew) {
+    json cases = json::array();
+    for (const auto& c : r.skew->cases) {
+      json lead = json::array();
+      for (double v : c.lead_us) lead.push_back(finite_or_null(v));
+      cases.push_back({{"case_key", c.case_key},
+                       {"label", c.label},
+                       {"first_rank", c.first_rank},
+                       {"p50_us", c.p50_us},
+                       {"p99_us", c.p99_us},
+                       {"mean_us", c.mean_us},
+                       {"wait_us", c.wait_us},
+                       {"lead_us", lead},
+                       {"leading", c.leading},
+                       {"spike", c.spike}});
+    }
+    json stragglers = json::array();
+    for (const auto& s : r.skew->stragglers) {
+      stragglers.push_back({{"rank", s.rank},
+                            {"cases_leading", s.cases_leading},
+                            {"cases", s.cases},
+                            {"median_lead_us", s.median_lead_us},
+                            {"median_lead_fraction", s.median_lead_fraction},
+                            {"evidence", s.evidence}});
+    }
+    out["skew"] = {{"cases", cases},
+                   {"stragglers", stragglers},
+                   {"observations", r.skew->observations},
+                   {"cases_skipped", r.skew->cases_skipped}};
+  } else {
+    out["skew"] = nullptr;
+  }
+  if (r.pairwise) {
+    const auto& p = *r.pairwise;
+    const int n = p.matrix.num_ranks;
+    json gb = json::array(), tu = json::array();
+    for (int a = 0; a < n; ++a) {
+      json row_g = json::array(), row_t = json::array();
+      for (int b = 0; b < n; ++b) {
+        row_g.push_back(finite_or_null(p.matrix.at_gbps(a, b)));
+        row_t.push_back(finite_or_null(p.matrix.at_time(a, b)));
+      }
+      gb.push_back(row_g);
+      tu.push_back(row_t);
+    }
+    json slow = json::array(), links = json::array(), ranks = json::array(), common = json::array();
+    for (const auto& l : p.slow_links)
+      slow.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}, {"fraction", l.fraction_of_reference}});
+    for (const auto& l : p.suspect_links) links.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}});
+    for (const auto& s : p.suspect_ranks)
+      ranks.push_back({{"rank", s.rank}, {"slow_links", s.slow_links}, {"links", s.links}});
+    for (const auto& s : p.ranks)
+      common.push_back({{"rank", s.rank}, {"slow_links", s.slow_links}, {"links", s.links}});
+    out["pairwise"] = {{"bytes", p.matrix.bytes},
+                       {"matrix_gbps", gb},
+                       {"matrix_time_us", tu},
+                       {"median_gbps", p.median_gbps},
+                       {"reference_gbps", p.reference_gbps},
+                       {"links_measured", p.links_measured},
+                       {"slow_links", slow},
+                       {"ranks_common_to_slow_links", common},
+                       {"suspect_ranks", ranks},
+                       {"suspect_links", links},
+                       {"observations", p.observations}};
+  } else {
+    out["pairwise"] = nullptr;
+  }
+  if (r.bisection) {
+    const auto& b = *r.bisection;
+    json steps = json::array();
+    for (const auto& s : b.steps) {
+      steps.push_back({{"first", half_json(s.first)},
+                       {"second", half_json(s.second)},
+                       {"order", order_name(s.order)},
+                       {"ratio", s.ratio},
+                       {"evidence", s.evidence}});
+    }
+    out["bisection"] = {{"steps", steps},
+                        {"suspect_first_rank", b.lo},
+                        {"suspect_last_rank", b.hi - 1},
+                        {"found", b.found},
+                        {"rank", b.rank ? json(*b.rank) : json(nullptr)},
+                        {"conclusion", b.conclusion}};
+  } else {
+    out["bisection"] = nullptr;
+  }
+  return out;
+}
+
+std::string render_locate_text(const LocateReport& r) {
+  std::string out = fmt::format("# collbench locate: {} ranks{}\n", r.num_ranks,
+                                r.fault ? fmt::format(" (injected fault: {})", *r.fault) : std::string());
+  if (r.skew) {
+    const auto& s = *r.skew;
+    out += fmt::format("\n## skew: per-rank wait inside the collective ({} case(s) analysed, {} skipped)\n",
+                       s.cases.size(), s.cases_skipped);
+    for (const auto& c : s.cases) {
+      std::string waits;
+      for (std::size_t i = 0; i < c.wait_us.size(); ++i) {
+        waits += fmt::format("{}{}:{}", waits.empty() ? "" : " ", c.first_rank + static_cast<int>(i), ms(c.wait_us[i]));
+      }
+      std::string leading;
+      for (int rank : c.leading) leading += fmt::format("{}{}", leading.empty() ? "" : ",", rank);
+      out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, ms(c.p50_us), waits,
+                         leading.empty() ? "" : "  late: rank " + leading, c.spike ? "  SPIKE" : "");
+    }
+    for (const auto& st : s.stragglers) out += fmt::format("  -> rank {}: {}\n", st.rank, st.evidence);
+    for (const auto& o : s.observations) out += "  note: " + o + "\n";
+  }
+  if (r.pairwise) {
+    const auto& p = *r.pairwise;
+    const int n = p.matrix.num_ranks;
+    out += fmt::format("\n## pairwise: round-robin send/recv, {} per pair, GB/s (one direction, both at once)\n",
+                       format_bytes(p.matrix.bytes));
+    out += "  rank";
+    for (int b = 0; b < n; ++b) out += fmt::format(" {:>8}", b);
+    out += '\n';
+    for (int a = 0; a < n; ++a) {
+      out += fmt::format("  {:>4}", a);
+      for (int b = 0; b < n; ++b) {
+        const double g = p.matrix.at_gbps(a, b);
+        out += std::isfinite(g) ? fmt::format(" {:>8.3g}", g) : fmt::format(" {:>8}", "-");
+      }
+      out += '\n';
+    }
+    out += fmt::format("  median link {:.3g} GB/s, reference (upper quartile) {:.3g} GB/s, {} link(s) measured\n",
+                       p.median_gbps, p.reference_gbps, p.links_measured);
+    for (const auto& l : p.slow_links) {
+      out += fmt::format("  slow link {}-{}: {:.3g} GB/s ({:.0f}% of the reference)\n", l.a, l.b, l.gbps,
+                         100.0 * l.fraction_of_reference);
+    }
+    for (const auto& s : p.ranks) {
+      out += fmt::format("  rank {} is common to {} of the slow links ({} of its {} links slow)\n", s.rank,
+                         s.slow_links, s.slow_links, s.links);
+    }
+    for (const auto& o : p.observations) out += "  note: " + o + "\n";
+  }
+  if (r.bisection) {
+    const auto& b = *r.bisection;
+    out += fmt::format("\n## bisection: all-reduce on both halves of the suspect set at once ({} run(s))\n",
+                       b.steps.size());
+    for (std::size_t i = 0; i < b.steps.size(); ++i) out += fmt::format("  step {}: {}\n", i + 1, b.steps[i].evidence);
+    out += "  -> " + b.conclusion + "\n";
+  }
+  out += "\n## suspects\n";
+  if (r.suspects.empty()) out += "  none: nothing found\n";
+  for (const auto& s : r.suspects) {
+    std::string who;
+    if (s.kind == "rank")
+      who = fmt::format("rank {}", s.rank);
+    else if (s.kind == "link")
+      who = fmt::format("link {}-{}", s.a, s.b);
+    else
+      who = fmt::format("ranks {}-{}", s.a, s.b);
+    out += fmt::format("  SUSPECT {}{} (found by {})\n", who, s.host.empty() ? "" : " on " + s.host, s.found_by);
+    for (const auto& e : s.evidence) out += "    - " + e + "\n";
+  }
+  for (const auto& note : r.notes) out += "# note: " + note + "\n";
+  return out;
+}
+
+}  // namespace collbench::report

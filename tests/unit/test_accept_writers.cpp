@@ -1,0 +1,207 @@
+// Acceptance writers against golden output: JUnit XML (structure and counts), the Prometheus
+// text format for node-exporter's textfile collector (HELP/TYPE once per family, label
+// escaping), Markdown, the console table and the JSON keys. The report is built by hand: writers
+// only render.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "collbench/accept/judge.hpp"
+#include "collbench/accept/writers.hpp"
+
+namespace {
+
+using namespace collbench::accept;
+
+AcceptReport sample_report() {
+  AcceptReport r;
+  r.profile = "demo";
+  r.source = "profiles/acceptance/demo.yaml";
+  r.system = "cpu-local";
+  r.num_ranks = 4;
+  r.started_at = "2026-01-02T03:04:05Z";
+  r.finished_at = "2026-01-02T03:04:25Z";
+  r.finished_unix = 1767323065.0;
+
+  Row pass;
+  pass.check = "allreduce-bw";
+  pass.collective = "allreduce";
+  pass.bytes = 1u << 20;
+  pass.domain = -1;
+  pass.first_rank = 0;
+  pass.num_ranks = 4;
+  pass.domain_label = "all (ranks 0-3)";
+  pass.policy_text = "median of 3";
+  pass.busbw = 3.5;
+  pass.algbw = 2.0;
+  pass.time = 524.288;
+  pass.bound_busbw_gbps = 7.0;
+  pass.expected_busbw_gbps = 5.0;
+  pass.primary_metric = "busbw_gbps";
+  pass.limits.push_back({"fraction_of_expected", 0.5, 2.5, "busbw_gbps", 3.5, true, true, ""});
+  pass.limits.push_back({"min_busbw_gbps", 1.0, 1.0, "busbw_gbps", 3.5, true, true, ""});
+  pass.verdict = Verdict::pass;
+  pass.reason = "busbw 3.5 GB/s >= 2.5 GB/s (0.5 x expected 5 GB/s) (median of 3)";
+
+  Row fail;
+  fail.check = "per-rank";
+  fail.collective = "allreduce";
+  fail.bytes = 4u << 20;
+  fail.domain = 1;
+  fail.first_rank = 2;
+  fail.num_ranks = 2;
+  fail.domain_label = "domain 1 (ranks 2-3)";
+  fail.policy_text = "median of 3";
+  fail.time = 21000.0;
+  fail.algbw = 0.2;
+  fail.busbw = 0.2;
+  fail.primary_metric = "algbw_gbps";
+  fail.limits.push_back({"min_algbw_gbps", 0.5, 0.5, "algbw_gbps", 0.2, true, false, ""});
+  fail.verdict = Verdict::fail;
+  fail.reason = "algbw 0.2 GB/s < 0.5 GB/s (floor); rank 2 \"slow\" <on its own> & late";
+
+  Row waived;
+  waived.check = "nvls";
+  waived.collective = "allreduce";
+  waived.bytes = 8;
+  waived.domain = -1;
+  waived.num_ranks = 4;
+  waived.domain_label = "all (ranks 0-3)";
+  waived.primary_metric = "busbw_gbps";
+  waived.limits.push_back(
+      {"fraction_of_bound", 0.8, std::nullopt, "busbw_gbps", std::nullopt, false, false, "no bound"});
+  waived.verdict = Verdict::waived;
+  waived.reason = "algorithm 'nvls' is not available on the mpi backend";
+
+  r.rows = {pass, fail, waived};
+  return r;
+}
+
+TEST(AcceptWriters, JunitGolden) {
+  const std::string expected = R"xml(<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="collbench accept demo" tests="3" failures="1" errors="0" skipped="1" time="0">
+  <testsuite name="collbench.accept.demo" tests="3" failures="1" errors="0" skipped="1" time="0" timestamp="2026-01-02T03:04:05Z">
+    <properties>
+      <property name="profile" value="profiles/acceptance/demo.yaml"/>
+      <property name="system" value="cpu-local"/>
+      <property name="num_ranks" value="4"/>
+    </properties>
+    <testcase classname="collbench.accept.demo.allreduce-bw" name="1MiB all (ranks 0-3)" time="0">
+      <system-out>PASS: measured busbw 3.5 GB/s; threshold &gt;= 0.5 x expected = 2.5 GB/s; &gt;= 1 GB/s busbw; busbw 3.5 GB/s &gt;= 2.5 GB/s (0.5 x expected 5 GB/s) (median of 3)</system-out>
+    </testcase>
+    <testcase classname="collbench.accept.demo.per-rank" name="4MiB domain 1 (ranks 2-3)" time="0">
+      <failure type="FAIL" message="algbw 0.2 GB/s &lt; 0.5 GB/s (floor); rank 2 &quot;slow&quot; &lt;on its own&gt; &amp; late">measured algbw 0.2 GB/s; threshold &gt;= 0.5 GB/s algbw; algbw 0.2 GB/s &lt; 0.5 GB/s (floor); rank 2 &quot;slow&quot; &lt;on its own&gt; &amp; late</failure>
+      <system-out>FAIL: measured algbw 0.2 GB/s; threshold &gt;= 0.5 GB/s algbw; algbw 0.2 GB/s &lt; 0.5 GB/s (floor); rank 2 &quot;slow&quot; &lt;on its own&gt; &amp; late</system-out>
+    </testcase>
+    <testcase classname="collbench.accept.demo.nvls" name="8B all (ranks 0-3)" time="0">
+      <skipped message="algorithm &apos;nvls&apos; is not available on the mpi backend"/>
+      <system-out>WAIVED: measured -; threshold &gt;= 0.8 x bound (no model); algorithm &apos;nvls&apos; is not available on the mpi backend</system-out>
+    </testcase>
+  </testsuite>
+</testsuites>
+)xml";
+  EXPECT_EQ(render_accept_junit(sample_report()), expected);
+}
+
+TEST(AcceptWriters, PrometheusGolden) {
+  const std::string expected =
+      R"prom(# HELP collbench_accept_check_status Verdict of one acceptance check (check x size x domain): 1 for the verdict it got, 0 for the others.
+# TYPE collbench_accept_check_status gauge
+collbench_accept_check_status{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="PASS"} 1
+collbench_accept_check_status{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="FAIL"} 0
+collbench_accept_check_status{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="WAIVED"} 0
+collbench_accept_check_status{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="PASS"} 0
+collbench_accept_check_status{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="FAIL"} 1
+collbench_accept_check_status{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="WAIVED"} 0
+collbench_accept_check_status{profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="PASS"} 0
+collbench_accept_check_status{profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="FAIL"} 0
+collbench_accept_check_status{profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="WAIVED"} 1
+# HELP collbench_accept_measured_busbw_gbps Measured bus bandwidth after the repetition policy, GB/s (1e9 B/s).
+# TYPE collbench_accept_measured_busbw_gbps gauge
+collbench_accept_measured_busbw_gbps{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 3.5
+collbench_accept_measured_busbw_gbps{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 0.2
+# HELP collbench_accept_measured_algbw_gbps Measured algorithm bandwidth after the repetition policy, GB/s.
+# TYPE collbench_accept_measured_algbw_gbps gauge
+collbench_accept_measured_algbw_gbps{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 2
+collbench_accept_measured_algbw_gbps{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 0.2
+# HELP collbench_accept_measured_time_us Measured p50 time after the repetition policy, microseconds.
+# TYPE collbench_accept_measured_time_us gauge
+collbench_accept_measured_time_us{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 524.288
+collbench_accept_measured_time_us{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 21000
+# HELP collbench_accept_bound_busbw_gbps The model's physical bound on busbw for the check, GB/s.
+# TYPE collbench_accept_bound_busbw_gbps gauge
+collbench_accept_bound_busbw_gbps{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 7
+# HELP collbench_accept_expected_busbw_gbps The model's expected busbw for the check, GB/s.
+# TYPE collbench_accept_expected_busbw_gbps gauge
+collbench_accept_expected_busbw_gbps{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 5
+# HELP collbench_accept_threshold A check's limit in the unit of its metric (metric label), from the kind of threshold.
+# TYPE collbench_accept_threshold gauge
+collbench_accept_threshold{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",kind="fraction_of_expected",metric="busbw_gbps"} 2.5
+collbench_accept_threshold{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",kind="min_busbw_gbps",metric="busbw_gbps"} 1
+collbench_accept_threshold{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",kind="min_algbw_gbps",metric="algbw_gbps"} 0.5
+# HELP collbench_accept_checks Number of acceptance checks (check x size x domain) per verdict in the last run.
+# TYPE collbench_accept_checks gauge
+collbench_accept_checks{profile="demo",verdict="PASS"} 1
+collbench_accept_checks{profile="demo",verdict="FAIL"} 1
+collbench_accept_checks{profile="demo",verdict="WAIVED"} 1
+# HELP collbench_accept_success 1 when every acceptance check passed (exit code 0), else 0.
+# TYPE collbench_accept_success gauge
+collbench_accept_success{profile="demo"} 0
+# HELP collbench_accept_ranks Ranks in the last acceptance run.
+# TYPE collbench_accept_ranks gauge
+collbench_accept_ranks{profile="demo"} 4
+# HELP collbench_accept_last_run_timestamp_seconds Unix time at which the last acceptance run finished.
+# TYPE collbench_accept_last_run_timestamp_seconds gauge
+collbench_accept_last_run_timestamp_seconds{profile="demo"} 1767323065
+)prom";
+  EXPECT_EQ(render_accept_prometheus(sample_report()), expected);
+}
+
+TEST(AcceptWriters, PrometheusEscapesLabelValues) {
+  AcceptReport r = sample_report();
+  r.profile = "we\"ird\\name\nx";
+  const std::string out = render_accept_prometheus(r);
+  EXPECT_NE(out.find(R"(profile="we\"ird\\name\nx")"), std::string::npos);
+  // Every sample line is NAME{labels} VALUE, every family has one HELP and one TYPE line.
+  std::size_t help = 0, type = 0;
+  std::size_t pos = 0;
+  while ((pos = out.find("# HELP ", pos)) != std::string::npos) ++help, ++pos;
+  pos = 0;
+  while ((pos = out.find("# TYPE ", pos)) != std::string::npos) ++type, ++pos;
+  EXPECT_EQ(help, 11u);
+  EXPECT_EQ(type, 11u);
+}
+
+TEST(AcceptWriters, MarkdownTableAndJson) {
+  const AcceptReport r = sample_report();
+  const std::string md = render_accept_markdown(r);
+  EXPECT_EQ(md.rfind("# Acceptance `demo`: FAIL: 3 check(s): 1 PASS, 1 FAIL, 1 WAIVED\n", 0), 0u) << md;
+  EXPECT_NE(md.find("| check | size | domain / ranks | measured | threshold | verdict | reason |\n"),
+            std::string::npos);
+  EXPECT_NE(md.find("| per-rank | 4MiB | domain 1 (ranks 2-3) | algbw 0.2 GB/s | >= 0.5 GB/s algbw | **FAIL** | "),
+            std::string::npos)
+      << md;
+
+  const auto j = accept_to_json(r);
+  EXPECT_EQ(j["schema"], "collbench.accept/1");
+  EXPECT_EQ(j["verdict"], "FAIL");
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["counts"]["total"], 3);
+  EXPECT_EQ(j["counts"]["waived"], 1);
+  ASSERT_EQ(j["rows"].size(), 3u);
+  EXPECT_EQ(j["rows"][1]["domain"], 1);
+  EXPECT_TRUE(j["rows"][0]["domain"].is_null());
+  EXPECT_EQ(j["rows"][0]["limits"][0]["kind"], "fraction_of_expected");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["limits"][0]["limit"].get<double>(), 2.5);
+  EXPECT_TRUE(j["rows"][2]["limits"][0]["limit"].is_null());
+  EXPECT_EQ(j["rows"][2]["limits"][0]["note"], "no bound");
+
+  const std::string table = render_accept_table(r);
+  EXPECT_NE(table.find("# FAIL: 3 check(s): 1 PASS, 1 FAIL, 1 WAIVED -> exit 1"), std::string::npos) << table;
+  EXPECT_EQ(measured_text(r.rows[0]), "busbw 3.5 GB/s");
+  EXPECT_EQ(measured_text(r.rows[2]), "-");
+  EXPECT_EQ(threshold_text(r.rows[0]), ">= 0.5 x expected = 2.5 GB/s; >= 1 GB/s busbw");
+}
+
+}  // namespace

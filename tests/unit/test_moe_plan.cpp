@@ -1,0 +1,520 @@
+// MoE harness plumbing (coll/moe_plan.hpp): buffer layouts of the flat and hierarchical exchanges
+// for a hand-built 4-rank counts matrix (2 domains of 2), checked against offsets computed by
+// hand; a byte-level simulation of every stage on all ranks that must leave every row where the
+// layout says; per-link-class traffic equal to the counts matrix; parameter validation naming the
+// key; waivers. Pure C++, no MPI.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collbench/coll/moe_plan.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/core/placement.hpp"
+#include "collbench/model/traffic.hpp"
+#include "collbench/plan/sweep.hpp"
+#include "collbench/workload/counts.hpp"
+
+using namespace collbench;
+using namespace collbench::coll;
+using workload::CountsMatrix;
+
+namespace {
+
+// Rows [src][dst]; ranks 0, 1 form domain 0 and ranks 2, 3 domain 1.
+//          to: 0  1  2  3
+const CountsMatrix kCounts{4,
+                           {1, 2, 0, 3,    // from 0
+                            4, 0, 1, 2,    // from 1
+                            0, 3, 2, 1,    // from 2
+                            2, 1, 4, 0}};  // from 3
+constexpr std::int64_t kDispatchRow = 8;   // 2 units of 4 B
+constexpr std::int64_t kCombineRow = 12;   // 3 units
+
+Placement two_by_two() {
+  return placement_from_sizes(4, {2, 2});
+}
+
+using Sizes = std::vector<std::size_t>;
+
+void expect_stage(const ExchangeStage& s, ExchangeStage::Level level, bool from_recv, std::uint64_t send_region,
+                  std::uint64_t recv_region, const Sizes& send_counts, const Sizes& send_displs,
+                  const Sizes& recv_counts, const Sizes& recv_displs) {
+  EXPECT_EQ(s.level, level);
+  EXPECT_EQ(s.send_from_recv, from_recv);
+  EXPECT_EQ(s.send_region, send_region);
+  EXPECT_EQ(s.recv_region, recv_region);
+  EXPECT_EQ(s.send_counts, send_counts);
+  EXPECT_EQ(s.send_displs, send_displs);
+  EXPECT_EQ(s.recv_counts, recv_counts);
+  EXPECT_EQ(s.recv_displs, recv_displs);
+}
+
+struct BlockExpect {
+  int src, dst;
+  std::int64_t rows;
+  std::uint64_t offset;
+};
+void expect_blocks(const std::vector<RowBlock>& got, bool combine, const std::vector<BlockExpect>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got[i].combine, combine);
+    EXPECT_EQ(got[i].src_rank_idx, want[i].src);
+    EXPECT_EQ(got[i].dst_rank_idx, want[i].dst);
+    EXPECT_EQ(got[i].rows, want[i].rows);
+    EXPECT_EQ(got[i].offset, want[i].offset);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hand-computed layouts (offsets in bytes, counts and displacements in 4-byte units).
+
+TEST(MoeLayout, FlatDispatchOfRank1) {
+  const auto L = moe_layout(kCounts, kDispatchRow, kCombineRow, MoeOp::dispatch, MoeAlgo::flat, 1, two_by_two());
+  EXPECT_TRUE(L.has_counts);
+  EXPECT_EQ(L.counts_bytes, 32u);  // 4 x int64 at the start of both buffers
+  // Send: rows for ranks 0..3 = 4, 0, 1, 2 rows of 8 B after the counts.
+  expect_blocks(L.dispatch.send_blocks, false, {{1, 0, 4, 32}, {1, 1, 0, 64}, {1, 2, 1, 64}, {1, 3, 2, 72}});
+  // Final: rows from ranks 0..3 = column 1 = 2, 0, 3, 1 rows, in source order.
+  expect_blocks(L.dispatch.final_blocks, false, {{0, 1, 2, 32}, {1, 1, 0, 48}, {2, 1, 3, 48}, {3, 1, 1, 72}});
+  EXPECT_TRUE(L.dispatch.staging_blocks.empty());
+  ASSERT_EQ(L.dispatch.stages.size(), 1u);
+  expect_stage(L.dispatch.stages[0], ExchangeStage::Level::comm, false, 32, 32, {8, 0, 2, 4}, {0, 8, 8, 10},
+               {4, 0, 6, 2}, {0, 4, 4, 10});
+  EXPECT_EQ(L.send_bytes, 88u);
+  EXPECT_EQ(L.recv_bytes, 80u);
+  EXPECT_TRUE(L.combine.stages.empty());
+}
+
+TEST(MoeLayout, FlatCombineOfRank1) {
+  const auto L = moe_layout(kCounts, kDispatchRow, kCombineRow, MoeOp::combine, MoeAlgo::flat, 1, two_by_two());
+  EXPECT_FALSE(L.has_counts);
+  EXPECT_EQ(L.counts_bytes, 0u);
+  // Send: rank 1's outputs for the tokens of ranks 0..3 (column 1: 2, 0, 3, 1 rows of 12 B).
+  expect_blocks(L.combine.send_blocks, true, {{0, 1, 2, 0}, {1, 1, 0, 24}, {2, 1, 3, 24}, {3, 1, 1, 60}});
+  // Final: outputs of expert ranks 0..3 for rank 1's tokens (row 1: 4, 0, 1, 2 rows).
+  expect_blocks(L.combine.final_blocks, true, {{1, 0, 4, 0}, {1, 1, 0, 48}, {1, 2, 1, 48}, {1, 3, 2, 60}});
+  ASSERT_EQ(L.combine.stages.size(), 1u);
+  expect_stage(L.combine.stages[0], ExchangeStage::Level::comm, false, 0, 0, {6, 0, 9, 3}, {0, 6, 6, 15}, {12, 0, 3, 6},
+               {0, 12, 12, 15});
+  EXPECT_EQ(L.send_bytes, 72u);
+  EXPECT_EQ(L.recv_bytes, 84u);
+  EXPECT_TRUE(L.dispatch.stages.empty());
+}
+
+TEST(MoeLayout, FlatRoundtripPutsCombineAfterDispatch) {
+  const auto L = moe_layout(kCounts, kDispatchRow, kCombineRow, MoeOp::roundtrip, MoeAlgo::flat, 1, two_by_two());
+  EXPECT_TRUE(L.has_counts);
+  ASSERT_EQ(L.dispatch.stages.size(), 1u);
+  ASSERT_EQ(L.combine.stages.size(), 1u);
+  // Combine regions start where the dispatch regions end (send 88, recv 80).
+  EXPECT_EQ(L.combine.stages[0].send_region, 88u);
+  EXPECT_EQ(L.combine.stages[0].recv_region, 80u);
+  expect_blocks(L.combine.send_blocks, true, {{0, 1, 2, 88}, {1, 1, 0, 112}, {2, 1, 3, 112}, {3, 1, 1, 148}});
+  expect_blocks(L.combine.final_blocks, true, {{1, 0, 4, 80}, {1, 1, 0, 128}, {1, 2, 1, 128}, {1, 3, 2, 140}});
+  EXPECT_EQ(L.send_bytes, 160u);
+  EXPECT_EQ(L.recv_bytes, 164u);
+}
+
+TEST(MoeLayout, HierarchicalDispatchOfRank1) {
+  // Rank 1 = (domain 0, local 1). Stage 1 per destination domain inside domain 0; stage 2
+  // across domains between ranks 1 and 3.
+  const auto L =
+      moe_layout(kCounts, kDispatchRow, kCombineRow, MoeOp::dispatch, MoeAlgo::hierarchical, 1, two_by_two());
+  expect_blocks(L.dispatch.send_blocks, false, {{1, 0, 4, 32}, {1, 1, 0, 64}, {1, 2, 1, 64}, {1, 3, 2, 72}});
+  expect_blocks(L.dispatch.final_blocks, false, {{0, 1, 2, 32}, {1, 1, 0, 48}, {2, 1, 3, 48}, {3, 1, 1, 72}});
+  // Staging [dest domain][source local]: rows of ranks 0, 1 for rank 1 (domain 0, local 1),
+  // then for rank 3 (domain 1, local 1).
+  expect_blocks(L.dispatch.staging_blocks, false, {{0, 1, 2, 80}, {1, 1, 0, 96}, {0, 3, 3, 96}, {1, 3, 2, 120}});
+  ASSERT_EQ(L.dispatch.stages.size(), 3u);
+  using Lv = ExchangeStage::Level;
+  // To domain 0: send c[1][0] = 4 rows to local 0, c[1][1] = 0 to myself; receive c[0][1] = 2
+  // rows from local 0 (bound for rank 1) and c[1][1] = 0 from myself.
+  expect_stage(L.dispatch.stages[0], Lv::domain, false, 32, 80, {8, 0}, {0, 8}, {4, 0}, {0, 4});
+  // To domain 1: send c[1][2] = 1, c[1][3] = 2; receive the rows of ranks 0, 1 for rank 3.
+  expect_stage(L.dispatch.stages[1], Lv::domain, false, 32, 80, {2, 4}, {8, 10}, {6, 4}, {4, 10});
+  // Across: 16 B staged for domain 0 (a self copy), 40 B for domain 1; receive 16 B from
+  // domain 0 (ranks 0, 1) and 32 B from domain 1 (ranks 2, 3).
+  expect_stage(L.dispatch.stages[2], Lv::cross, true, 80, 32, {4, 10}, {0, 4}, {4, 8}, {0, 4});
+  EXPECT_EQ(L.send_bytes, 88u);
+  EXPECT_EQ(L.recv_bytes, 136u);
+}
+
+TEST(MoeLayout, HierarchicalCombineOfRank2) {
+  // Rank 2 = (domain 1, local 0): returns outputs across domains to the forwarder with local
+  // index 0 (ranks 0 and 2), which scatters them inside its domain.
+  const auto L = moe_layout(kCounts, kDispatchRow, kCombineRow, MoeOp::combine, MoeAlgo::hierarchical, 2, two_by_two());
+  EXPECT_FALSE(L.has_counts);
+  // Send: my outputs for sources 0..3 (column 2: 0, 1, 2, 4 rows of 12 B).
+  expect_blocks(L.combine.send_blocks, true, {{0, 2, 0, 0}, {1, 2, 1, 0}, {2, 2, 2, 12}, {3, 2, 4, 36}});
+  // Final: outputs of expert ranks 0..3 for my tokens (row 2: 0, 3, 2, 1 rows).
+  expect_blocks(L.combine.final_blocks, true, {{2, 0, 0, 0}, {2, 1, 3, 0}, {2, 2, 2, 36}, {2, 3, 1, 60}});
+  // Staging [expert domain][source local]: outputs of rank 0 for ranks 2, 3, then of rank 2.
+  expect_blocks(L.combine.staging_blocks, true, {{2, 0, 0, 72}, {3, 0, 2, 72}, {2, 2, 2, 96}, {3, 2, 4, 120}});
+  ASSERT_EQ(L.combine.stages.size(), 3u);
+  using Lv = ExchangeStage::Level;
+  expect_stage(L.combine.stages[0], Lv::cross, false, 0, 72, {3, 18}, {0, 3}, {6, 18}, {0, 6});
+  expect_stage(L.combine.stages[1], Lv::domain, true, 72, 0, {0, 6}, {0, 0}, {0, 9}, {0, 0});
+  expect_stage(L.combine.stages[2], Lv::domain, true, 72, 0, {6, 12}, {6, 12}, {6, 3}, {9, 15});
+  EXPECT_EQ(L.send_bytes, 84u);
+  EXPECT_EQ(L.recv_bytes, 168u);
+}
+
+TEST(MoeLayout, HierarchicalNeedsEqualDomains) {
+  try {
+    (void)moe_layout(kCounts, kDispatchRow, kCombineRow, MoeOp::dispatch, MoeAlgo::hierarchical, 0,
+                     placement_from_sizes(4, {3, 1}));
+    ADD_FAILURE() << "uneven domains accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("3,1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)moe_layout(kCounts, 8, 12, MoeOp::dispatch, MoeAlgo::flat, 4, two_by_two()), InputError);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A byte-level simulation of every stage on all ranks at once: each 4-byte unit of a send block
+// carries a tag of (direction, src, dst, row, unit); after the stages, every final and staging
+// block of every rank must hold exactly the tags of its rows.
+
+std::uint32_t tag(bool combine, int src, int dst, std::int64_t row, std::int64_t unit) {
+  return static_cast<std::uint32_t>((combine ? 1u << 31 : 0u) | (static_cast<std::uint32_t>(src) << 24) |
+                                    (static_cast<std::uint32_t>(dst) << 16) | (static_cast<std::uint32_t>(row) << 4) |
+                                    static_cast<std::uint32_t>(unit));
+}
+
+struct RankBuffers {
+  std::vector<std::uint32_t> send, recv;
+};
+
+// Global rank of peer index `peer` of rank r on a stage's level.
+int peer_rank(ExchangeStage::Level level, int r, int peer, const Placement& p) {
+  switch (level) {
+    case ExchangeStage::Level::comm:
+      return peer;
+    case ExchangeStage::Level::domain:
+      return p.domain_offset(p.domain_of(r)) + peer;
+    case ExchangeStage::Level::cross:
+      return p.domain_offset(peer) + (r - p.domain_offset(p.domain_of(r)));
+  }
+  return -1;
+}
+int my_index(ExchangeStage::Level level, int r, const Placement& p) {
+  switch (level) {
+    case ExchangeStage::Level::comm:
+      return r;
+    case ExchangeStage::Level::domain:
+      return r - p.domain_offset(p.domain_of(r));
+    case ExchangeStage::Level::cross:
+      return p.domain_of(r);
+  }
+  return -1;
+}
+
+void simulate_and_check(const CountsMatrix& counts, MoeOp op, MoeAlgo algo, const Placement& p) {
+  const int n = counts.num_ranks;
+  std::vector<MoeLayout> layouts;
+  std::vector<RankBuffers> bufs(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) layouts.push_back(moe_layout(counts, kDispatchRow, kCombineRow, op, algo, r, p));
+  const auto unit_of = [](std::uint64_t offset) { return static_cast<std::size_t>(offset / 4); };
+  for (int r = 0; r < n; ++r) {
+    auto& b = bufs[static_cast<std::size_t>(r)];
+    const auto& L = layouts[static_cast<std::size_t>(r)];
+    b.send.assign(L.send_bytes / 4, 0xFFFFFFFFu);
+    b.recv.assign(L.recv_bytes / 4, 0xEEEEEEEEu);
+    for (const auto* plan : {&L.dispatch, &L.combine}) {
+      for (const auto& blk : plan->send_blocks) {
+        const std::int64_t units = (blk.combine ? kCombineRow : kDispatchRow) / 4;
+        for (std::int64_t j = 0; j < blk.rows; ++j) {
+          for (std::int64_t u = 0; u < units; ++u) {
+            b.send[unit_of(blk.offset) + static_cast<std::size_t>(j * units + u)] =
+                tag(blk.combine, blk.src_rank_idx, blk.dst_rank_idx, j, u);
+          }
+        }
+      }
+    }
+  }
+  // Run the stages in order: dispatch, then combine; stage k of every rank together.
+  for (const bool combine : {false, true}) {
+    const auto& first = combine ? layouts[0].combine : layouts[0].dispatch;
+    for (std::size_t k = 0; k < first.stages.size(); ++k) {
+      std::vector<RankBuffers> before = bufs;  // all sends read the state before the stage
+      for (int r = 0; r < n; ++r) {
+        const auto& st =
+            (combine ? layouts[static_cast<std::size_t>(r)].combine : layouts[static_cast<std::size_t>(r)].dispatch)
+                .stages[k];
+        const auto& src_buf =
+            st.send_from_recv ? before[static_cast<std::size_t>(r)].recv : before[static_cast<std::size_t>(r)].send;
+        for (std::size_t peer = 0; peer < st.send_counts.size(); ++peer) {
+          const int to = peer_rank(st.level, r, static_cast<int>(peer), p);
+          const auto& to_stage =
+              (combine ? layouts[static_cast<std::size_t>(to)].combine : layouts[static_cast<std::size_t>(to)].dispatch)
+                  .stages[k];
+          ASSERT_EQ(to_stage.level, st.level);
+          const auto me = static_cast<std::size_t>(my_index(st.level, r, p));
+          // Both sides agree on how much travels.
+          ASSERT_EQ(st.send_counts[peer], to_stage.recv_counts[me]) << "stage " << k << " " << r << "->" << to;
+          for (std::size_t u = 0; u < st.send_counts[peer]; ++u) {
+            bufs[static_cast<std::size_t>(to)].recv.at(unit_of(to_stage.recv_region) + to_stage.recv_displs[me] + u) =
+                src_buf.at(unit_of(st.send_region) + st.send_displs[peer] + u);
+          }
+        }
+      }
+    }
+  }
+  std::int64_t rows_checked = 0;
+  for (int r = 0; r < n; ++r) {
+    const auto& L = layouts[static_cast<std::size_t>(r)];
+    const auto& recv = bufs[static_cast<std::size_t>(r)].recv;
+    for (const auto* plan : {&L.dispatch, &L.combine}) {
+      for (const auto* blocks : {&plan->final_blocks, &plan->staging_blocks}) {
+        for (const auto& blk : *blocks) {
+          const std::int64_t units = (blk.combine ? kCombineRow : kDispatchRow) / 4;
+          for (std::int64_t j = 0; j < blk.rows; ++j) {
+            for (std::int64_t u = 0; u < units; ++u) {
+              ASSERT_EQ(recv.at(unit_of(blk.offset) + static_cast<std::size_t>(j * units + u)),
+                        tag(blk.combine, blk.src_rank_idx, blk.dst_rank_idx, j, u))
+                  << "rank " << r << " block " << blk.src_rank_idx << "->" << blk.dst_rank_idx << " row " << j;
+            }
+          }
+          rows_checked += blk.rows;
+        }
+      }
+    }
+  }
+  // Every pair's rows arrive at its final place once per direction.
+  const std::int64_t total = counts.total_rows();
+  const std::int64_t finals = (op != MoeOp::combine ? total : 0) + (op != MoeOp::dispatch ? total : 0);
+  EXPECT_GE(rows_checked, finals);
+}
+
+TEST(MoeLayout, SimulatedExchangesDeliverEveryRow) {
+  for (const MoeOp op : {MoeOp::dispatch, MoeOp::combine, MoeOp::roundtrip}) {
+    for (const MoeAlgo algo : {MoeAlgo::flat, MoeAlgo::hierarchical}) {
+      SCOPED_TRACE(std::string(to_string(op)) + (algo == MoeAlgo::flat ? " flat" : " hierarchical"));
+      simulate_and_check(kCounts, op, algo, two_by_two());
+      simulate_and_check(kCounts, op, algo, placement_from_sizes(4, {4}));           // one domain
+      simulate_and_check(kCounts, op, algo, placement_from_sizes(4, {1, 1, 1, 1}));  // one rank per domain
+    }
+  }
+  // 6 ranks in 3 domains of 2, a denser matrix with empty pairs.
+  CountsMatrix six{6, {}};
+  for (int s = 0; s < 6; ++s) {
+    for (int d = 0; d < 6; ++d) six.rows.push_back((s * 7 + d * 3) % 5);
+  }
+  simulate_and_check(six, MoeOp::roundtrip, MoeAlgo::hierarchical, placement_from_sizes(6, {2, 2, 2}));
+  simulate_and_check(six, MoeOp::roundtrip, MoeAlgo::flat, placement_from_sizes(6, {2, 2, 2}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traffic per link class.
+
+TEST(MoeTraffic, PerClassBytesEqualTheCountsMatrix) {
+  const Placement p = two_by_two();
+  // Dispatch: bytes[s][d] = rows x 8 B. Rank 0 sends c[0][1] = 2 rows in its domain and
+  // c[0][2] + c[0][3] = 3 rows off it; it receives c[1][0] = 4 in, c[2][0] + c[3][0] = 2 off.
+  const auto d = model::summarize_traffic(moe_traffic(kCounts, kDispatchRow, kCombineRow, MoeOp::dispatch), p);
+  EXPECT_EQ(d.per_rank[0].send_in_domain, 16u);
+  EXPECT_EQ(d.per_rank[0].send_off_domain, 24u);
+  EXPECT_EQ(d.per_rank[0].recv_in_domain, 32u);
+  EXPECT_EQ(d.per_rank[0].recv_off_domain, 16u);
+  EXPECT_EQ(d.per_rank[0].send_total, 48u);  // 6 rows, 1 of them to itself
+  // In-domain pairs (0,1) (1,0) (2,3) (3,2): 2 + 4 + 1 + 4 = 11 rows; off-domain: 0+3+1+2+0+3+2+1 = 12.
+  EXPECT_EQ(d.bytes_in_domain, 11u * 8);
+  EXPECT_EQ(d.bytes_off_domain, 12u * 8);
+  EXPECT_EQ(d.bytes_logical_total, 26u * 8);  // 23 + 3 self rows (c[0][0] = 1, c[2][2] = 2)
+  // Max over ranks of send or receive: rank 3 sends 7 rows, rank 2 receives 7 -> 56 B.
+  EXPECT_EQ(d.bytes_max_rank, 56u);
+
+  // Combine travels the transpose at 12 B per row: rank 0 receives what it sent as dispatch.
+  const auto c = model::summarize_traffic(moe_traffic(kCounts, kDispatchRow, kCombineRow, MoeOp::combine), p);
+  EXPECT_EQ(c.per_rank[0].recv_in_domain, 2u * 12);
+  EXPECT_EQ(c.per_rank[0].recv_off_domain, 3u * 12);
+  EXPECT_EQ(c.per_rank[0].send_in_domain, 4u * 12);
+  EXPECT_EQ(c.bytes_off_domain, 12u * 12);
+
+  // Roundtrip = both; and for every rank and class, the matrix rows times the row size.
+  const auto rt = model::summarize_traffic(moe_traffic(kCounts, kDispatchRow, kCombineRow, MoeOp::roundtrip), p);
+  const auto rows = workload::link_class_rows(kCounts, p);
+  for (std::size_t r = 0; r < 4; ++r) {
+    SCOPED_TRACE(r);
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    EXPECT_EQ(d.per_rank[r].send_in_domain, u(rows.send_in_domain[r] * kDispatchRow));
+    EXPECT_EQ(d.per_rank[r].recv_off_domain, u(rows.recv_off_domain[r] * kDispatchRow));
+    EXPECT_EQ(c.per_rank[r].recv_in_domain, u(rows.send_in_domain[r] * kCombineRow));
+    EXPECT_EQ(c.per_rank[r].send_off_domain, u(rows.recv_off_domain[r] * kCombineRow));
+    EXPECT_EQ(rt.per_rank[r].send_off_domain,
+              u(rows.send_off_domain[r] * kDispatchRow + rows.recv_off_domain[r] * kCombineRow));
+  }
+}
+
+// What the hierarchical stages put on each link class: the cross-domain stage carries exactly
+// the off-domain rows of the matrix (self copies excluded), and the domain stages carry the rows
+// whose source and destination local indices differ.
+TEST(MoeTraffic, HierarchicalStagesMoveTheMatrixOffDomainBytesOnce) {
+  const Placement p = two_by_two();
+  std::uint64_t cross = 0, domain = 0;
+  for (int r = 0; r < 4; ++r) {
+    const auto L = moe_layout(kCounts, kDispatchRow, kCombineRow, MoeOp::dispatch, MoeAlgo::hierarchical, r, p);
+    for (const auto& st : L.dispatch.stages) {
+      for (std::size_t peer = 0; peer < st.send_counts.size(); ++peer) {
+        const bool self = static_cast<int>(peer) == my_index(st.level, r, p);
+        if (self) continue;
+        (st.level == ExchangeStage::Level::cross ? cross : domain) += st.send_counts[peer] * 4;
+      }
+    }
+  }
+  const auto d = model::summarize_traffic(moe_traffic(kCounts, kDispatchRow, kCombineRow, MoeOp::dispatch), p);
+  EXPECT_EQ(cross, d.bytes_off_domain);
+  // Rows with local(src) != local(dst): pairs (0,1) 2, (0,3) 3, (1,0) 4, (1,2) 1, (2,1) 3,
+  // (2,3) 1, (3,0) 2, (3,2) 4 = 20 rows.
+  EXPECT_EQ(domain, 20u * 8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters.
+
+void expect_param_error(const std::map<std::string, std::string>& params,
+                        std::initializer_list<std::string> fragments) {
+  try {
+    (void)moe_config(parse_moe_params(params), 4);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    const std::string msg = e.what();
+    for (const auto& f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "'" << f << "' not in: " << msg;
+  }
+}
+
+TEST(MoeParams, DefaultsComeFromTheProfile) {
+  const MoeConfig c = moe_config(parse_moe_params({}), 4);
+  EXPECT_EQ(c.profile.name, "deepseek-v3");
+  EXPECT_EQ(c.routing.tokens_per_rank, 4096);
+  EXPECT_EQ(c.profile.dispatch.bytes_per_row, 7392);
+  EXPECT_EQ(c.profile.combine.bytes_per_row, 14336);
+  EXPECT_EQ(c.profile.rows, workload::RowConvention::dedup);
+  EXPECT_TRUE(c.counts_timed);
+}
+
+TEST(MoeParams, OverridesApply) {
+  const MoeParams p = parse_moe_params({{"workload", "deepseek-v3-bf16"},
+                                        {"tokens", "64"},
+                                        {"routing", "{popularity: lognormal, sigma: 0.5, groups_per_token: 0}"},
+                                        {"ep_size", "2"},
+                                        {"seed", "9"},
+                                        {"rows", "copy"},
+                                        {"counts_exchange", "untimed"}});
+  EXPECT_FALSE(p.counts_timed);
+  const MoeConfig c = moe_config(p, 4);
+  EXPECT_EQ(c.routing.tokens_per_rank, 64);
+  EXPECT_EQ(c.profile.dispatch.bytes_per_row, 14336);
+  EXPECT_EQ(c.profile.rows, workload::RowConvention::copy);
+  EXPECT_EQ(c.routing.settings.popularity, workload::Popularity::lognormal);
+  EXPECT_DOUBLE_EQ(c.routing.settings.sigma, 0.5);
+  EXPECT_EQ(c.routing.settings.groups_per_token, 0);
+  EXPECT_EQ(c.routing.settings.ep_size, 2);
+  EXPECT_EQ(c.routing.settings.seed, 9u);
+}
+
+TEST(MoeParams, ErrorsNameTheKeyAndValue) {
+  expect_param_error({{"tokens", "-3"}}, {"'tokens'", "'-3'"});
+  expect_param_error({{"tokens", "12x"}}, {"'tokens'", "'12x'"});
+  expect_param_error({{"ep_size", "0"}}, {"'ep_size'", "'0'"});
+  expect_param_error({{"counts_exchange", "sometimes"}}, {"counts_exchange", "sometimes", "timed", "untimed"});
+  expect_param_error({{"rows", "triple"}}, {"triple", "copy", "dedup"});
+  expect_param_error({{"token", "5"}}, {"token", "tokens"});  // unknown key suggests the close one
+  expect_param_error({{"workload", "deepseek-v9"}}, {"deepseek-v9", "deepseek-v3"});
+  expect_param_error({{"workload", ""}}, {"'workload'"});
+  expect_param_error({{"routing", "[1, 2]"}}, {"routing", "[1, 2]", "popularity"});
+  expect_param_error({{"routing", "{popularity: bimodal}"}}, {"routing", "bimodal", "lognormal"});
+  expect_param_error({{"routing", "{sigmaa: 0.5}"}}, {"routing", "sigmaa", "sigma"});
+  expect_param_error({{"imbalance", "high"}}, {"imbalance", "high"});
+  expect_param_error({{"seed", "-1"}}, {"seed", "-1"});
+}
+
+TEST(MoeParams, CheckCatchesRoutingStructureBeforeARun) {
+  const auto expect_error = [](const std::map<std::string, std::string>& params, const std::string& fragment) {
+    try {
+      check_moe_params(parse_moe_params(params));
+      ADD_FAILURE() << "accepted: " << fragment;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_error({{"routing", "{groups_per_token: 9}"}}, "groups_per_token 9");
+  expect_error({{"ep_size", "3"}}, "3");  // 256 experts do not split over 3 ranks
+  expect_error({{"counts_exchange", "maybe"}}, "'maybe'");
+  EXPECT_NO_THROW(check_moe_params(parse_moe_params({{"ep_size", "64"}, {"imbalance", "1.25"}, {"tokens", "128"}})));
+  EXPECT_NO_THROW(check_moe_params(parse_moe_params({{"routing", "{popularity: zipf, zipf_s: 1.2}"}})));
+}
+
+// A sweep's MoE keys reach Case.params as the collective reads them: `routing:` maps as flow
+// YAML, lists as alternatives; every key of moe_param_keys() is a sweep key.
+TEST(MoeParams, SweepEntriesBecomeParams) {
+  const auto sweep = plan::parse_sweep(
+      "name: t\n"
+      "cases:\n"
+      "  - collective: moe-dispatch\n"
+      "    workload: deepseek-v3\n"
+      "    tokens: [32, 128]\n"
+      "    routing: {popularity: lognormal, sigma: 1.0}\n"
+      "    rows: copy\n"
+      "    counts_exchange: untimed\n",
+      "t.yaml");
+  ASSERT_EQ(sweep.cases.size(), 2u);
+  EXPECT_EQ(sweep.cases[0].params.at("tokens"), "32");
+  EXPECT_EQ(sweep.cases[1].params.at("tokens"), "128");
+  const auto& params = sweep.cases[0].params;
+  EXPECT_EQ(params.at("routing"), "{popularity: lognormal, sigma: 1.0}");
+  const MoeConfig c = moe_config(parse_moe_params(params), 4);
+  EXPECT_EQ(c.routing.settings.popularity, workload::Popularity::lognormal);
+  EXPECT_DOUBLE_EQ(c.routing.settings.sigma, 1.0);
+  EXPECT_EQ(c.profile.rows, workload::RowConvention::copy);
+  EXPECT_FALSE(parse_moe_params(params).counts_timed);
+  const auto& keys = plan::sweep_case_keys();
+  for (const auto& k : moe_param_keys()) EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
+}
+
+TEST(MoeParams, KeysAreTheDocumentedOnes) {
+  EXPECT_EQ(moe_param_keys(), (std::vector<std::string>{"workload", "tokens", "routing", "ep_size", "imbalance", "seed",
+                                                        "rows", "counts_exchange"}));
+}
+
+TEST(MoeWaiver, ExplainsWhyACaseCannotRunHere) {
+  const Placement p = two_by_two();
+  EXPECT_FALSE(moe_waiver(parse_moe_params({{"tokens", "8"}}), MoeAlgo::hierarchical, 4, p));
+  EXPECT_FALSE(moe_waiver(parse_moe_params({{"tokens", "8"}, {"ep_size", "2"}}), MoeAlgo::flat, 4, p));
+  const auto big = moe_waiver(parse_moe_params({{"ep_size", "8"}}), MoeAlgo::flat, 4, p);
+  ASSERT_TRUE(big);
+  EXPECT_NE(big->find("ep_size 8 exceeds the 4 ranks"), std::string::npos) << *big;
+  const auto odd = moe_waiver(parse_moe_params({{"ep_size", "3"}}), MoeAlgo::flat, 4, p);
+  ASSERT_TRUE(odd);
+  EXPECT_NE(odd->find("whole EP groups"), std::string::npos) << *odd;
+  const auto uneven = moe_waiver(parse_moe_params({}), MoeAlgo::hierarchical, 4, placement_from_sizes(4, {3, 1}));
+  ASSERT_TRUE(uneven);
+  EXPECT_NE(uneven->find("equal domain sizes"), std::string::npos) << *uneven;
+  // A setting that needs more ranks than the communicator has: waived here, fine on 4 ranks.
+  const auto hot = parse_moe_params({{"routing", "{popularity: one-hot-rank, hot_rank: 3}"}});
+  EXPECT_NO_THROW(check_moe_params(hot));
+  EXPECT_FALSE(moe_waiver(hot, MoeAlgo::flat, 4, p));
+  const auto small = moe_waiver(hot, MoeAlgo::flat, 2, placement_from_sizes(2, {2}));
+  ASSERT_TRUE(small);
+  EXPECT_NE(small->find("hot_rank 3"), std::string::npos) << *small;
+}
+
+TEST(MoeNames, OpsAndAlgorithms) {
+  EXPECT_EQ(moe_op_of("moe-combine"), MoeOp::combine);
+  EXPECT_EQ(moe_op_of("moe-roundtrip"), MoeOp::roundtrip);
+  EXPECT_EQ(moe_op_of("moe-dispatch"), MoeOp::dispatch);
+  EXPECT_EQ(to_string(MoeOp::roundtrip), "moe-roundtrip");
+  EXPECT_EQ(moe_algo_of("hierarchical"), MoeAlgo::hierarchical);
+  EXPECT_EQ(moe_algo_of("auto"), MoeAlgo::flat);
+  // A placement for another rank count (domain scope) falls back to one domain.
+  EXPECT_EQ(moe_placement(two_by_two(), 2).domain_sizes, (std::vector<int>{2}));
+  EXPECT_EQ(moe_placement(two_by_two(), 4).domain_sizes, (std::vector<int>{2, 2}));
+}
+
+}  // namespace
