@@ -184,7 +184,9 @@ int run_accept(const AcceptFlags& f) {
   std::string error;
   if (control.rank() == 0) {
     try {
-      accept::AcceptReport report = accept::judge(effective, results, system ? &*system : nullptr);
+      std::vector<std::string> hosts;
+      for (const auto& h : info.hosts) hosts.push_back(h.host);
+      accept::AcceptReport report = accept::judge(effective, results, system ? &*system : nullptr, hosts);
       report.system = system ? system->name : std::string();
       report.system_note = system_note;
       report.num_ranks = info.size;

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -45,10 +46,11 @@ struct LocateFlags {
   std::string max_time = "1s";
   int min_iters = 20;
   int warmup = 3;
-  double min_lead = 0.3;
+  double min_lead = 0.2;
   double consistency = 0.5;
   double slow_link = 0.5;
   double min_ratio = 1.5;
+  int bisect_repetitions = 3;
   PlacementFlags placement;
 };
 
@@ -138,26 +140,25 @@ class Measurer {
   std::vector<std::string> files_;
 };
 
-// Rank 0 computes, every rank receives: the two halves of one bisection run.
-std::pair<report::HalfTiming, report::HalfTiming> broadcast_halves(const run::Control& control,
-                                                                   std::pair<report::HalfTiming, report::HalfTiming> h,
-                                                                   const std::string& error) {
+// Rank 0 computes, every rank receives: the two halves of each repetition of a bisection run.
+std::vector<std::pair<report::HalfTiming, report::HalfTiming>> broadcast_halves(
+    const run::Control& control, const std::vector<std::pair<report::HalfTiming, report::HalfTiming>>& halves,
+    const std::string& error) {
   const std::string message = control.broadcast_string(error);
   if (!message.empty()) throw RuntimeFailure(message);
-  std::array<double, 12> v{};
+  constexpr std::size_t kPer = 12;
+  int count = static_cast<int>(halves.size());
+  MPI_Bcast(&count, 1, MPI_INT, 0, control.comm());
+  std::vector<double> v(static_cast<std::size_t>(count) * kPer, 0.0);
   if (control.rank() == 0) {
-    v = {static_cast<double>(h.first.first_rank),
-         static_cast<double>(h.first.num_ranks),
-         h.first.p50_us,
-         h.first.ci_low_us,
-         h.first.ci_high_us,
-         h.first.busbw_factor,
-         static_cast<double>(h.second.first_rank),
-         static_cast<double>(h.second.num_ranks),
-         h.second.p50_us,
-         h.second.ci_low_us,
-         h.second.ci_high_us,
-         h.second.busbw_factor};
+    for (std::size_t i = 0; i < halves.size(); ++i) {
+      const auto& [a, b] = halves[i];
+      const std::array<double, kPer> one{static_cast<double>(a.first_rank), static_cast<double>(a.num_ranks),
+                                         a.p50_us, a.ci_low_us, a.ci_high_us, a.busbw_factor,
+                                         static_cast<double>(b.first_rank), static_cast<double>(b.num_ranks),
+                                         b.p50_us, b.ci_low_us, b.ci_high_us, b.busbw_factor};
+      std::copy(one.begin(), one.end(), v.begin() + static_cast<std::ptrdiff_t>(i * kPer));
+    }
   }
   MPI_Bcast(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, 0, control.comm());
   const auto half = [&v](std::size_t o) {
@@ -170,7 +171,9 @@ std::pair<report::HalfTiming, report::HalfTiming> broadcast_halves(const run::Co
     t.busbw_factor = v[o + 5];
     return t;
   };
-  return {half(0), half(6)};
+  std::vector<std::pair<report::HalfTiming, report::HalfTiming>> out;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) out.emplace_back(half(i * kPer), half(i * kPer + 6));
+  return out;
 }
 
 void write_outputs(const LocateFlags& f, const report::LocateReport& rep) {
@@ -288,18 +291,20 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
       const std::vector<int> sizes = report::bisect_domain_sizes(n, lo, mid, hi);
       plan::Case c = base_case(f, "allreduce", bisect_sizes.front());
       c.scope = Scope::domain;
+      const std::vector<plan::Case> cases(static_cast<std::size_t>(f.bisect_repetitions), c);
       const auto records =
-          measurer.run(fmt::format("bisect-{}", ++step), {c}, fmt::format("{}", fmt::join(sizes, ",")));
-      std::pair<report::HalfTiming, report::HalfTiming> halves;
+          measurer.run(fmt::format("bisect-{}", ++step), cases, fmt::format("{}", fmt::join(sizes, ",")));
+      std::vector<std::pair<report::HalfTiming, report::HalfTiming>> halves;
       std::string error;
       if (root) {
         try {
-          if (records.size() != 1 || records.front().status != "ok") {
-            throw RuntimeFailure(fmt::format(
-                "bisection run {} did not measure: {}", step,
-                records.empty() ? std::string("no record") : records.front().reason.value_or(records.front().status)));
+          for (const auto& r : records) {
+            if (r.status != "ok") {
+              throw RuntimeFailure(
+                  fmt::format("bisection run {} did not measure: {}", step, r.reason.value_or(r.status)));
+            }
+            halves.push_back(report::halves_from_record(r, lo, mid, hi));
           }
-          halves = report::halves_from_record(records.front(), lo, mid, hi);
         } catch (const Error& e) {
           error = e.what();
         }
@@ -344,7 +349,7 @@ Action setup(CLI::App& app) {
   app.add_option("--warmup", f->warmup, "Warm-up iterations per case")->check(CLI::Range(0, 1000000))->default_str("3");
   app.add_option("--min-lead", f->min_lead, "Skew: a late rank's lead as a fraction of the case time")
       ->check(CLI::Range(0.0, 1.0))
-      ->default_str("0.3");
+      ->default_str("0.2");
   app.add_option("--consistency", f->consistency, "Skew: named when late in more than this fraction of the cases")
       ->check(CLI::Range(0.0, 1.0))
       ->default_str("0.5");
@@ -354,6 +359,10 @@ Action setup(CLI::App& app) {
   app.add_option("--min-ratio", f->min_ratio, "Bisection: the slower half at least this many times slower")
       ->check(CLI::Range(1.0, 1e6))
       ->default_str("1.5");
+  app.add_option("--bisect-repetitions", f->bisect_repetitions,
+                 "Bisection: measurements of each split; a half must be slower in all of them")
+      ->check(CLI::Range(1, 100))
+      ->default_str("3");
   add_placement_flags(app, f->placement);
   app.footer(
       "Exit codes: 0 nothing found, 1 a suspect rank, link or group named, 2 bad input.\n"

@@ -34,7 +34,15 @@
 namespace collbench::fuzz {
 
 // A property the parser broke (not an input error): reported as a crash by libFuzzer.
-[[noreturn]] inline void violated(const std::string& what) { throw std::logic_error("fuzz property violated: " + what); }
+[[noreturn]] inline void violated(const std::string& what) {
+  throw std::logic_error("fuzz property violated: " + what);
+}
+
+// JSON text as the results writer produces it: strings from a log or a YAML file may hold bytes
+// that are not UTF-8, which the writer replaces (U+FFFD) instead of failing on them.
+inline std::string dump_like_writer(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 template <class F>
 void accept_or_reject(F&& f) {
@@ -90,11 +98,11 @@ inline void results(std::string_view data) {
     const record::ResultFile f = record::parse_results(data, "fuzz.jsonl");
     (void)report::render_table(f.cases);
     (void)report::render_csv(f.cases);
-    for (const auto& c : f.cases) (void)record::to_json(c).dump();
-    if (f.header) (void)record::to_json(*f.header).dump();
+    for (const auto& c : f.cases) (void)dump_like_writer(record::to_json(c));
+    if (f.header) (void)dump_like_writer(record::to_json(*f.header));
     const report::GateReport g = report::run_gate(f, f, report::GatePolicy{}, {true});
     (void)report::render_gate_table(g);
-    (void)report::gate_to_json(g).dump();
+    (void)dump_like_writer(report::gate_to_json(g));
   });
   accept_or_reject([&] { (void)report::parse_input(data, "fuzz.jsonl"); });
 }
@@ -109,8 +117,8 @@ inline void nccl_tests(std::string_view data) {
     opt.tool_version = "0";
     opt.git_sha = "0";
     const auto imp = record::import_nccl_tests(logs, opt);
-    for (const auto& c : imp.cases) (void)record::to_json(c).dump();
-    (void)record::to_json(imp.header).dump();
+    for (const auto& c : imp.cases) (void)dump_like_writer(record::to_json(c));
+    (void)dump_like_writer(record::to_json(imp.header));
   });
 }
 

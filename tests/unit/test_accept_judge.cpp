@@ -377,6 +377,38 @@ checks:
   EXPECT_EQ(rep.rows[0].verdict, Verdict::fail);
   EXPECT_NE(rep.rows[0].reason.find(fmt::format("slowest pair 1-3 in round {}", round_13)), std::string::npos)
       << rep.rows[0].reason;
+  // One slow link, and no rank slow on most of its links: the matrix names the link.
+  ASSERT_EQ(rep.rows[0].evidence.size(), 2u);
+  EXPECT_EQ(rep.rows[0].evidence[1], "pairwise matrix: link rank 1 - rank 3 is slow, 1 GB/s (10% of the reference link) "
+                                     "in 1 of 1 repetitions");
+}
+
+TEST(AcceptJudge, PairwiseMatrixNamesTheRankAndHostSlowOnEveryLink) {
+  // 4 ranks on 4 hosts; rank 2's link is slow: every exchange with rank 2 takes 10x as long,
+  // in both repetitions. The slowest round alone cannot say which partner is to blame; the
+  // matrix over all rounds can.
+  const std::string yaml = R"(name: t
+checks:
+  - {name: pairs, collective: sendrecv, pairing: round-robin, bytes: 1M, repetitions: 2, threshold: {min_busbw_gbps: 5}}
+)";
+  const double fast = static_cast<double>(kMiB) / 10e3;  // 10 GB/s
+  auto f = build(yaml, 4, [&](const PlannedCase& pc, int) {
+    const int partner = collbench::round_robin_partner(2, pc.round, 4);
+    CaseRecord r = ok_record(pc, 10 * fast, 4, 1.0);
+    std::vector<double> p50(4, fast);
+    p50[2] = p50[static_cast<std::size_t>(partner)] = 10 * fast;
+    r.extra["per_rank_p50_us"] = p50;
+    return r;
+  });
+  const std::vector<std::string> hosts{"h0", "h1", "h2", "h3"};
+  const auto rep = judge(f.profile, f.records, nullptr, hosts);
+  ASSERT_EQ(rep.rows.size(), 1u);
+  EXPECT_EQ(rep.rows[0].verdict, Verdict::fail);
+  ASSERT_EQ(rep.rows[0].evidence.size(), 2u);
+  EXPECT_EQ(rep.rows[0].evidence[1], "pairwise matrix: rank 2 (host h2) is slow on 3 of its 3 links (< 50% of the "
+                                     "reference link, 10 GB/s) in 2 of 2 repetitions");
+  EXPECT_NE(rep.rows[0].reason.find("rank 2 (host h2) is slow on 3 of its 3 links"), std::string::npos)
+      << rep.rows[0].reason;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "collbench/core/error.hpp"
 #include "collbench/core/pairing.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
@@ -316,8 +317,73 @@ std::vector<PlacementGroup> plan_acceptance(const AcceptanceProfile& profile, co
   return groups;
 }
 
+// "rank 2 (host h2)" where the host is known.
+std::string rank_with_host(int rank, const std::vector<std::string>& hosts) {
+  if (rank >= 0 && static_cast<std::size_t>(rank) < hosts.size() && !hosts[static_cast<std::size_t>(rank)].empty()) {
+    return fmt::format("rank {} (host {})", rank, hosts[static_cast<std::size_t>(rank)]);
+  }
+  return fmt::format("rank {}", rank);
+}
+
+// The pairwise matrix of every repetition of a round-robin check over all ranks (locate's
+// analysis, docs/locate.md): a rank slow on at least half of its links, or a slow link no such
+// rank explains, in more than half of the repetitions. Empty when nothing stands out or the
+// rounds do not make a matrix (fewer than 3 ranks, a round missing).
+std::vector<std::string> pairwise_matrix_evidence(const std::map<int, Repetition>& reps,
+                                                  const std::vector<std::string>& hosts) {
+  std::map<int, int> rank_votes;
+  std::map<std::pair<int, int>, int> link_votes;
+  std::map<int, report::PairwiseRankSuspect> rank_example;
+  std::map<std::pair<int, int>, report::LinkSuspect> link_example;
+  double reference = 0.0;
+  int analysed = 0;
+  for (const auto& [rep, repetition] : reps) {
+    std::vector<report::PairwiseRound> rounds;
+    bool usable = true;
+    for (const auto& [round, rec] : repetition.rounds) {
+      if (rec->status != "ok" || !rec->per_rank) usable = false;
+      rounds.push_back({round, *rec});
+    }
+    if (!usable || rounds.empty()) continue;
+    report::PairwiseReport p;
+    try {
+      p = report::analyse_pairwise(report::build_pairwise_matrix(rounds));
+    } catch (const Error&) {
+      continue;
+    }
+    if (p.links_measured < 3) continue;
+    ++analysed;
+    reference = p.reference_gbps;
+    for (const auto& s : p.suspect_ranks) {
+      ++rank_votes[s.rank];
+      rank_example[s.rank] = s;
+    }
+    for (const auto& l : p.suspect_links) {
+      ++link_votes[{l.a, l.b}];
+      link_example[{l.a, l.b}] = l;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [rank, votes] : rank_votes) {
+    if (2 * votes <= analysed) continue;
+    const auto& s = rank_example.at(rank);
+    out.push_back(fmt::format("pairwise matrix: {} is slow on {} of its {} links (< 50% of the reference link, "
+                              "{:.3g} GB/s) in {} of {} repetitions",
+                              rank_with_host(rank, hosts), s.slow_links, s.links, reference, votes, analysed));
+  }
+  for (const auto& [link, votes] : link_votes) {
+    if (2 * votes <= analysed) continue;
+    const auto& l = link_example.at(link);
+    out.push_back(fmt::format("pairwise matrix: link {} - {} is slow, {:.3g} GB/s ({:.0f}% of the reference link) "
+                              "in {} of {} repetitions",
+                              rank_with_host(l.a, hosts), rank_with_host(l.b, hosts), l.gbps,
+                              100.0 * l.fraction_of_reference, votes, analysed));
+  }
+  return out;
+}
+
 AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupRecords>& groups,
-                   const model::SystemProfile* system) {
+                   const model::SystemProfile* system, const std::vector<std::string>& hosts) {
   AcceptReport report;
   report.profile = profile.name;
   report.source = profile.source;
@@ -460,7 +526,7 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
           const auto skew = report::analyse_skew(all_records);
           for (const auto& s : skew.stragglers) {
             if (s.rank >= first && s.rank < first + count)
-              row.evidence.push_back(fmt::format("rank {} {}", s.rank, s.evidence));
+              row.evidence.push_back(fmt::format("{} {}", rank_with_host(s.rank, hosts), s.evidence));
           }
         }
         if (check.all_rounds && !slowest_rounds.empty()) {
@@ -470,6 +536,9 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
           const std::string pair =
               slowest_pair(*worst->second.second, worst->second.first, first, count, rail, placement);
           if (!pair.empty()) row.evidence.push_back(pair);
+          if (!rail && domain < 0) {
+            for (auto& e : pairwise_matrix_evidence(reps, hosts)) row.evidence.push_back(std::move(e));
+          }
         }
 
         if (!waivers.empty()) {

@@ -106,7 +106,8 @@ struct GroupRecords {
 
 // Judges every check. `system` (may be null) gives per-domain bounds for scope-domain checks;
 // scope-global checks use the records' own model fields.
+// `hosts` (rank -> host name; may be empty) names the host of every rank the evidence names.
 AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupRecords>& groups,
-                   const model::SystemProfile* system);
+                   const model::SystemProfile* system, const std::vector<std::string>& hosts = {});
 
 }  // namespace collbench::accept

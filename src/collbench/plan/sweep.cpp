@@ -251,7 +251,8 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
       expanded *= axis.size();
       if (expanded + sweep.cases.size() > kMaxCases) {
         throw InputError(ctx.where(entry, "cases") +
-                         fmt::format(": the sweep expands to more than {} cases; split it or use fewer values", kMaxCases));
+                         fmt::format(": the sweep expands to more than {} cases; split it or use fewer values",
+                                     kMaxCases));
       }
     }
     std::vector<std::size_t> idx(axes.size(), 0);

@@ -126,8 +126,8 @@ std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& pat
       // stack when copied or printed later).
       j = nlohmann::json::parse(line, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
         if (depth > kMaxJsonDepth) {
-          throw InputError(
-              fmt::format("{}:{}: JSON nested deeper than {} levels; not a collbench record", path, line_no, kMaxJsonDepth));
+          throw InputError(fmt::format("{}:{}: JSON nested deeper than {} levels; not a collbench record", path,
+                                       line_no, kMaxJsonDepth));
         }
         return true;
       });

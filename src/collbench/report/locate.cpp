@@ -102,7 +102,10 @@ SkewReport analyse_skew(const std::vector<record::CaseRecord>& records, const Sk
         auto& t = tally[rank];
         ++t.cases;
         // Waits are means over the iterations, so the lead is compared with the mean time.
-        if (cs.mean_us > 0 && lead >= options.min_lead_fraction * cs.mean_us) {
+        const auto [lo, hi] = std::minmax_element(others.begin(), others.end());
+        const double spread = *hi - *lo;
+        if (cs.mean_us > 0 && lead >= options.min_lead_fraction * cs.mean_us &&
+            lead >= options.min_lead_over_spread * spread) {
           cs.leading.push_back(rank);
           ++t.leading;
           t.leads_us.push_back(lead);
@@ -280,8 +283,8 @@ std::string pairwise_matrix_csv(const PairwiseMatrix& m) {
 
 // ---- bisection -----------------------------------------------------------------------------
 
-BisectStep compare_halves(const HalfTiming& first, const HalfTiming& second, const BisectOptions& options) {
-  BisectStep step;
+HalfComparison compare_halves(const HalfTiming& first, const HalfTiming& second, const BisectOptions& options) {
+  HalfComparison step;
   step.first = first;
   step.second = second;
   const auto describe = [](const HalfTiming& h) {
@@ -324,6 +327,35 @@ BisectStep compare_halves(const HalfTiming& first, const HalfTiming& second, con
   return step;
 }
 
+BisectStep decide_step(const std::vector<std::pair<HalfTiming, HalfTiming>>& measurements,
+                       const BisectOptions& options) {
+  BisectStep step;
+  for (const auto& [first, second] : measurements) step.repetitions.push_back(compare_halves(first, second, options));
+  if (step.repetitions.empty()) {
+    step.evidence = "no measurement";
+    return step;
+  }
+  const HalfOrder first_order = step.repetitions.front().order;
+  const bool agree = std::all_of(step.repetitions.begin(), step.repetitions.end(),
+                                 [first_order](const HalfComparison& c) { return c.order == first_order; });
+  step.order = agree ? first_order : HalfOrder::neither;
+  step.ratio = step.repetitions.front().ratio;
+  for (const auto& c : step.repetitions) step.ratio = std::min(step.ratio, c.ratio);
+  const std::size_t n = step.repetitions.size();
+  if (n == 1) {
+    step.evidence = step.repetitions.front().evidence;
+  } else {
+    std::string ratios;
+    for (const auto& c : step.repetitions) ratios += fmt::format("{}{:.2f}", ratios.empty() ? "" : ", ", c.ratio);
+    const std::string verdict =
+        step.order != HalfOrder::neither
+            ? fmt::format("slower in all {} repetitions (ratios {})", n, ratios)
+            : fmt::format("not the same half clearly slower in all {} repetitions (ratios {})", n, ratios);
+    step.evidence = fmt::format("{}; {}", verdict, step.repetitions.front().evidence);
+  }
+  return step;
+}
+
 BisectReport bisect(int num_ranks, const HalvesMeasurer& measure, const BisectOptions& options) {
   BisectReport out;
   out.lo = 0;
@@ -336,8 +368,7 @@ BisectReport bisect(int num_ranks, const HalvesMeasurer& measure, const BisectOp
                                    rank_range(out.lo, out.hi - out.lo));
       break;
     }
-    const auto [first, second] = measure(out.lo, mid, out.hi);
-    BisectStep step = compare_halves(first, second, options);
+    BisectStep step = decide_step(measure(out.lo, mid, out.hi), options);
     const HalfOrder order = step.order;
     out.steps.push_back(std::move(step));
     if (order == HalfOrder::neither) break;
@@ -589,11 +620,15 @@ nlohmann::json locate_to_json(const LocateReport& r) {
     const auto& b = *r.bisection;
     json steps = json::array();
     for (const auto& s : b.steps) {
-      steps.push_back({{"first", half_json(s.first)},
-                       {"second", half_json(s.second)},
-                       {"order", order_name(s.order)},
-                       {"ratio", s.ratio},
-                       {"evidence", s.evidence}});
+      json reps = json::array();
+      for (const auto& c : s.repetitions) {
+        reps.push_back({{"first", half_json(c.first)},
+                        {"second", half_json(c.second)},
+                        {"order", order_name(c.order)},
+                        {"ratio", c.ratio}});
+      }
+      steps.push_back(
+          {{"repetitions", reps}, {"order", order_name(s.order)}, {"ratio", s.ratio}, {"evidence", s.evidence}});
     }
     out["bisection"] = {{"steps", steps},
                         {"suspect_first_rank", b.lo},

@@ -28,11 +28,14 @@ inline constexpr const char* kLocateSchema = "collbench.locate/1";
 // ---- skew ----------------------------------------------------------------------------------
 
 struct SkewOptions {
-  // A rank leads in a case when the median wait of the other ranks of its communicator minus
-  // its own wait is at least this fraction of the case's mean iteration time (it accounts for
-  // that much of every iteration). Without a straggler, 4 ranks on 2 cores stayed below 0.21
-  // (docs/locate.md); a 20 ms delay gave 0.46 and more.
-  double min_lead_fraction = 0.3;
+  // A rank leads in a case when its lead (the median wait of the other ranks of its
+  // communicator minus its own wait) is at least this fraction of the case's mean iteration
+  // time (it accounts for that much of every iteration) ...
+  double min_lead_fraction = 0.2;
+  // ... and at least this many times the spread (max - min) of the other ranks' waits, so that
+  // it stands out from them rather than from noise (a communicator of two has no spread).
+  // docs/locate.md has the measurements behind both numbers.
+  double min_lead_over_spread = 2.0;
   // ... and is named when it leads in more than this fraction of the cases analysed.
   double min_consistency = 0.5;
   // p99 / p50 at or above this, with no leading rank: a system-wide spike (an observation).
@@ -148,17 +151,31 @@ struct HalfTiming {
 
 enum class HalfOrder { first_slower, second_slower, neither };
 
-struct BisectStep {
+// One measurement of the two halves and its verdict.
+struct HalfComparison {
   HalfTiming first, second;
   HalfOrder order = HalfOrder::neither;
   double ratio = 1.0;  // slower / faster normalised p50
   std::string evidence;
 };
 
-// Which half is clearly slower: normalised p50 (time / busbw factor when both halves have two
-// or more ranks; plain time when both have one) at least min_ratio apart, and the 95% CIs of
-// the medians not overlapping. Halves of one rank and of several ranks are not compared.
-BisectStep compare_halves(const HalfTiming& first, const HalfTiming& second, const BisectOptions& options = {});
+// Which half is clearly slower in one measurement: normalised p50 (time / busbw factor when both
+// halves have two or more ranks; plain time when both have one) at least min_ratio apart, and
+// the 95% CIs of the medians not overlapping. One rank against several is not compared.
+HalfComparison compare_halves(const HalfTiming& first, const HalfTiming& second, const BisectOptions& options = {});
+
+// One bisection step: the same split measured `repetitions` times; a half is slower only when
+// it is in every repetition (a slow component is slow every time; which half the scheduler or
+// another job happens to slow down is not).
+struct BisectStep {
+  std::vector<HalfComparison> repetitions;
+  HalfOrder order = HalfOrder::neither;
+  double ratio = 1.0;  // the smallest ratio over the repetitions when they agree
+  std::string evidence;
+};
+
+BisectStep decide_step(const std::vector<std::pair<HalfTiming, HalfTiming>>& measurements,
+                       const BisectOptions& options = {});
 
 struct BisectReport {
   std::vector<BisectStep> steps;
@@ -169,10 +186,11 @@ struct BisectReport {
 };
 
 // Halves the suspect range [0, num_ranks) while one half is clearly slower. `measure(lo, mid,
-// hi)` runs the all-reduce on [lo, mid) and [mid, hi) at once and returns both timings. Stops
-// at one rank, when neither half is slower, or when a split would pair one rank with several
-// (not comparable): at most ceil(log2 n) calls.
-using HalvesMeasurer = std::function<std::pair<HalfTiming, HalfTiming>(int lo, int mid, int hi)>;
+// hi)` runs the all-reduce on [lo, mid) and [mid, hi) at once (one runner invocation, one or
+// more repetitions) and returns both timings per repetition. Stops at one rank, when neither
+// half is slower, or when a split would pair one rank with several (not comparable): at most
+// ceil(log2 n) steps.
+using HalvesMeasurer = std::function<std::vector<std::pair<HalfTiming, HalfTiming>>(int lo, int mid, int hi)>;
 BisectReport bisect(int num_ranks, const HalvesMeasurer& measure, const BisectOptions& options = {});
 
 // The halves' timings from a scope-domain all-reduce record whose domains are

@@ -56,6 +56,10 @@ void on_root_agreed(const Control& control, F&& f) {
 // What differs between the configuration stored in a results file and the one about to run,
 // in words, for the --resume refusal ("domain_sizes [2] vs [1,1]; case 3: bytes 4096 vs 8192").
 std::string describe_config_difference(const nlohmann::json& stored, const nlohmann::json& now) {
+  // Values from YAML may hold bytes that are not UTF-8: print them as the results writer does.
+  const auto text = [](const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
   std::vector<std::string> parts;
   if (!stored.is_object()) return "the stored configuration is not an object";
   for (const auto& [key, value] : now.items()) {
@@ -74,14 +78,14 @@ std::string describe_config_difference(const nlohmann::json& stored, const nlohm
           for (const auto& [field, v] : value[i].items()) {
             const auto f = (*it)[i].find(field);
             if (f == (*it)[i].end() || *f != v) {
-              fields.push_back(fmt::format("{} {} vs {}", field, f == (*it)[i].end() ? "(absent)" : f->dump(), v.dump()));
+              fields.push_back(fmt::format("{} {} vs {}", field, f == (*it)[i].end() ? "(absent)" : text(*f), text(v)));
             }
           }
           parts.push_back(fmt::format("case {}: {}", i, join(fields, ", ")));
           break;  // the first differing case is enough to see why
         }
       } else {
-        parts.push_back(fmt::format("{} {} vs {}", key, it->dump(), value.dump()));
+        parts.push_back(fmt::format("{} {} vs {}", key, text(*it), text(value)));
       }
     }
   }
@@ -397,7 +401,8 @@ RunSummary Runner::run(const plan::Sweep& requested) {
         if (existing.header && existing.header->config != config) {
           throw InputError(fmt::format("--resume: '{}' was written by a different configuration ({}); use --force "
                                        "to replace it or another --out file",
-                                       *options_.out_path, describe_config_difference(existing.header->config, config)));
+                                       *options_.out_path,
+                                       describe_config_difference(existing.header->config, config)));
         }
         has_header = existing.header.has_value();
         for (const auto& rec : existing.cases) done_keys.insert(rec.case_key);
@@ -576,7 +581,8 @@ RunSummary Runner::run(const plan::Sweep& requested) {
       }
       std::fputs(report::table_row(rec).c_str(), stdout);
     } else if (options_.format == "jsonl") {
-      std::fputs((record::to_json(rec).dump() + "\n").c_str(), stdout);
+      const auto line = record::to_json(rec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      std::fputs(line.c_str(), stdout);
     } else if (options_.format == "csv") {
       std::fputs(report::csv_row(rec).c_str(), stdout);
     }
