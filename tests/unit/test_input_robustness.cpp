@@ -105,6 +105,16 @@ TEST(ResultsReader, DeepNestingIsRefusedBeforeItCanOverflowTheStack) {
   EXPECT_TRUE(has(input_error([&] { report::parse_input(text, "d.jsonl"); }), "d.jsonl:2:"));
 }
 
+TEST(ResultsReader, NumberBeyondDoubleRangeIsAnInputError) {
+  // Found by fuzz_results (tests/fuzz/corpus/results/regress-number-overflow.jsonl): nlohmann's
+  // out_of_range escaped the reader.
+  auto records = real_records();
+  const std::string text = records[0].dump() + "\n{\"kind\": \"case\", \"bytes\": 1e315}\n";
+  const std::string message = input_error([&] { record::parse_results(text, "n.jsonl"); });
+  EXPECT_TRUE(has(message, "n.jsonl:2: invalid JSON: a number out of range")) << message;
+  EXPECT_TRUE(has(input_error([&] { report::parse_input(text, "n.jsonl"); }), "n.jsonl:2:"));
+}
+
 TEST(ResultsReader, TruncatedLastLineIsAWarningBrokenMiddleLineAnError) {
   const std::string text = jsonl(real_records());
   const std::string cut = text.substr(0, text.size() - 50);

@@ -139,6 +139,9 @@ std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& pat
         continue;
       }
       throw InputError(fmt::format("{}:{}: invalid JSON {}", path, line_no, parse_error_text(e)));
+    } catch (const nlohmann::json::out_of_range& e) {
+      // A number beyond double's range ("1e315"): not something collbench writes.
+      throw InputError(fmt::format("{}:{}: invalid JSON: a number out of range ({})", path, line_no, e.what()));
     }
     if (!j.is_object()) throw InputError(fmt::format("{}:{}: a record must be a JSON object", path, line_no));
     out.push_back({line_no, std::move(j)});

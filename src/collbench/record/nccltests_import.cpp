@@ -1427,6 +1427,8 @@ NcclTestsLog parse_nccl_tests_json(std::string_view text, const std::string& sou
                      (at_end ? "the JSON ends early (was the nccl-tests run killed before it closed the file?): "
                              : "not valid JSON: ") +
                      e.what());
+  } catch (const Json::out_of_range& e) {
+    throw InputError(source_path + ": not valid JSON: a number out of range (" + e.what() + ")");
   }
   NcclTestsLog log;
   log.format = "json";
