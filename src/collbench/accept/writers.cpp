@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "collbench/core/units.hpp"
+#include "collbench/report/escape.hpp"
 
 namespace collbench::accept {
 namespace {
@@ -27,45 +28,8 @@ std::optional<double> value_of(const Row& row, const std::string& metric) {
   return row.time;
 }
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters.
-        if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\n' || ch == '\t') out += ch;
-    }
-  }
-  return out;
-}
-
-std::string md_escape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|')
-      out += "\\|";
-    else if (ch == '\n')
-      out += ' ';
-    else
-      out += ch;
-  }
-  return out;
-}
+using report::md_escape;
+using report::xml_escape;
 
 // Prometheus label values: backslash, double quote and newline are escaped.
 std::string prom_escape(std::string_view s) {

@@ -14,6 +14,7 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/report/escape.hpp"
 #include "collbench/stats/compare.hpp"
 
 namespace collbench::report {
@@ -591,46 +592,6 @@ std::string p50_text(const std::optional<double>& v) {
 
 std::string case_label(const CaseVerdict& c) {
   return fmt::format("{} {} {} {} n={}", c.collective, c.algo, c.dtype, format_bytes(c.bytes), c.num_ranks);
-}
-
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters; records never need them.
-        if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\n' || ch == '\t') out += ch;
-    }
-  }
-  return out;
-}
-
-std::string md_escape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|')
-      out += "\\|";
-    else if (ch == '\n')
-      out += ' ';
-    else
-      out += ch;
-  }
-  return out;
 }
 
 // The numbers of a case as one line (JUnit messages and bodies).
