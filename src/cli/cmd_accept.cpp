@@ -1,6 +1,6 @@
 // `collbench accept PROFILE`: runs an acceptance profile (profiles/acceptance/*.yaml) under
 // mpiexec and gives PASS/FAIL/WAIVED per check, size and domain with the reason; with --out-dir
-// also JSON, Markdown, JUnit XML, a Prometheus textfile and the raw JSONL records
+// also JSON, Markdown, an HTML page, JUnit XML, a Prometheus textfile and the raw JSONL records
 // (docs/acceptance.md). Exit 0 all pass, 1 any FAIL, 2 bad input.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,9 +17,11 @@
 #include "cli/common_options.hpp"
 #include "cli/out_dir.hpp"
 #include "cli/subcommand.hpp"
+#include "collbench/accept/html.hpp"
 #include "collbench/accept/judge.hpp"
 #include "collbench/accept/profile.hpp"
 #include "collbench/accept/writers.hpp"
+#include "collbench/core/build_info.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
@@ -46,8 +48,8 @@ struct AcceptFlags {
   const CLI::Option* progress_option = nullptr;  // given on the command line?
 };
 
-const std::vector<std::string> kOurFiles{"verdict.json", "verdict.md", "junit.xml", "collbench_accept.prom",
-                                         "records-*"};
+const std::vector<std::string> kOurFiles{"verdict.json", "verdict.md", "verdict.html", "junit.xml",
+                                         "collbench_accept.prom", "records-*"};
 
 void print_plan(const accept::AcceptanceProfile& profile, const std::vector<accept::PlacementGroup>& groups) {
   std::printf("# acceptance profile '%s' (%s): %zu check(s)\n", profile.name.c_str(), profile.source.c_str(),
@@ -67,6 +69,24 @@ void print_plan(const accept::AcceptanceProfile& profile, const std::vector<acce
     }
   }
   std::printf("# estimated run time: at most %.0f s (sum of per-case max_time)\n", total_s);
+}
+
+// The HTML page, with the run headers of the record files just written for provenance.
+std::string verdict_html(const accept::AcceptReport& report, const std::vector<std::string>& command) {
+  std::vector<report::InputFile> records;
+  std::vector<std::string> notes;
+  for (const auto& path : report.record_files) {
+    try {
+      records.push_back(report::load_input(path));
+    } catch (const Error& e) {
+      notes.push_back(fmt::format("record file '{}' not read ({}): its provenance is missing", path, e.what()));
+    }
+  }
+  report::HtmlContext ctx;
+  ctx.generator = fmt::format("collbench {} (git {})", build::kVersion, build::kGitSha);
+  ctx.generated_at = report.finished_at;
+  ctx.command = command;
+  return accept::render_accept_html(report, records, ctx, notes);
 }
 
 int run_accept(const AcceptFlags& f) {
@@ -207,6 +227,7 @@ int run_accept(const AcceptFlags& f) {
         const std::filesystem::path dir(*f.out_dir);
         write_file_atomic((dir / "verdict.json").string(), accept::accept_to_json(report).dump(2) + "\n");
         write_file_atomic((dir / "verdict.md").string(), accept::render_accept_markdown(report));
+        write_file_atomic((dir / "verdict.html").string(), verdict_html(report, process_argv()));
         write_file_atomic((dir / "junit.xml").string(), accept::render_accept_junit(report));
         write_file_atomic((dir / "collbench_accept.prom").string(), accept::render_accept_prometheus(report));
       }
@@ -236,7 +257,7 @@ Action setup(CLI::App& app) {
   app.add_flag("--dry-run", f->dry_run, "Print the cases each check expands to; run nothing");
   app.add_option("--assume-ranks", f->assume_ranks, "Rank count for --dry-run (default: this run's)");
   app.add_option("--out-dir", f->out_dir,
-                 "Write verdict.json, verdict.md, junit.xml, collbench_accept.prom and records-*.jsonl here");
+                 "Write verdict.json, verdict.md, verdict.html, junit.xml, collbench_accept.prom and records-*.jsonl here");
   app.add_flag("--force", f->force, "Replace results already in --out-dir");
   app.add_option("--system", f->system, "System profile for bounds (overrides the profile's 'system:')");
   app.add_flag("--allow-faults", f->allow_faults, "Accept an injected COLLBENCH_FAULT (tests of the tooling)");

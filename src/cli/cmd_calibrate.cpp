@@ -295,7 +295,7 @@ Action setup(CLI::App& app) {
   app.add_option("--out", f->out, "Profile file to write (default: $XDG_CONFIG_HOME/collbench/cpu-local.yaml)");
   app.add_option("--repetitions", f->repetitions, "Repetitions per measurement; the best is kept")->default_str("10");
   app.footer(
-      "Example:\n  mpiexec -n 2 collbench calibrate\nSee docs/model.md for what is measured and how it is used.");
+      "See docs/model.md for what is measured and how it is used.\nExample:\n  mpiexec -n 2 collbench calibrate");
   return [f]() -> int { return run_calibration(*f); };
 }
 

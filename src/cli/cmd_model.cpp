@@ -603,13 +603,13 @@ Action setup(CLI::App& app) {
       ->default_str("table");
   app.add_flag("--list-systems", f->list_systems, "List the system profiles and where they are found");
   app.footer(
+      "See docs/model.md for every formula.\n"
       "Examples (no mpiexec needed):\n"
       "  collbench model alltoall --system gb300-nvl72 --ranks 256,512,1024 --ranks-per-domain 72 -b 1M -e 1G\n"
       "  collbench model allreduce --system gb300-nvl72 --ranks 256,512,1024 --algo ring,nvlstree,hierarchical\n"
       "  collbench model allreduce --system h100-hgx --algo nvls,ring -b 8 -e 8G -f 4 --format csv\n"
       "  collbench model moe-dispatch --ep-size 8,16,32,64,256 --tokens 4096\n"
-      "  collbench model moe-combine --system gb300-nvl72 --ep-size 64,256 --ranks-per-domain 64\n"
-      "See docs/model.md for every formula.");
+      "  collbench model moe-combine --system gb300-nvl72 --ep-size 64,256 --ranks-per-domain 64");
   return [f]() -> int {
     if (f->list_systems) return list_systems();
     if (f->collective.empty()) {

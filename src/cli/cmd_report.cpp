@@ -1,7 +1,9 @@
 // `collbench report FILES...`: per-case tables (console, Markdown, CSV) and comparisons between
 // runs, backends or algorithms; `collbench report weak-scaling FILES...`: the weak-scaling report
 // folder (report.md, report.json, PNG plots drawn by the plotting package when matplotlib is
-// available). Reads result files only: no MPI, no GPU.
+// available); `collbench report accept DIR|verdict.json`: an acceptance run's verdicts again. Each
+// takes --html FILE: one self-contained page (docs/report.md). Reads result files only: no MPI,
+// no GPU.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -10,6 +12,8 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,12 +24,18 @@
 #include <string>
 #include <vector>
 
+#include "cli/common_options.hpp"
+#include "cli/out_dir.hpp"
 #include "cli/subcommand.hpp"
+#include "collbench/accept/html.hpp"
+#include "collbench/accept/writers.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/report/compare.hpp"
+#include "collbench/report/html.hpp"
 #include "collbench/report/markdown.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/report/weak_scaling.hpp"
@@ -40,6 +50,7 @@ struct ReportFlags {
   std::string format = "table";
   std::string compare_by = "auto";
   std::optional<std::string> baseline;
+  std::optional<std::string> html;
 };
 
 struct WeakScalingFlags {
@@ -52,6 +63,13 @@ struct WeakScalingFlags {
   std::uint64_t seed = 1;
   int resamples = 2000;
   bool no_plots = false;
+  std::optional<std::string> html;
+};
+
+struct AcceptReportFlags {
+  std::string path;  // a folder holding verdict.json, or the file
+  std::string format = "table";
+  std::optional<std::string> html;
 };
 
 std::vector<report::InputFile> load_all(const std::vector<std::string>& paths) {
@@ -80,6 +98,40 @@ std::vector<int> parse_ranks(const std::string& text) {
   return out;
 }
 
+
+// ---- HTML --------------------------------------------------------------------------------------
+
+report::HtmlContext html_context() {
+  report::HtmlContext ctx;
+  ctx.generator = fmt::format("collbench {} (git {})", build::kVersion, build::kGitSha);
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  ctx.generated_at = buf;
+  ctx.command = process_argv();
+  return ctx;
+}
+
+// Checked before any work, so that a bad --html path fails before anything is written.
+void check_html_path(const std::optional<std::string>& html) {
+  if (!html) return;
+  if (html->empty()) throw InputError("--html: give a file name (e.g. report.html)");
+  const fs::path p(*html);
+  if (fs::is_directory(p)) throw InputError(fmt::format("--html '{}': is a folder; give a file name", *html));
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent)) {
+    throw InputError(fmt::format("--html '{}': folder '{}' does not exist", *html, parent.string()));
+  }
+}
+
+// Written through a temporary file and a rename: a reader never sees half a page.
+void write_html(const std::string& path, const std::string& page) {
+  write_file_atomic(path, page);
+  std::fprintf(stderr, "collbench: wrote %s\n", path.c_str());
+}
+
 // ---- tables and comparisons ------------------------------------------------------------------
 
 int run_tables(const ReportFlags& f) {
@@ -93,6 +145,7 @@ int run_tables(const ReportFlags& f) {
     by = report::parse_compare_by(f.compare_by);
   }
   if (f.baseline && !by) throw InputError("--baseline needs a comparison (--compare-by run|backend|algo)");
+  check_html_path(f.html);
   const auto files = load_all(f.files);
   std::optional<report::Comparison> comparison;
   if (by) comparison = report::compare(files, *by, f.baseline);
@@ -122,7 +175,11 @@ int run_tables(const ReportFlags& f) {
     }
     if (comparison) out += "#\n" + report::render_comparison_table(*comparison);
   }
+  std::string page;
+  if (f.html) page = report::render_cases_html(files, comparison ? &*comparison : nullptr, html_context());
   std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  if (f.html) write_html(*f.html, page);
   return 0;
 }
 
@@ -201,8 +258,7 @@ Plotter find_plotter() {
   }
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("COLLBENCH_PLOTTING_DIR"); env && *env) candidates.emplace_back(env);
-  candidates.push_back(std::string(build::kSourceDir) + "/plotting");
-  candidates.push_back(std::string(build::kInstallDataDir) + "/plotting");
+  for (const auto& d : data_search_dirs("plotting")) candidates.push_back(d);
   for (const auto& c : candidates) {
     if (fs::exists(fs::path(c) / "collbench_plot" / "__main__.py")) {
       p.package_dir = c;
@@ -256,6 +312,7 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   opt.resamples = f.resamples;
   if (f.system) opt.system = model::load_system_profile(*f.system);
   if (f.project_onto) opt.project_onto = model::load_system_profile(*f.project_onto);
+  check_html_path(f.html);
   const auto files = load_all(f.files);
   const report::WeakScalingReport rep = report::build_weak_scaling(files, opt);
 
@@ -322,6 +379,10 @@ int run_weak_scaling(const WeakScalingFlags& f) {
     }
   }
   write_file(md_path, report::render_weak_scaling_markdown(rep, links));
+  if (f.html) {
+    write_file_atomic(*f.html, report::render_weak_scaling_html(rep, files, html_context()));
+    written.push_back(*f.html);
+  }
 
   std::printf("# %s: %zu group(s) from %zu file(s)\n", rep.title.c_str(), rep.groups.size(), files.size());
   if (!rep.projection_status.empty()) std::printf("# %s\n", rep.projection_status.c_str());
@@ -330,9 +391,75 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   return 0;
 }
 
+
+// ---- acceptance results ------------------------------------------------------------------------
+
+int run_accept_report(const AcceptReportFlags& f) {
+  if (f.format != "table" && f.format != "markdown" && f.format != "json" && f.format != "none") {
+    throw InputError(unknown_name_message("--format", f.format, {"table", "markdown", "json", "none"}));
+  }
+  check_html_path(f.html);
+  fs::path verdict_path(f.path);
+  if (fs::is_directory(verdict_path)) {
+    verdict_path /= "verdict.json";
+    if (!fs::exists(verdict_path)) {
+      throw InputError(fmt::format("{}: no verdict.json in this folder (give the --out-dir of `collbench accept`, or "
+                                   "its verdict.json)",
+                                   f.path));
+    }
+  } else if (!fs::exists(verdict_path)) {
+    throw InputError(fmt::format("{}: no such file or folder (give the --out-dir of `collbench accept`, or its "
+                                 "verdict.json)",
+                                 f.path));
+  }
+  std::ifstream in(verdict_path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read: {}", verdict_path.string(), std::strerror(errno)));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or a number out of range
+    throw InputError(fmt::format("{}: not JSON ({}); expected an acceptance verdict (verdict.json of `collbench "
+                                 "accept --out-dir`)",
+                                 verdict_path.string(), e.what()));
+  }
+  const accept::AcceptReport rep = accept::accept_from_json(j, verdict_path.string());
+
+  // Record files for provenance: as written (relative to where accept ran), else next to verdict.json.
+  std::vector<report::InputFile> records;
+  std::vector<std::string> notes;
+  for (const auto& rf : rep.record_files) {
+    fs::path p(rf);
+    if (!fs::exists(p)) p = verdict_path.parent_path() / fs::path(rf).filename();
+    if (!fs::exists(p)) {
+      notes.push_back(fmt::format("record file '{}' not found (nor next to the verdict): its provenance is missing", rf));
+      continue;
+    }
+    try {
+      records.push_back(report::load_input(p.string()));
+    } catch (const InputError& e) {
+      notes.push_back(fmt::format("record file '{}' not read ({}): its provenance is missing", p.string(), e.what()));
+    }
+  }
+  for (const auto& n : notes) std::fprintf(stderr, "collbench: warning: %s\n", n.c_str());
+  std::string page;
+  if (f.html) page = accept::render_accept_html(rep, records, html_context(), notes);
+  if (f.format == "table") {
+    std::fputs(accept::render_accept_table(rep).c_str(), stdout);
+  } else if (f.format == "markdown") {
+    std::fputs(accept::render_accept_markdown(rep).c_str(), stdout);
+  } else if (f.format == "json") {
+    std::fputs((accept::accept_to_json(rep).dump(2) + "\n").c_str(), stdout);
+  }
+  std::fflush(stdout);
+  if (f.html) write_html(*f.html, page);
+  return 0;
+}
+
 Action setup(CLI::App& app) {
   auto f = std::make_shared<ReportFlags>();
   auto w = std::make_shared<WeakScalingFlags>();
+  auto a = std::make_shared<AcceptReportFlags>();
   app.add_option("files", f->files, "Result files (JSONL)");
   app.add_option("--format", f->format, "table, markdown or csv")->default_str("table");
   app.add_option("--compare-by", f->compare_by,
@@ -340,6 +467,8 @@ Action setup(CLI::App& app) {
       ->default_str("auto");
   app.add_option("--baseline", f->baseline,
                  "Value of the compared dimension to compare against (a file, backend or algo; default: the first)");
+  app.add_option("--html", f->html,
+                 "Also write one self-contained HTML page (tables, SVG plots, provenance) to this file");
   app.require_subcommand(0, 1);
   app.footer(
       "Examples:\n"
@@ -347,7 +476,9 @@ Action setup(CLI::App& app) {
       "  collbench report results/a.jsonl results/b.jsonl              # compares the runs, per size\n"
       "  collbench report results/all.jsonl --compare-by algo --baseline ring --format markdown\n"
       "  collbench report weak-scaling results/256.jsonl results/512.jsonl results/1024.jsonl --system gb300-nvl72 "
-      "--out report/");
+      "--out report/\n"
+      "  collbench report results/a.jsonl --html a.html                 # one self-contained page\n"
+      "  collbench report accept accept-out --html accept.html          # acceptance verdicts as a page");
 
   CLI::App* ws =
       app.add_subcommand("weak-scaling", "Weak-scaling report across rank counts: Markdown, JSON, PNG plots");
@@ -363,12 +494,29 @@ Action setup(CLI::App& app) {
   ws->add_option("--seed", w->seed, "Seed of the bootstrap")->default_str("1");
   ws->add_option("--resamples", w->resamples, "Bootstrap resamples")->default_str("2000");
   ws->add_flag("--no-plots", w->no_plots, "Write report.md and report.json only");
+  ws->add_option("--html", w->html, "Also write the report as one self-contained HTML page (inline SVG plots)");
   ws->footer(
       "E(N) = per-GPU busbw(N) / busbw(N0), N0 the smallest measured N, with a 95% bootstrap interval; rank counts\n"
       "of --ranks without a measurement are projected from the model (docs/report.md). Plots need matplotlib:\n"
-      "  sudo apt-get install python3-matplotlib   or   python3 -m pip install matplotlib");
+      "  sudo apt-get install python3-matplotlib   or   python3 -m pip install matplotlib\n"
+      "Examples:\n"
+      "  collbench report weak-scaling results/n256.jsonl results/n512.jsonl results/n1024.jsonl --system gb300-nvl72 "
+      "--out ws/\n"
+      "  collbench report weak-scaling results/n1.jsonl results/n2.jsonl --system cpu-local --ranks none --no-plots");
 
-  return [f, w, ws]() -> int {
+  CLI::App* acc = app.add_subcommand(
+      "accept", "An acceptance run's verdicts (verdict.json of `collbench accept --out-dir`): table, Markdown, HTML");
+  acc->add_option("path", a->path, "The accept --out-dir folder, or its verdict.json")->required();
+  acc->add_option("--format", a->format, "Console output: table, markdown, json or none")->default_str("table");
+  acc->add_option("--html", a->html,
+                  "Write one self-contained HTML page (verdicts, chart, provenance from the record files)");
+  acc->footer(
+      "Example:\n"
+      "  mpiexec -n 2 collbench accept cpu-local --out-dir accept-out   # also writes accept-out/verdict.html\n"
+      "  collbench report accept accept-out --html accept.html");
+
+  return [f, w, ws, a, acc]() -> int {
+    if (acc->parsed()) return run_accept_report(*a);
     if (ws->parsed()) return run_weak_scaling(*w);
     return run_tables(*f);
   };

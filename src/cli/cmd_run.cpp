@@ -16,6 +16,7 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/overlap/spec.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -45,11 +46,14 @@ struct RunFlags {
   int root = 0;
   int graph = 0;
   std::optional<std::string> system;
+  std::string overlap;   // --overlap COMPUTE (docs/overlap.md)
+  int overlap_chunks = 0;
   bool list = false;
   StopFlags stop;
   PlacementFlags placement;
   OutputFlags output;
   MoeFlags moe;
+  std::optional<std::string> dp_bytes;  // ep-dp-concurrent: the all-reduce across domains
   // Set when the flag was given (the defaults of -b/-e/-d make no sense for moe-*).
   std::vector<std::pair<std::string, const CLI::Option*>> size_options;
 };
@@ -175,6 +179,10 @@ void print_list() {
   std::printf("algorithms:  %s\n", join(algorithm_names()).c_str());
   std::puts("scopes:      domain, global");
   std::puts("timing:      isolated, pipelined");
+  std::puts("overlap compute loads (--overlap NAME[:key=value,...]):");
+  for (const auto& l : overlap::compute_loads()) {
+    std::printf("  %-14s %s; keys: %s\n", l.name.c_str(), l.description.c_str(), join(l.keys).c_str());
+  }
 }
 
 plan::Sweep build_sweep(const RunFlags& f) {
@@ -183,7 +191,18 @@ plan::Sweep build_sweep(const RunFlags& f) {
   sweep.source = "<command line>";
   sweep.system = f.system;
   coll::find_collective(f.collective);
-  const auto param_sets = moe_param_sets(f);
+  auto param_sets = moe_param_sets(f);
+  if (f.dp_bytes) {
+    if (!coll::find_collective(f.collective).uses_levels()) {
+      throw InputError(fmt::format("--dp-bytes applies only to ep-dp-concurrent, not {}", f.collective));
+    }
+    try {
+      coll::find_collective(f.collective).check_params({{"dp_bytes", *f.dp_bytes}});
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--dp-bytes: {}", e.what()));
+    }
+    for (auto& p : param_sets) p["dp_bytes"] = *f.dp_bytes;
+  }
   // MoE cases carry no requested size (0): the workload sets it, and the record says what ran.
   const auto sizes = is_moe(f.collective) ? std::vector<std::uint64_t>{0}
                                           : plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes),
@@ -213,6 +232,11 @@ plan::Sweep build_sweep(const RunFlags& f) {
   const std::string buffers = f.buffers.empty() ? (backend == "mpi" ? "host" : "plain") : parse_buffer_kind(f.buffers);
   const Timing timing = parse_timing(f.timing);
   if (f.check != 0 && f.check != 1) throw InputError(fmt::format("-c/--check {}: accepted: 0, 1", f.check));
+  if (!f.overlap.empty()) overlap::parse_compute_spec(f.overlap);  // names --overlap and the accepted values
+  if (f.overlap_chunks < 0) throw InputError(fmt::format("--overlap-chunks {}: must be at least 1", f.overlap_chunks));
+  if (f.overlap_chunks > 0 && f.overlap.empty()) {
+    throw InputError("--overlap-chunks needs --overlap COMPUTE (e.g. --overlap gemm:workload=deepseek-v3)");
+  }
 
   for (Dtype d : dtypes) {
     for (Redop r : redops) {
@@ -236,6 +260,8 @@ plan::Sweep build_sweep(const RunFlags& f) {
                 c.check = f.check == 1;
                 c.bytes = bytes;
                 c.params = params;
+                c.overlap = f.overlap;
+                c.overlap_chunks = f.overlap_chunks;
                 apply_stop_flags(f.stop, c);
                 sweep.cases.push_back(c);
               }
@@ -277,6 +303,16 @@ Action setup(CLI::App& app) {
   app.add_option("-G,--graph", f->graph, "CUDA-graph replays per sample (nccl backend)")->default_str("0");
   app.add_option("--system", f->system, "System profile (name or file) for bounds");
   app.add_flag("--list", f->list, "List collectives, dtypes, backends and algorithms");
+  app.add_option("--overlap", f->overlap,
+                 "Overlap mode: run a compute load beside the collective and report t_comm, t_compute, t_both, "
+                 "exposed time and overlap efficiency; COMPUTE = " + join(overlap::compute_load_names(), " | ") +
+                     "[:key=value,...], e.g. gemm:m=512,n=512,k=512, gemm:workload=deepseek-v3,tokens_per_expert=256, "
+                     "stream:bytes=64M, sleep:time=20ms (docs/overlap.md)");
+  app.add_option("--overlap-chunks", f->overlap_chunks,
+                 "Pipeline: split the micro-batch into N chunks, chunk i's communication beside chunk i-1's "
+                 "compute (moe-roundtrip: dispatch, expert compute, combine)");
+  app.add_option("--dp-bytes", f->dp_bytes,
+                 "ep-dp-concurrent: per-rank all-reduce buffer across domains, e.g. 64M (default: the -b/-e size)");
   const std::string moe_group = "MoE (moe-dispatch, moe-combine, moe-roundtrip; comma lists expand as cases)";
   app.add_option("--workload", f->moe.workload, "Workload profile(s), name or file (default deepseek-v3)")
       ->group(moe_group);
@@ -304,7 +340,9 @@ Action setup(CLI::App& app) {
       "  mpiexec -n 4 collbench run alltoall -b 1K -e 16M -f 4 --ranks-per-domain 2 --scope domain,global\n"
       "  mpiexec -n 2 collbench run allreduce -d bfloat16 -o max --in-place both --out results/ar.jsonl\n"
       "  mpiexec -n 4 collbench run moe-dispatch --tokens 128 --routing uniform --routing lognormal,sigma=0.8 \\\n"
-      "      --ranks-per-domain 2 --algo flat,hierarchical");
+      "      --ranks-per-domain 2 --algo flat,hierarchical\n"
+      "  mpiexec -n 2 collbench run allreduce -b 1M -e 16M -f 4 --overlap gemm:m=512,n=512,k=512\n"
+      "  mpiexec -n 4 collbench run moe-roundtrip --tokens 512 --overlap gemm:workload=deepseek-v3 --overlap-chunks 4");
   return [f]() -> int {
     if (f->list) {
       print_list();

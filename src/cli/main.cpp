@@ -6,13 +6,17 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "cli/cli_docs.hpp"
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/backend/mpi/mpi_backend.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/model/system_profile.hpp"
 #include "collbench/run/session.hpp"
 
 namespace collbench::cli {
@@ -41,6 +45,31 @@ void print_error(const std::string& message) {
   if (world_rank() == 0) std::fprintf(stderr, "collbench: error: %s\n", message.c_str());
 }
 
+// `collbench --version`: what was built, from which sources, against which libraries. The MPI
+// library's own version string is asked at run time (MPI_Get_library_version may be called
+// before MPI_Init, MPI-3.1 section 8.1.1), so a binary started against another libmpi shows it.
+std::string version_text() {
+  using namespace collbench;
+  std::string mpi_runtime = backend::mpi_library_version();
+  std::replace(mpi_runtime.begin(), mpi_runtime.end(), '\t', ' ');
+  // First line as before (scripts parse it): version, git sha, the backends compiled in.
+  std::string out = fmt::format("collbench {} (git {}; backends: {})\nbuild: {}\nlibraries:\n", build::kVersion,
+                                build::kGitSha, build::kBackends,
+                                *build::kBuildType != '\0' ? build::kBuildType : "default");
+  out += fmt::format("  mpi   {} (built with the {} wrapper {})\n", mpi_runtime, build::kMpiFlavor, build::kMpiCompiler);
+  const auto backends = build::backends_built();
+  if (std::find(backends.begin(), backends.end(), "nccl") != backends.end()) {
+    out += fmt::format("  nccl  NCCL {}, CUDA toolkit {} (headers at build time; each run header records the versions "
+                       "that ran)\n",
+                       build::kNcclVersion, build::kCudaVersion);
+  } else {
+    out += "  nccl  not built (CPU-only build: no CUDA toolkit and NCCL found, or COLLBENCH_WITH_CUDA=OFF)\n";
+  }
+  const auto profile_dirs = model::system_profile_search_dirs();
+  out += fmt::format("profiles: {}", profile_dirs.empty() ? std::string("none found") : join(profile_dirs));
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,13 +77,14 @@ int main(int argc, char** argv) {
   cli::process_argv().assign(argv, argv + argc);
   CLI::App app{"collbench: collective-communication benchmarks for GPU clusters (MPI on CPU, NCCL on GPU)"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("collbench {} (git {}; backends: {})", build::kVersion,
-                                                build::kGitSha, build::kBackends));
+  app.set_version_flag("--version", version_text, "Print the version, git sha and the backends built (with which libraries)");
   app.footer(
+      "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 aborted, 4 nothing comparable.\n"
       "Examples:\n"
       "  mpiexec -n 2 collbench run allreduce -b 8 -e 128M -f 2\n"
+      "  srun --mpi=pmix -N 18 --ntasks-per-node=4 collbench run alltoall -b 1M -e 1G --ranks-per-domain 72\n"
       "  mpiexec -n 4 collbench sweep profiles/sweeps/cpu-smoke.yaml --out results/smoke.jsonl\n"
-      "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 aborted, 4 nothing comparable.");
+      "  collbench model alltoall --system gb300-nvl72 --ranks 256,512,1024 --ranks-per-domain 72");
 
   auto& registry = cli::subcommand_registry();
   std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
@@ -85,7 +115,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(fmt::format("{} (run 'collbench --help' or 'collbench <command> --help')", e.what()));
+    // An option the command does not have: name it, the command, and the closest valid option.
+    const std::string unknown = cli::unknown_option_message(app, std::vector<std::string>(argv + 1, argv + argc));
+    print_error(unknown.empty() ? fmt::format("{} (run 'collbench --help' or 'collbench <command> --help')", e.what())
+                                : unknown);
     return static_cast<int>(ExitCode::bad_input);
   } catch (const Error& e) {
     print_error(e.what());

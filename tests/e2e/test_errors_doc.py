@@ -52,7 +52,7 @@ def run_example(cmd):
 
 def built_with_nccl():
     out = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout
-    return "nccl" in out
+    return "nccl" in out.splitlines()[0]  # "collbench X (git Y; backends: mpi nccl)"
 
 
 def test_every_input_class_has_an_example():

@@ -7,37 +7,19 @@
 #include <cstdlib>
 
 #include "collbench/run/runner.hpp"
+#include "mpi_test_util.hpp"
 
 namespace {
 
 using namespace collbench;
 
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using mpitest::world_rank;
+using mpitest::world_size;
 
 plan::Sweep small_sweep(const std::string& collective, Scope scope, std::vector<std::uint64_t> sizes) {
-  plan::Sweep s;
-  s.name = "test";
-  s.source = "<test>";
-  for (auto b : sizes) {
-    plan::Case c;
-    c.collective = collective;
-    c.scope = scope;
-    c.bytes = b;
-    c.stop.min_iters = c.stop.max_iters = 5;
-    c.stop.warmup = 1;
-    c.stop.min_time_s = 0;
-    s.cases.push_back(c);
-  }
-  return s;
+  std::vector<plan::Case> cases;
+  for (auto b : sizes) cases.push_back(mpitest::fixed_case(collective, b, 5, scope));
+  return mpitest::sweep_of("test", std::move(cases));
 }
 
 run::RunnerOptions quiet() {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "collbench/accept/judge.hpp"
+#include "collbench/accept/metric.hpp"
 #include "collbench/accept/writers.hpp"
 
 namespace {
@@ -78,6 +79,21 @@ AcceptReport sample_report() {
   return r;
 }
 
+TEST(AcceptMetric, DirectionAndUnits) {
+  using namespace collbench::accept;
+  EXPECT_TRUE(lower_is_better("time_us"));
+  EXPECT_TRUE(lower_is_better("interference"));
+  EXPECT_FALSE(lower_is_better("busbw_gbps"));
+  EXPECT_FALSE(lower_is_better("algbw_gbps"));
+  EXPECT_EQ(format_metric("busbw_gbps", 812.345), "812.3 GB/s");
+  EXPECT_EQ(format_metric("time_us", 41.25), "41.25 us");
+  EXPECT_EQ(format_metric("time_us", 3125.0), "3.125 ms");
+  EXPECT_EQ(format_metric("interference", 1.2345), "1.23");
+  EXPECT_EQ(metric_word("algbw_gbps"), "algbw");
+  EXPECT_EQ(metric_word("interference"), "interference");
+  EXPECT_EQ(metric_word("time_us"), "time");
+}
+
 TEST(AcceptWriters, JunitGolden) {
   const std::string expected = R"xml(<?xml version="1.0" encoding="UTF-8"?>
 <testsuites name="collbench accept demo" tests="3" failures="1" errors="0" skipped="1" time="0">
@@ -95,8 +111,8 @@ TEST(AcceptWriters, JunitGolden) {
       <system-out>FAIL: measured algbw 0.2 GB/s; threshold &gt;= 0.5 GB/s algbw; algbw 0.2 GB/s &lt; 0.5 GB/s (floor); rank 2 &quot;slow&quot; &lt;on its own&gt; &amp; late</system-out>
     </testcase>
     <testcase classname="collbench.accept.demo.nvls" name="8B all (ranks 0-3)" time="0">
-      <skipped message="algorithm &apos;nvls&apos; is not available on the mpi backend"/>
-      <system-out>WAIVED: measured -; threshold &gt;= 0.8 x bound (no model); algorithm &apos;nvls&apos; is not available on the mpi backend</system-out>
+      <skipped message="algorithm &#39;nvls&#39; is not available on the mpi backend"/>
+      <system-out>WAIVED: measured -; threshold &gt;= 0.8 x bound (no model); algorithm &#39;nvls&#39; is not available on the mpi backend</system-out>
     </testcase>
   </testsuite>
 </testsuites>

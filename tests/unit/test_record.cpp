@@ -166,6 +166,19 @@ TEST(Table, GoldenRow) {
   EXPECT_EQ(report::table_footer({r}), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.372364\n");
 }
 
+TEST(Table, ConcurrentRowShowsSideTimingsAndInterference) {
+  auto r = sample_case();
+  r.collective = "ep-dp-concurrent";
+  r.extra["concurrent"] = {{"ep_bytes", 1048576}, {"ep_ranks", 2},        {"ep_alone_us", 385.9},
+                           {"dp_bytes", 4194304}, {"dp_ranks", 2},        {"dp_alone_us", 3996.2},
+                           {"both_us", 5835.3},   {"interference", 1.4602}};
+  const std::string row = report::table_row(r);
+  EXPECT_NE(row.find("\n#   concurrent: EP all-to-all 1048576 B x 2 ranks alone 385.9 us, DP all-reduce 4194304 B x 2 "
+                     "ranks alone 3996.2 us, both 5835.3 us -> interference 1.460 (both / slower alone)\n"),
+            std::string::npos)
+      << row;
+}
+
 TEST(Csv, HeaderAndRowHaveTheSameColumns) {
   const auto header = report::csv_header();
   const auto row = report::csv_row(sample_case());

@@ -16,6 +16,7 @@
 #include "collbench/report/weak_scaling.hpp"
 #include "collbench/stats/compare.hpp"
 #include "collbench/stats/summary.hpp"
+#include "record_fixtures.hpp"
 
 using namespace collbench;
 using namespace collbench::report;
@@ -27,30 +28,7 @@ constexpr std::uint64_t kBytes = 1000000;  // 1 MB per rank: algbw = 1e6 B / t
 
 // An allreduce case at n ranks whose samples have median `p50_us` (five samples around it).
 CaseRecord make_case(int n, double p50_us, std::vector<int> domain_sizes = {}) {
-  CaseRecord r;
-  r.run_id = "run-" + std::to_string(n);
-  r.collective = "allreduce";
-  r.redop = "sum";
-  r.dtype = "float32";
-  r.backend = "mpi";
-  r.algo_requested = "ring";
-  r.scope = "global";
-  r.timing = "isolated";
-  r.buffers = "host";
-  r.bytes = kBytes;
-  r.count = kBytes / 4;
-  r.num_ranks = n;
-  r.domain_sizes = domain_sizes.empty() ? std::vector<int>{n} : domain_sizes;
-  r.num_domains = static_cast<int>(r.domain_sizes.size());
-  r.samples_us = {0.95 * p50_us, 0.98 * p50_us, p50_us, 1.03 * p50_us, 1.09 * p50_us};
-  const auto s = stats::summarize(r.samples_us);
-  r.time_us = record::TimeStats::from(s);
-  r.iterations = 5;
-  r.algbw_gbps = static_cast<double>(kBytes) / (p50_us * 1e-6) / 1e9;
-  r.busbw_gbps = r.algbw_gbps * 2.0 * (n - 1) / n;
-  r.status = "ok";
-  r.case_key = record::make_case_key(r);
-  return r;
+  return fixtures::allreduce_record(n, kBytes, p50_us, std::move(domain_sizes));
 }
 
 InputFile make_file(const std::string& path, std::vector<CaseRecord> cases,

@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "collbench/accept/metric.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/pairing.hpp"
 #include "collbench/core/units.hpp"
@@ -62,23 +63,6 @@ int rounds_for(const Check& c, const Placement& p) {
   return std::max(round_robin_rounds(n), 1);
 }
 
-std::string fmt_gbps(double v) {
-  return fmt::format("{:.4g} GB/s", v);
-}
-std::string fmt_us(double v) {
-  return v >= 1000.0 ? fmt::format("{:.4g} ms", v / 1000.0) : fmt::format("{:.4g} us", v);
-}
-
-std::string metric_text(const std::string& metric, double v) {
-  return metric == "time_us" ? fmt_us(v) : fmt_gbps(v);
-}
-
-std::string metric_name(const std::string& metric) {
-  if (metric == "busbw_gbps") return "busbw";
-  if (metric == "algbw_gbps") return "algbw";
-  return "time";
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return stats::percentile_sorted(v, 0.5);
@@ -102,6 +86,15 @@ std::optional<DomainNumbers> numbers_for(const record::CaseRecord& r, int domain
     if (domain > 0) return std::nullopt;  // one domain only: the record is domain 0
   }
   return DomainNumbers{r.time_us->p50, r.algbw_gbps, r.busbw_gbps};
+}
+
+// The interference ratio of a concurrent family's record (its `concurrent` object), or nullopt.
+std::optional<double> interference_of(const record::CaseRecord& r) {
+  const auto cc = r.extra.find("concurrent");
+  if (cc == r.extra.end() || !cc->is_object()) return std::nullopt;
+  const auto it = cc->find("interference");
+  if (it == cc->end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
 }
 
 // Per repetition, the rounds' records (one record unless the check runs every round).
@@ -143,7 +136,7 @@ std::string slowest_pair(const record::CaseRecord& r, int round, int first, int 
   }
   if (worst_pair.first < 0) return {};
   return fmt::format("slowest pair {}-{} in round {}: {} per exchange (median pair of the round {})", worst_pair.first,
-                     worst_pair.second, round, fmt_us(worst), fmt_us(median(times)));
+                     worst_pair.second, round, format_us(worst), format_us(median(times)));
 }
 
 std::string domain_label(int domain, int first, int count) {
@@ -244,27 +237,33 @@ void evaluate_limits(Row& row, const Threshold& t) {
   if (t.min_busbw_gbps) absolute("min_busbw_gbps", *t.min_busbw_gbps, "busbw_gbps", row.busbw, true);
   if (t.min_algbw_gbps) absolute("min_algbw_gbps", *t.min_algbw_gbps, "algbw_gbps", row.algbw, true);
   if (t.max_time_us) absolute("max_time_us", *t.max_time_us, "time_us", row.time, false);
+  if (t.max_interference) {
+    absolute("max_interference", *t.max_interference, "interference", row.interference, false);
+    if (!row.interference) row.limits.back().note = "the records carry no interference ratio";
+  }
 }
 
 std::string limit_text(const LimitResult& l, const Row& row) {
-  if (!l.limit) return fmt::format("{} {:g}: not judged ({})", l.kind, l.required, l.note);
+  if (!l.limit || (!l.judged && !l.note.empty())) {
+    return fmt::format("{} {:g}: not judged ({})", l.kind, l.required, l.note);
+  }
   std::string what;
   if (l.kind == "fraction_of_bound") {
     what = fmt::format(
         "{:g} x bound {}", l.required,
-        l.metric == "time_us" ? fmt_us(row.bound_time_us.value_or(0)) : fmt_gbps(row.bound_busbw_gbps.value_or(0)));
+        l.metric == "time_us" ? format_us(row.bound_time_us.value_or(0)) : format_gbps(row.bound_busbw_gbps.value_or(0)));
   } else if (l.kind == "fraction_of_expected") {
     what = fmt::format("{:g} x expected {}", l.required,
-                       l.metric == "time_us" ? fmt_us(row.expected_time_us.value_or(0))
-                                             : fmt_gbps(row.expected_busbw_gbps.value_or(0)));
+                       l.metric == "time_us" ? format_us(row.expected_time_us.value_or(0))
+                                             : format_gbps(row.expected_busbw_gbps.value_or(0)));
   } else {
     what = "floor";
-    if (l.kind == "max_time_us") what = "ceiling";
+    if (l.kind == "max_time_us" || l.kind == "max_interference") what = "ceiling";
   }
-  const bool at_most = l.metric == "time_us";
+  const bool at_most = lower_is_better(l.metric);
   const char* cmp = l.passed ? (at_most ? "<=" : ">=") : (at_most ? ">" : "<");
-  const std::string measured = l.measured ? metric_text(l.metric, *l.measured) : std::string("-");
-  return fmt::format("{} {} {} {} ({})", metric_name(l.metric), measured, cmp, metric_text(l.metric, *l.limit), what);
+  const std::string measured = l.measured ? format_metric(l.metric, *l.measured) : std::string("-");
+  return fmt::format("{} {} {} {} ({})", metric_word(l.metric), measured, cmp, format_metric(l.metric, *l.limit), what);
 }
 
 }  // namespace
@@ -418,7 +417,7 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
           domains.emplace_back(placement.domain_offset(d), placement.domain_sizes[static_cast<std::size_t>(d)]);
         }
       } else {
-        domains.emplace_back(0, placement.num_ranks());
+        domains = {{0, placement.num_ranks()}};
       }
 
       for (std::size_t d = 0; d < domains.size(); ++d) {
@@ -482,6 +481,7 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
               worst = nums;
               worst_round = {round, rec};
             }
+            if (const auto ratio = interference_of(*rec)) row.interference_values.push_back(*ratio);
           }
           if (usable && worst) {
             row.time_us.push_back(worst->time_us);
@@ -511,11 +511,16 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
           row.algbw = pick_bw(row.algbw_gbps);
           row.time = best ? *std::min_element(row.time_us.begin(), row.time_us.end()) : median(row.time_us);
         }
+        if (!row.interference_values.empty()) {
+          const auto& v = row.interference_values;
+          row.interference = check.policy == Policy::best ? *std::min_element(v.begin(), v.end()) : median(v);
+        }
         if (model_record != nullptr) set_model(row, check, *model_record, count, system);
 
         const Threshold& t = check.threshold;
         row.primary_metric = (t.fraction_of_bound || t.fraction_of_expected || t.min_busbw_gbps) ? "busbw_gbps"
                              : t.min_algbw_gbps                                                  ? "algbw_gbps"
+                             : (t.max_interference && !t.max_time_us)                            ? "interference"
                                                                                                  : "time_us";
         if (row.primary_metric == "busbw_gbps" && row.busbw && *row.busbw == 0.0 && row.time) {
           row.primary_metric = "time_us";  // one-rank communicators have no bus bandwidth

@@ -56,7 +56,7 @@ struct LimitResult {
   std::string kind;             // a threshold key: fraction_of_bound, min_busbw_gbps, ...
   double required = 0.0;        // the key's value
   std::optional<double> limit;  // in the metric's unit (GB/s or us); null when not judgeable
-  std::string metric;           // busbw_gbps, algbw_gbps, time_us
+  std::string metric;           // busbw_gbps, algbw_gbps, time_us, interference (a ratio)
   std::optional<double> measured;
   bool judged = false;
   bool passed = false;
@@ -73,6 +73,10 @@ struct Row {
   // Per-repetition values and the policy's choice, per metric.
   std::vector<double> busbw_gbps, algbw_gbps, time_us;
   std::optional<double> busbw, algbw, time;
+  // Concurrent families (ep-dp-concurrent): t_both / max(t_ep, t_dp) per repetition, and the
+  // policy's choice (median, or the smallest for best).
+  std::vector<double> interference_values;
+  std::optional<double> interference;
   std::optional<double> bound_busbw_gbps, expected_busbw_gbps, bound_time_us, expected_time_us;
   std::string model_note;  // why there is no bound, when there is none
   std::vector<LimitResult> limits;

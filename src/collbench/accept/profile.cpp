@@ -30,7 +30,7 @@ namespace {
 const std::vector<std::string> kTopKeys{"name", "description", "system", "progress", "requires", "defaults", "checks"};
 const std::vector<std::string> kRequiresKeys{"min_ranks", "max_ranks", "ranks_multiple_of"};
 const std::vector<std::string> kThresholdKeys{"fraction_of_bound", "fraction_of_expected", "min_busbw_gbps",
-                                              "min_algbw_gbps", "max_time_us"};
+                                              "min_algbw_gbps", "max_time_us", "max_interference"};
 // Keys a check may carry besides name/description/collective/bytes (also valid in defaults).
 const std::vector<std::string> kSettingKeys{
     // case
@@ -42,9 +42,11 @@ const std::vector<std::string> kSettingKeys{
     // placement
     "ranks_per_domain", "domain_sizes",
     // collective parameters: sendrecv pairing, MoE harness
-    "pairing", "round", "workload", "tokens", "routing", "ep_size", "imbalance", "counts_exchange", "seed"};
+    "pairing", "round", "workload", "tokens", "routing", "ep_size", "imbalance", "counts_exchange", "seed",
+    // ep-dp-concurrent: the all-reduce's buffer across domains
+    "dp_bytes"};
 const std::vector<std::string> kParamKeys{"pairing", "round",     "workload",        "tokens", "routing",
-                                          "ep_size", "imbalance", "counts_exchange", "seed"};
+                                          "ep_size", "imbalance", "counts_exchange", "seed",   "dp_bytes"};
 
 std::vector<std::string> all_check_keys() {
   std::vector<std::string> keys{"name", "description", "collective", "bytes"};
@@ -168,6 +170,15 @@ Threshold read_threshold(const Reader& r, const YAML::Node& node, const std::str
   if (const auto v = node["min_busbw_gbps"]) t.min_busbw_gbps = r.positive(v, key("min_busbw_gbps"), 1e7);
   if (const auto v = node["min_algbw_gbps"]) t.min_algbw_gbps = r.positive(v, key("min_algbw_gbps"), 1e7);
   if (const auto v = node["max_time_us"]) t.max_time_us = r.positive(v, key("max_time_us"), 1e12);
+  if (const auto v = node["max_interference"]) {
+    t.max_interference = r.positive(v, key("max_interference"), 100.0);
+    if (*t.max_interference < 1.0) {
+      r.fail(v.Mark(), key("max_interference"),
+             fmt::format("must be at least 1 (t_both / max(t_ep, t_dp): 1.0 = fully concurrent, 2.0 = serialized "
+                         "for equal parts), got {}",
+                         v.Scalar()));
+    }
+  }
   if (t.empty()) r.fail(node.Mark(), path, "names no limit; accepted: " + join(kThresholdKeys));
   return t;
 }
@@ -331,6 +342,10 @@ Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, co
            "no threshold: give 'threshold:' here or in 'defaults' with one or more of " + join(kThresholdKeys));
   }
   check.threshold = *s.threshold;
+  if (check.threshold.max_interference && !family->uses_levels()) {
+    r.fail(entry.Mark(), cpath + ".threshold.max_interference",
+           fmt::format("applies only to the concurrent families (ep-dp-concurrent), not {}", s.base.collective));
+  }
   check.repetitions = s.repetitions.value_or(3);
   check.policy = s.policy.value_or(Policy::median);
   check.require_algo = s.require_algo.value_or(false);

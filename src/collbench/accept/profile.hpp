@@ -28,11 +28,15 @@ struct Threshold {
   std::optional<double> min_busbw_gbps;
   std::optional<double> min_algbw_gbps;
   std::optional<double> max_time_us;
+  // Concurrent families (ep-dp-concurrent): the largest interference ratio t_both / max(t_ep,
+  // t_dp) accepted (1.0 = the parts run fully at once; 2.0 = serialized, for equal parts).
+  std::optional<double> max_interference;
 
   [[nodiscard]] bool empty() const {
-    return !fraction_of_bound && !fraction_of_expected && !min_busbw_gbps && !min_algbw_gbps && !max_time_us;
+    return !fraction_of_bound && !fraction_of_expected && !min_busbw_gbps && !min_algbw_gbps && !max_time_us &&
+           !max_interference;
   }
-  [[nodiscard]] bool has_absolute() const { return min_busbw_gbps || min_algbw_gbps || max_time_us; }
+  [[nodiscard]] bool has_absolute() const { return min_busbw_gbps || min_algbw_gbps || max_time_us || max_interference; }
 };
 
 struct Check {

@@ -5,26 +5,17 @@
 
 #include <cmath>
 
+#include "collbench/accept/metric.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/report/escape.hpp"
 
 namespace collbench::accept {
 namespace {
 
-std::string fmt_metric(const std::string& metric, double v) {
-  if (metric == "time_us") return v >= 1000.0 ? fmt::format("{:.4g} ms", v / 1000.0) : fmt::format("{:.4g} us", v);
-  return fmt::format("{:.4g} GB/s", v);
-}
-
-std::string metric_word(const std::string& metric) {
-  if (metric == "busbw_gbps") return "busbw";
-  if (metric == "algbw_gbps") return "algbw";
-  return "time";
-}
-
 std::optional<double> value_of(const Row& row, const std::string& metric) {
   if (metric == "busbw_gbps") return row.busbw;
   if (metric == "algbw_gbps") return row.algbw;
+  if (metric == "interference") return row.interference;
   return row.time;
 }
 
@@ -78,19 +69,19 @@ nlohmann::json opt(const std::optional<double>& v) {
 std::string measured_text(const Row& row) {
   const auto v = value_of(row, row.primary_metric);
   if (!v) return "-";
-  return metric_word(row.primary_metric) + " " + fmt_metric(row.primary_metric, *v);
+  return metric_word(row.primary_metric) + " " + format_metric(row.primary_metric, *v);
 }
 
 std::string threshold_text(const Row& row) {
   std::string out;
   for (const auto& l : row.limits) {
     std::string part;
-    const std::string cmp = l.metric == "time_us" ? "<=" : ">=";
+    const std::string cmp = lower_is_better(l.metric) ? "<=" : ">=";
     if (l.kind == "fraction_of_bound" || l.kind == "fraction_of_expected") {
       part = fmt::format("{} {:g} x {}", cmp, l.required, l.kind == "fraction_of_bound" ? "bound" : "expected");
-      part += l.limit ? " = " + fmt_metric(l.metric, *l.limit) : std::string(" (no model)");
+      part += l.limit ? " = " + format_metric(l.metric, *l.limit) : std::string(" (no model)");
     } else {
-      part = fmt::format("{} {} {}", cmp, fmt_metric(l.metric, l.required), metric_word(l.metric));
+      part = fmt::format("{} {} {}", cmp, format_metric(l.metric, l.required), metric_word(l.metric));
     }
     out += (out.empty() ? "" : "; ") + part;
   }
@@ -143,6 +134,7 @@ nlohmann::json accept_to_json(const AcceptReport& r) {
          {"busbw_gbps", opt(row.busbw)},
          {"algbw_gbps", opt(row.algbw)},
          {"time_us", opt(row.time)},
+         {"interference", opt(row.interference)},
          {"model",
           {{"bound_busbw_gbps", opt(row.bound_busbw_gbps)},
            {"expected_busbw_gbps", opt(row.expected_busbw_gbps)},
@@ -150,6 +142,7 @@ nlohmann::json accept_to_json(const AcceptReport& r) {
            {"expected_time_us", opt(row.expected_time_us)},
            {"note", row.model_note.empty() ? json(nullptr) : json(row.model_note)}}},
          {"limits", limits},
+         {"primary_metric", row.primary_metric},
          {"verdict", to_string(row.verdict)},
          {"reason", row.reason},
          {"evidence", row.evidence}});

@@ -3,10 +3,24 @@
 
 #include <cstring>
 
+#include "collbench/core/error.hpp"
+
 namespace collbench::backend {
 
 void Comm::local_copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes > 0 && dst != src) std::memcpy(dst, src, bytes);
+}
+
+std::optional<std::string> Comm::group_waiver() const {
+  return std::string("this backend cannot issue operations on several communicators at once (no group_start/group_end)");
+}
+
+void Comm::group_start() {
+  throw InputError(group_waiver().value_or("this communicator cannot group operations"));
+}
+
+void Comm::group_end() {
+  throw InputError(group_waiver().value_or("this communicator cannot group operations"));
 }
 
 }  // namespace collbench::backend

@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/redop.hpp"
+#include "collbench/overlap/load.hpp"
 
 namespace collbench::backend {
 
@@ -59,6 +61,18 @@ class Comm {
   // ranks with the same local index ordered by domain. Null for a flat communicator.
   [[nodiscard]] virtual Comm* domain_level() { return nullptr; }
   [[nodiscard]] virtual Comm* cross_level() { return nullptr; }
+  // Concurrent operations (ep-dp-concurrent): the single operations issued between group_start()
+  // and group_end(), on this communicator or on other communicators of the same backend (the
+  // levels of a HierarchicalComm), start together and run at the same time. MPI: each one is
+  // issued non-blocking and group_end() completes them all together (MPI_Waitall, or a
+  // test-and-yield loop under --progress yield). NCCL: ncclGroupStart/ncclGroupEnd (legal across
+  // communicators); as for every NCCL operation, synchronize() waits for the results. Groups do
+  // not nest, and HierarchicalComm's own composed allreduce/alltoall cannot be grouped.
+  // group_waiver(): why this backend cannot group (a family that needs groups is waived with it),
+  // or nullopt. The defaults cannot group: group_start() throws InputError with the waiver.
+  [[nodiscard]] virtual std::optional<std::string> group_waiver() const;
+  virtual void group_start();
+  virtual void group_end();
 };
 
 // Per-iteration timer. start(): the common start after the barrier; enter(): this rank enters
@@ -86,6 +100,11 @@ class Backend {
   [[nodiscard]] virtual std::unique_ptr<Timer> timer() = 0;
   // Library versions and settings for the run header ("mpi_library", "nccl_version", ...).
   [[nodiscard]] virtual std::map<std::string, std::string> provenance() const = 0;
+  // A compute load to run beside this backend's collectives (overlap mode): the CPU loads by
+  // default (worker threads); the NCCL backend runs them on the GPU on a second stream.
+  [[nodiscard]] virtual std::unique_ptr<overlap::ComputeLoad> make_compute(const overlap::ComputeSpec& spec) {
+    return overlap::make_cpu_load(spec);
+  }
 };
 
 }  // namespace collbench::backend

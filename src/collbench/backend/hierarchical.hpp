@@ -8,7 +8,8 @@
 //                source order (the two-stage forwarding of DeepEP-style systems).
 // Both need equal domain sizes. Other operations are not hierarchical: the runner waives them.
 // The MoE families (moe-dispatch, moe-combine, moe-roundtrip) compose their own hierarchical
-// exchange from domain_level() and cross_level() (coll/moe.cpp).
+// exchange from domain_level() and cross_level() (coll/moe.cpp); ep-dp-concurrent issues one
+// operation on each level at once inside group_start()/group_end() (coll/ep_dp.cpp).
 #pragma once
 
 #include <memory>
@@ -48,6 +49,10 @@ class HierarchicalComm final : public Comm {
   [[nodiscard]] std::string algo_used() const override { return "hierarchical"; }
   [[nodiscard]] Comm* domain_level() override { return &domain_; }
   [[nodiscard]] Comm* cross_level() override { return &cross_; }
+  // Groups span the backend's communicators: the levels group through the global one.
+  [[nodiscard]] std::optional<std::string> group_waiver() const override { return global_.group_waiver(); }
+  void group_start() override { global_.group_start(); }
+  void group_end() override { global_.group_end(); }
 
  private:
   [[noreturn]] static void unsupported(const char* op);

@@ -16,6 +16,7 @@
 
 #include "collbench/backend/backend.hpp"
 #include "collbench/core/dtype.hpp"
+#include "collbench/core/names.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/core/redop.hpp"
 #include "collbench/model/traffic.hpp"
@@ -44,6 +45,17 @@ struct Shape {
   std::shared_ptr<const ShapeDetail> detail;
 
   [[nodiscard]] std::size_t in_place_elems() const { return send_elems > recv_elems ? send_elems : recv_elems; }
+};
+
+// One of several operations that a family runs at the same time (ep-dp-concurrent), as the
+// model and the record see it: the operation on its own ranks, bounded like any case.
+struct ConcurrentPart {
+  std::string name;        // "ep", "dp": record keys <name>_alone_us, ...; side operation <name>_alone
+  std::string collective;  // the operation as the model knows it: alltoall, allreduce
+  std::uint64_t bytes = 0;  // in that collective's byte convention
+  int ranks = 0;            // ranks of one instance (its communicator)
+  Placement placement;      // the instances' ranks, for the model (domains of one rank: across domains)
+  Scope scope = Scope::global;
 };
 
 struct CaseContext {
@@ -102,6 +114,16 @@ class Collective {
   virtual void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
                       const CaseContext& ctx) const = 0;
 
+  // Communication stages of one launch for the overlap pipeline (docs/overlap.md): 1 (the
+  // whole launch, before the chunk's compute) or 2 (MoE round trip: stage 0 dispatch before the
+  // expert compute, stage 1 combine after it). launch_stage runs one; all stages in order are
+  // one launch.
+  [[nodiscard]] virtual int num_stages() const { return 1; }
+  virtual void launch_stage(int /*stage*/, backend::Comm& comm, const void* send, void* recv, const Shape& shape,
+                            const CaseContext& ctx) const {
+    launch(comm, send, recv, shape, ctx);
+  }
+
   // Untimed work on the filled buffers before verification and timing, collective over the
   // communicator (MoE with the counts exchange outside the timed region: the counts reach the
   // receivers here once, as they do before a layer's dispatch).
@@ -112,6 +134,17 @@ class Collective {
   [[nodiscard]] virtual std::vector<std::string> side_operations(const Shape& /*shape*/) const { return {}; }
   virtual void launch_side(std::string_view /*op*/, backend::Comm& /*comm*/, const void* /*send*/, void* /*recv*/,
                            const Shape& /*shape*/, const CaseContext& /*ctx*/) const {}
+  // Families that issue operations on the levels of a HierarchicalComm at once (group_start/
+  // group_end: ep-dp-concurrent): the runner gives them the levels whatever the algorithm, waives
+  // them off scope global or where the backend cannot group (Comm::group_waiver).
+  [[nodiscard]] virtual bool uses_levels() const { return false; }
+  // Their parts, each also timed alone as side operation "<name>_alone"; the record's
+  // `concurrent` object and the bound (the slowest part: the parts use disjoint links) come
+  // from them. Empty for the other families.
+  [[nodiscard]] virtual std::vector<ConcurrentPart> concurrent_parts(const Shape& /*shape*/,
+                                                                     const CaseContext& /*ctx*/) const {
+    return {};
+  }
   // Irregular exchanges: the bytes every rank sends every other rank in one launch, for per-class
   // bytes and the traffic-matrix bound (model::estimate_from_traffic); nullopt for the others.
   [[nodiscard]] virtual std::optional<model::TrafficMatrix> traffic(const Shape& /*shape*/) const {
@@ -154,5 +187,6 @@ std::unique_ptr<Collective> make_sendrecv();
 std::unique_ptr<Collective> make_moe_dispatch();
 std::unique_ptr<Collective> make_moe_combine();
 std::unique_ptr<Collective> make_moe_roundtrip();
+std::unique_ptr<Collective> make_ep_dp_concurrent();
 
 }  // namespace collbench::coll

@@ -403,6 +403,25 @@ class MoeCollective final : public Collective {
     run_plan(comm, L.combine, send, recv);
   }
 
+  // The round trip is two stages (dispatch, then combine after the experts computed); the
+  // one-way families are one.
+  [[nodiscard]] int num_stages() const override { return op_ == MoeOp::roundtrip ? 2 : 1; }
+  void launch_stage(int stage, backend::Comm& comm, const void* send, void* recv, const Shape& shape,
+                    const CaseContext& ctx) const override {
+    if (num_stages() == 1) {
+      launch(comm, send, recv, shape, ctx);
+      return;
+    }
+    const MoeCase& mc = detail_of(shape);
+    const MoeLayout& L = mc.layout;
+    if (stage == 0) {
+      if (L.has_counts && mc.params.counts_timed) run_counts(comm, send, recv);
+      run_plan(comm, L.dispatch, send, recv);
+    } else {
+      run_plan(comm, L.combine, send, recv);
+    }
+  }
+
   void prepare(backend::Comm& comm, const void* send, void* recv, const Shape& shape, const CaseContext&) const override {
     const MoeCase& mc = detail_of(shape);
     if (mc.layout.has_counts && !mc.params.counts_timed) run_counts(comm, send, recv);

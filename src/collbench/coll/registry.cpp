@@ -20,6 +20,7 @@ const std::vector<std::unique_ptr<Collective>>& collective_registry() {
     r.push_back(make_moe_dispatch());
     r.push_back(make_moe_combine());
     r.push_back(make_moe_roundtrip());
+    r.push_back(make_ep_dp_concurrent());
     return r;
   }();
   return kRegistry;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 
@@ -265,13 +266,7 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-std::vector<std::string> candidate_dirs() {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("COLLBENCH_PROFILE_DIR"); env != nullptr && *env != '\0') dirs.emplace_back(env);
-  dirs.push_back(std::string(build::kSourceDir) + "/profiles");
-  dirs.push_back(std::string(build::kInstallDataDir) + "/profiles");
-  return dirs;
-}
+std::vector<std::string> candidate_dirs() { return profile_search_dirs(); }
 
 bool looks_like_path(const std::string& s) {
   const auto ends_with = [&](std::string_view suffix) {
@@ -393,7 +388,7 @@ SystemProfile load_system_profile(const std::string& name_or_path) {
     }
     if (path.empty()) {
       throw InputError(unknown_name_message("system profile", name_or_path, list_system_profiles()) + "; searched " +
-                       join(searched) + " (set COLLBENCH_PROFILE_DIR, or pass a file path)");
+                       join(searched) + " (set COLLBENCH_PROFILE_PATH, or pass a file path)");
     }
   }
   SystemProfile p = parse_system_profile(read_file(path), path);

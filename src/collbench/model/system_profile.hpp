@@ -94,8 +94,9 @@ SystemProfile parse_system_profile(std::string_view yaml_text, const std::string
 // cpu_local_profile_path(). InputError with the known names when nothing matches.
 SystemProfile load_system_profile(const std::string& name_or_path);
 
-// Directories holding systems/<name>.yaml, in search order: $COLLBENCH_PROFILE_DIR, the source
-// tree's profiles/, the installed share/collbench/profiles/. Only existing ones are returned.
+// Directories holding systems/<name>.yaml, in search order (core/paths.hpp profile_search_dirs:
+// $COLLBENCH_PROFILE_PATH, $COLLBENCH_PROFILE_DIR, ~/.config/collbench/profiles, the installed
+// share/collbench/profiles, the source tree for build-tree binaries). Only existing ones.
 std::vector<std::string> system_profile_search_dirs();
 
 // $XDG_CONFIG_HOME/collbench/cpu-local.yaml (default ~/.config/collbench/cpu-local.yaml).

@@ -42,6 +42,11 @@ struct Case {
   StopRule stop;
   // Collective-specific parameters (MoE workload, tokens, routing, ...), as given.
   std::map<std::string, std::string> params;
+  // Overlap mode (docs/overlap.md): a compute load run beside the collective, as given to
+  // --overlap (e.g. "gemm:m=512,n=512,k=512"); empty = off. overlap_chunks > 0: the pipeline
+  // (chunk i's communication beside chunk i-1's compute) with that many chunks.
+  std::string overlap;
+  int overlap_chunks = 0;
 };
 
 // Geometric (factor > 1) or arithmetic (increment > 0) size series from min to max inclusive,

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "collbench/overlap/spec.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 
@@ -119,6 +120,8 @@ void apply(Case& c, const std::string& key, const std::string& value, const std:
   else if (key == "max_noise") c.stop.max_noise = parse_fraction(value, where);
   else if (key == "min_time") c.stop.min_time_s = at(where, [&] { return parse_duration_s(value); });
   else if (key == "max_time") c.stop.max_time_s = at(where, [&] { return parse_duration_s(value); });
+  else if (key == "overlap") c.overlap = at(where, [&] { return overlap::parse_compute_spec(value).text; });
+  else if (key == "overlap_chunks") c.overlap_chunks = parse_int(value, where, 1);
   else c.params[key] = value;  // collective-specific (workload, tokens, ...): checked by the collective
 }
 
@@ -129,6 +132,8 @@ const std::vector<std::string>& sweep_case_keys() {
       "collective", "bytes",     "backend",   "dtype",     "redop",    "algo",     "scope",
       "timing",     "buffers",   "in_place",  "check",     "root",     "graph",    "warmup",
       "min_iters",  "max_iters", "iters",     "batch",     "max_noise", "min_time", "max_time",
+      // overlap mode (docs/overlap.md)
+      "overlap",    "overlap_chunks",
       // MoE harness parameters (profiles/workloads)
       "workload",   "tokens",    "routing",   "ep_size",   "imbalance", "counts_exchange", "seed", "rows"};
   return kKeys;

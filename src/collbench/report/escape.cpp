@@ -19,7 +19,7 @@ std::string xml_escape(std::string_view s) {
         out += "&quot;";
         break;
       case '\'':
-        out += "&apos;";
+        out += "&#39;";
         break;
       default:
         // XML 1.0 forbids most control characters; records never need them.

@@ -7,48 +7,12 @@
 #include <cmath>
 
 #include "collbench/core/units.hpp"
+#include "collbench/report/escape.hpp"
+#include "collbench/report/number_text.hpp"
 
 namespace collbench::report {
 
 using record::CaseRecord;
-
-namespace {
-
-// Markdown table cells must not contain '|' or newlines.
-std::string cell(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-// Fixed decimals for ordinary values; three significant digits for small ones (a CPU run against
-// a GPU profile reaches 0.05% of the bound, which "0.1" would hide).
-std::string num_text(double v, int digits) {
-  const double smallest = digits >= 3 ? 0.1 : 1.0;
-  return v != 0.0 && std::abs(v) < smallest ? fmt::format("{:.3g}", v) : fmt::format("{:.{}f}", v, digits);
-}
-
-std::string fixed(const std::optional<double>& v, int digits) {
-  return v ? num_text(*v, digits) : std::string("–");
-}
-
-std::string interval_text(const std::optional<Interval>& i, int digits) {
-  return i ? fmt::format("[{}, {}]", num_text(i->low, digits), num_text(i->high, digits)) : std::string("–");
-}
-
-std::string domains_text(const std::vector<int>& sizes) {
-  return fmt::format("{}", fmt::join(sizes, ","));
-}
-
-}  // namespace
 
 std::string markdown_case_table(const std::vector<CaseRecord>& records) {
   std::string out =
@@ -60,8 +24,8 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
     const std::string place = r.in_place ? "in" : "out";
     if (!r.time_us) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | – | – | – | – | – | – | – | {}: {} |\n",
-                         r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), cell(algo), r.scope, place,
-                         r.num_ranks, domains_text(r.domain_sizes), r.status, cell(r.reason.value_or("")));
+                         r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), md_escape(algo), r.scope, place,
+                         r.num_ranks, domains_text(r.domain_sizes), r.status, md_escape(r.reason.value_or("")));
       continue;
     }
     const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
@@ -69,9 +33,43 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
     out += fmt::format(
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | "
         "{} | {} |\n",
-        r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), cell(algo), r.scope, place, r.num_ranks,
+        r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), md_escape(algo), r.scope, place, r.num_ranks,
         domains_text(r.domain_sizes), r.time_us->p50, r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations,
-        pct, r.status == "ok" ? "ok" : cell(r.status + ": " + r.reason.value_or("")));
+        pct, r.status == "ok" ? "ok" : md_escape(r.status + ": " + r.reason.value_or("")));
+  }
+  // Overlap mode (docs/overlap.md): the record's overlap object, one row per case that has one.
+  std::string overlap_rows;
+  for (const auto& r : records) {
+    const auto& o = r.overlap;
+    if (!o.is_object()) continue;
+    const auto num = [&o](const char* key) -> std::optional<double> {
+      return o.contains(key) && o[key].is_number() ? std::optional<double>(o[key].get<double>()) : std::nullopt;
+    };
+    std::string load = "–";
+    if (o.contains("compute") && o["compute"].contains("description") && o["compute"]["description"].is_string()) {
+      load = o["compute"]["description"].get<std::string>() + " on " + o["compute"].value("device", std::string("?"));
+    }
+    std::string pipeline = "–";
+    if (o.contains("pipeline") && o["pipeline"].is_object()) {
+      const auto& p = o["pipeline"];
+      pipeline = fmt::format(
+          "{} chunks: ideal {} us, step/ideal {}", p.value("chunks", 0),
+          number_text(p.contains("ideal_us") ? std::optional<double>(p["ideal_us"].get<double>()) : std::nullopt, 2),
+          number_text(p.contains("step_over_ideal") && p["step_over_ideal"].is_number()
+                    ? std::optional<double>(p["step_over_ideal"].get<double>())
+                    : std::nullopt,
+                3));
+    }
+    overlap_rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.bytes, md_escape(load),
+                                number_text(num("t_comm_us"), 2), number_text(num("t_compute_us"), 2), number_text(num("t_both_us"), 2),
+                                number_text(num("exposed_us"), 2), number_text(num("efficiency"), 3), md_escape(pipeline));
+  }
+  if (!overlap_rows.empty()) {
+    out +=
+        "\nOverlap (collective beside a compute load; docs/overlap.md):\n\n"
+        "| collective | size (B) | compute | t_comm (us) | t_compute (us) | t_both (us) | exposed (us) | "
+        "efficiency | pipeline |\n|---|---:|---|---:|---:|---:|---:|---:|---|\n" +
+        overlap_rows;
   }
   return out;
 }
@@ -79,7 +77,7 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
 std::string render_cases_markdown(const std::vector<InputFile>& files) {
   std::string out;
   for (const auto& f : files) {
-    out += fmt::format("## {}\n\n", cell(f.path));
+    out += fmt::format("## {}\n\n", md_escape(f.path));
     if (f.header) {
       const auto& h = *f.header;
       std::string system = "none";
@@ -104,10 +102,10 @@ std::string render_cases_markdown(const std::vector<InputFile>& files) {
 }
 
 std::string render_comparison_markdown(const Comparison& c) {
-  std::string out = fmt::format("## Comparison by {} (baseline: {})\n\n", to_string(c.by), cell(c.baseline));
+  std::string out = fmt::format("## Comparison by {} (baseline: {})\n\n", to_string(c.by), md_escape(c.baseline));
   out += "time ratio = p50 / baseline p50 (> 1: slower); busbw ratio = busbw / baseline busbw (> 1: faster).\n\n";
   for (const auto& other : c.others) {
-    out += fmt::format("### {} vs {}\n\n", cell(other), cell(c.baseline));
+    out += fmt::format("### {} vs {}\n\n", md_escape(other), md_escape(c.baseline));
     out +=
         "| collective | ranks | type | redop | algo | scope | place | size (B) | baseline p50 (us) | p50 (us) | "
         "time ratio | time % change | baseline busbw (GB/s) | busbw (GB/s) | busbw ratio | busbw % change |\n"
@@ -119,7 +117,7 @@ std::string render_comparison_markdown(const Comparison& c) {
       out += fmt::format(
           "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.3f} | {:+.1f} | {:.2f} | "
           "{:.2f} | {} | {} |\n",
-          r.collective, r.num_ranks, r.dtype, r.redop.value_or("–"), c.by == CompareBy::algo ? "*" : cell(r.algo),
+          r.collective, r.num_ranks, r.dtype, r.redop.value_or("–"), c.by == CompareBy::algo ? "*" : md_escape(r.algo),
           r.scope, r.in_place ? "in" : "out", r.bytes, r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct,
           r.base_busbw_gbps, r.other_busbw_gbps, r.busbw_ratio ? fmt::format("{:.3f}", *r.busbw_ratio) : "–",
           r.busbw_change_pct ? fmt::format("{:+.1f}", *r.busbw_change_pct) : "–");
@@ -175,13 +173,13 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
       std::string slowest = "–";
       if (m.slowest_rank) {
         slowest = fmt::format("{} ({}) {:.2f} us vs median {:.2f} us", *m.slowest_rank,
-                              cell(m.slowest_host.value_or("host unknown")), m.slowest_rank_mean_us.value_or(0.0),
+                              md_escape(m.slowest_host.value_or("host unknown")), m.slowest_rank_mean_us.value_or(0.0),
                               m.median_rank_mean_us.value_or(0.0));
       }
       out += fmt::format("| {} | {} | {}{} | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {} |\n",
                          m.num_ranks, m.num_domains, m.packing, m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us,
-                         m.algbw_gbps, m.busbw_gbps, fixed(m.pct_bound, 1), interval_text(m.pct_bound_ci, 1),
-                         fixed(m.pct_expected, 1), fixed(m.efficiency, 3), interval_text(m.efficiency_ci, 3), slowest,
+                         m.algbw_gbps, m.busbw_gbps, number_text(m.pct_bound, 1), interval_text(m.pct_bound_ci, 1),
+                         number_text(m.pct_expected, 1), number_text(m.efficiency, 3), interval_text(m.efficiency_ci, 3), slowest,
                          m.samples);
     }
     out += "\n";
@@ -191,6 +189,23 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
         sources.push_back(m.bound_source);
       }
     }
+    if (!g.overlap.empty()) {
+      // Overlap mode (docs/overlap.md): how much of the collective stays exposed beside compute, per N.
+      out += fmt::format("### Exposed communication beside compute ({})\n\n", md_escape(g.overlap));
+      out +=
+          "| N | t_comm (us) | t_compute (us) | t_both (us) | exposed (us) | exposed / t_comm | overlap efficiency |\n"
+          "|---:|---:|---:|---:|---:|---:|---:|\n";
+      for (const auto& m : g.measured) {
+        if (!m.t_both_us) continue;
+        const std::optional<double> fraction = m.t_comm_us && *m.t_comm_us > 0 && m.exposed_us
+                                                   ? std::optional<double>(*m.exposed_us / *m.t_comm_us)
+                                                   : std::nullopt;
+        out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", m.num_ranks, number_text(m.t_comm_us, 2),
+                           number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2), number_text(m.exposed_us, 2), number_text(fraction, 3),
+                           number_text(m.overlap_efficiency, 3));
+      }
+      out += "\n";
+    }
     if (!sources.empty()) out += fmt::format("Bounds from: {}.\n\n", fmt::join(sources, "; "));
     for (const auto& m : g.measured) {
       for (const auto& note : m.notes) out += fmt::format("- N={} ({}:{}): {}\n", m.num_ranks, m.file, m.line, note);
@@ -198,7 +213,7 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
     if (!g.projected.empty()) {
       out += fmt::format("\n### Projected (model, not measured)\n\n");
       out += fmt::format("Calibrated at N={}: efficiency vs bound {} {}.\n\n", g.calibration_ranks,
-                         fixed(g.calibration_efficiency, 3), interval_text(g.calibration_ci, 3));
+                         number_text(g.calibration_efficiency, 3), interval_text(g.calibration_ci, 3));
       out +=
           "| N | packing | system | bound time (us) | bound busbw (GB/s) | projected time (us) | projected busbw "
           "(GB/s) | projected E(N) | E(N) prediction interval | projected % bound | % bound PI | extrapolation |\n"
@@ -207,7 +222,7 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
         out += fmt::format(
             "| {} | {}{} | {} | {:.2f} | {:.3f} | {:.2f} | {:.3f} | {} | {} | {} | {} | {:.3g}x{} |\n", p.num_ranks,
             p.packing, p.uneven ? " (uneven)" : "", p.system, p.bound_time_us, p.bound_busbw_gbps, p.projected_time_us,
-            p.projected_busbw_gbps, fixed(p.efficiency, 3), interval_text(p.pi, 3), num_text(p.pct_bound, 1),
+            p.projected_busbw_gbps, number_text(p.efficiency, 3), interval_text(p.pi, 3), number_text(p.pct_bound, 1),
             interval_text(p.pct_bound_pi, 1), p.extrapolation,
             p.extrapolation_warning ? fmt::format(" **warning: beyond {:g}x**", rep.extrapolation_warn_factor) : "");
       }

@@ -35,16 +35,16 @@ std::string workload_line(const CaseRecord& r) {
     return w.contains(key) && w[key].is_string() ? w[key].get<std::string>() : std::string("-");
   };
   const auto mb = [](double bytes) { return fmt::format("{:.3g}", bytes / 1e6); };
-  std::string out = fmt::format("#   {} T={} {} ep{} {}: imbalance {:.3f} hottest rank {} | MB in-domain {} off-domain {}",
-                                text("name"), static_cast<long long>(num("tokens_per_rank")), text("routing"),
-                                static_cast<long long>(num("ep_size")), text("row_convention"), num("imbalance"),
-                                static_cast<long long>(num("hottest_rank")), mb(num("bytes_in_domain")),
-                                mb(num("bytes_off_domain")));
+  std::string out =
+      fmt::format("#   {} T={} {} ep{} {}: imbalance {:.3f} hottest rank {} | MB in-domain {} off-domain {}",
+                  text("name"), static_cast<long long>(num("tokens_per_rank")), text("routing"),
+                  static_cast<long long>(num("ep_size")), text("row_convention"), num("imbalance"),
+                  static_cast<long long>(num("hottest_rank")), mb(num("bytes_in_domain")), mb(num("bytes_off_domain")));
   if (w.contains("link_bytes_max_rank") && w["link_bytes_max_rank"].is_object()) {
     const auto& m = w["link_bytes_max_rank"];
     const auto get = [&m](const char* key) { return m.contains(key) ? m[key].get<double>() : 0.0; };
-    out += fmt::format(" (max rank send/recv: in {}/{} off {}/{})", mb(get("send_in_domain")), mb(get("recv_in_domain")),
-                       mb(get("send_off_domain")), mb(get("recv_off_domain")));
+    out += fmt::format(" (max rank send/recv: in {}/{} off {}/{})", mb(get("send_in_domain")),
+                       mb(get("recv_in_domain")), mb(get("send_off_domain")), mb(get("recv_off_domain")));
   }
   if (r.bytes_logical_total) out += fmt::format(" logical {}", mb(static_cast<double>(*r.bytes_logical_total)));
   if (w.contains("counts_exchange") && w["counts_exchange"].is_string()) {
@@ -54,6 +54,51 @@ std::string workload_line(const CaseRecord& r) {
     }
   }
   return out + "\n";
+}
+
+// Overlap mode: the record's overlap block rendered under the row (docs/overlap.md).
+std::string overlap_line(const CaseRecord& r) {
+  const auto& o = r.overlap;
+  if (!o.is_object()) return {};
+  const auto num = [&o](const char* key) { return o.contains(key) && o[key].is_number() ? o[key].get<double>() : 0.0; };
+  std::string load = "?";
+  if (o.contains("compute") && o["compute"].is_object()) {
+    load =
+        o["compute"].value("description", std::string("?")) + " on " + o["compute"].value("device", std::string("?"));
+  }
+  const std::string eff =
+      o.contains("efficiency") && o["efficiency"].is_number() ? fmt::format("{:.2f}", num("efficiency")) : "n/a";
+  std::string out = fmt::format(
+      "#   overlap {}: comm {:.1f} us, compute {:.1f} us, both {:.1f} us -> exposed {:.1f} us, "
+      "efficiency {}",
+      load, num("t_comm_us"), num("t_compute_us"), num("t_both_us"), num("exposed_us"), eff);
+  if (o.contains("pipeline") && o["pipeline"].is_object()) {
+    const auto& p = o["pipeline"];
+    const auto pn = [&p](const char* key) {
+      return p.contains(key) && p[key].is_number() ? p[key].get<double>() : 0.0;
+    };
+    out += fmt::format(
+        " | pipeline {} chunks: step {:.1f} us vs ideal {:.1f} us (x{:.2f}), schedule {:.1f} us, serial "
+        "{:.1f} us",
+        static_cast<int>(pn("chunks")), pn("step_us"), pn("ideal_us"), pn("step_over_ideal"), pn("schedule_us"),
+        pn("serial_us"));
+  }
+  return out + "\n";
+}
+
+// ep-dp-concurrent: the side timings and the interference ratio under the row (its busbw is 0:
+// two operations on different links have no single bus bandwidth; docs/acceptance.md).
+std::string concurrent_line(const CaseRecord& r) {
+  const auto it = r.extra.find("concurrent");
+  if (it == r.extra.end() || !it->is_object()) return {};
+  const auto& c = *it;
+  const auto num = [&c](const char* key) { return c.contains(key) && c[key].is_number() ? c[key].get<double>() : 0.0; };
+  return fmt::format(
+      "#   concurrent: EP all-to-all {} B x {} ranks alone {:.1f} us, DP all-reduce {} B x {} ranks alone {:.1f} us, "
+      "both {:.1f} us -> interference {:.3f} (both / slower alone)\n",
+      static_cast<long long>(num("ep_bytes")), static_cast<int>(num("ep_ranks")), num("ep_alone_us"),
+      static_cast<long long>(num("dp_bytes")), static_cast<int>(num("dp_ranks")), num("dp_alone_us"), num("both_us"),
+      num("interference"));
 }
 
 }  // namespace
@@ -84,10 +129,11 @@ std::string table_row(const CaseRecord& r) {
   }
   const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
   const std::string pct = r.model ? fmt::format("{:.1f}", 100.0 * r.model->efficiency) : "-";
-  return fmt::format(" {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10.2f} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7} {:>6}\n",
-                     r.bytes, r.count, r.dtype, r.redop.value_or("-"), algo, r.scope, place, r.time_us->p50,
-                     r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations, pct) +
-         workload_line(r);
+  return fmt::format(
+             " {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10.2f} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7} {:>6}\n",
+             r.bytes, r.count, r.dtype, r.redop.value_or("-"), algo, r.scope, place, r.time_us->p50, r.time_us->p99,
+             r.algbw_gbps, r.busbw_gbps, wrong, r.iterations, pct) +
+         workload_line(r) + overlap_line(r) + concurrent_line(r);
 }
 
 std::string table_footer(const std::vector<CaseRecord>& records) {
@@ -122,21 +168,33 @@ std::string render_table(const std::vector<CaseRecord>& records) {
 std::string csv_header() {
   return "collective,backend,algo_requested,algo_used,scope,in_place,timing,dtype,redop,bytes,count,num_ranks,"
          "domain_sizes,iterations,p50_us,p5_us,p95_us,p99_us,min_us,max_us,mean_us,cv,algbw_gbps,busbw_gbps,"
-         "wrong,status,bound_time_us,expected_time_us,efficiency,case_key\n";
+         "wrong,status,bound_time_us,expected_time_us,efficiency,case_key,t_comm_us,t_compute_us,t_both_us,exposed_us,"
+         "overlap_efficiency\n";
+}
+
+// The overlap columns (empty without overlap mode), then the end of the line.
+std::string overlap_csv(const CaseRecord& r) {
+  const auto& o = r.overlap;
+  const auto num = [&o](const char* key) {
+    return o.is_object() && o.contains(key) && o[key].is_number() ? fmt::format("{:.6g}", o[key].get<double>())
+                                                                  : std::string();
+  };
+  return fmt::format(",{},{},{},{},{}\n", num("t_comm_us"), num("t_compute_us"), num("t_both_us"), num("exposed_us"),
+                     num("efficiency"));
 }
 
 std::string csv_row(const CaseRecord& r) {
   const auto t = r.time_us.value_or(record::TimeStats{});
   const auto num = [](double v) { return fmt::format("{:.6g}", v); };
   const bool m = r.model.has_value();
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                     r.collective, r.backend, r.algo_requested, r.algo_used.value_or(""), r.scope,
-                     r.in_place ? "true" : "false", r.timing, r.dtype, r.redop.value_or(""), r.bytes, r.count,
-                     r.num_ranks, csv_escape(domains_text(r)), r.iterations, num(t.p50), num(t.p5), num(t.p95),
-                     num(t.p99), num(t.min), num(t.max), num(t.mean), num(t.cv), num(r.algbw_gbps), num(r.busbw_gbps),
-                     r.wrong_total, r.status, m ? num(r.model->bound_time_us) : "",
-                     m ? num(r.model->expected_time_us) : "", m ? num(r.model->efficiency) : "",
-                     csv_escape(r.case_key));
+  return fmt::format(
+             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.collective,
+             r.backend, r.algo_requested, r.algo_used.value_or(""), r.scope, r.in_place ? "true" : "false", r.timing,
+             r.dtype, r.redop.value_or(""), r.bytes, r.count, r.num_ranks, csv_escape(domains_text(r)), r.iterations,
+             num(t.p50), num(t.p5), num(t.p95), num(t.p99), num(t.min), num(t.max), num(t.mean), num(t.cv),
+             num(r.algbw_gbps), num(r.busbw_gbps), r.wrong_total, r.status, m ? num(r.model->bound_time_us) : "",
+             m ? num(r.model->expected_time_us) : "", m ? num(r.model->efficiency) : "", csv_escape(r.case_key)) +
+         overlap_csv(r);
 }
 
 std::string render_csv(const std::vector<CaseRecord>& records) {

@@ -169,11 +169,30 @@ struct Entry {
 };
 
 using GroupKey = std::tuple<std::string, std::string, std::string, std::uint64_t, std::string, std::string, std::string,
-                            std::string, bool>;
+                            std::string, bool, std::string>;
+
+// Overlap cases (docs/overlap.md) group by their compute load, apart from the plain cases.
+std::string overlap_label(const CaseRecord& r) {
+  if (!r.overlap.is_object()) return {};
+  std::string label;
+  if (r.overlap.contains("compute") && r.overlap["compute"].contains("spec") &&
+      r.overlap["compute"]["spec"].is_string()) {
+    label = r.overlap["compute"]["spec"].get<std::string>();
+  }
+  if (r.overlap.contains("pipeline") && r.overlap["pipeline"].is_object() && r.overlap["pipeline"].contains("chunks")) {
+    label += fmt::format(", {} chunks", r.overlap["pipeline"]["chunks"].get<int>());
+  }
+  return label.empty() ? std::string("overlap") : label;
+}
 
 GroupKey key_of(const CaseRecord& r) {
-  return {r.collective, r.algo_requested,      r.dtype,   r.bytes, r.scope, r.backend,
-          r.timing,     r.redop.value_or("-"), r.in_place};
+  return {r.collective, r.algo_requested,      r.dtype,    r.bytes,         r.scope, r.backend,
+          r.timing,     r.redop.value_or("-"), r.in_place, overlap_label(r)};
+}
+
+std::optional<double> overlap_number(const CaseRecord& r, const char* key) {
+  if (!r.overlap.is_object() || !r.overlap.contains(key) || !r.overlap[key].is_number()) return std::nullopt;
+  return r.overlap[key].get<double>();
 }
 
 bool measured(const CaseRecord& r) {
@@ -380,6 +399,7 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
     g.redop = first.redop;
     g.in_place = first.in_place;
     g.bytes_per_rank = first.bytes;
+    g.overlap = overlap_label(first);
 
     // One record per rank count: the first in input order.
     std::vector<Entry> points;
@@ -412,6 +432,11 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
       m.p99_us = r.time_us->p99;
       m.algbw_gbps = r.algbw_gbps;
       m.busbw_gbps = r.busbw_gbps;
+      m.t_comm_us = overlap_number(r, "t_comm_us");
+      m.t_compute_us = overlap_number(r, "t_compute_us");
+      m.t_both_us = overlap_number(r, "t_both_us");
+      m.exposed_us = overlap_number(r, "exposed_us");
+      m.overlap_efficiency = overlap_number(r, "efficiency");
       if (m.uneven) {
         m.notes.push_back(
             fmt::format("uneven packing {}: the smallest domain sets the off-domain share of its ranks", m.packing));
@@ -596,8 +621,8 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
   for (const auto& g : rep.groups) {
     for (const auto& m : g.measured) {
       if (m.pct_bound && *m.pct_bound > 100.0) {
-        beyond.push_back(fmt::format("{} {} B/rank at N={} ({:.0f}%)", g.collective, g.bytes_per_rank, m.num_ranks,
-                                     *m.pct_bound));
+        beyond.push_back(
+            fmt::format("{} {} B/rank at N={} ({:.0f}%)", g.collective, g.bytes_per_rank, m.num_ranks, *m.pct_bound));
       }
     }
   }
@@ -605,7 +630,9 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
     rep.warnings.push_back(fmt::format(
         "{} measured point(s) beat their analytic bound (% bound > 100): {}{}; the system profile does not describe "
         "this machine (recalibrate cpu-local on a quiet machine, or check --system)",
-        beyond.size(), fmt::join(beyond.begin(), beyond.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(beyond.size(), 5)), "; "),
+        beyond.size(),
+        fmt::join(beyond.begin(), beyond.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(beyond.size(), 5)),
+                  "; "),
         beyond.size() > 5 ? ", ..." : ""));
   }
   if (!far_projections.empty()) {
@@ -677,6 +704,12 @@ nlohmann::json weak_scaling_json(const WeakScalingReport& rep) {
                         {"samples", m.samples},
                         {"slowest_rank", slowest},
                         {"algo_used", m.algo_used.empty() ? json(nullptr) : json(m.algo_used)},
+                        {"overlap", m.t_both_us ? json{{"t_comm_us", opt_json(m.t_comm_us)},
+                                                       {"t_compute_us", opt_json(m.t_compute_us)},
+                                                       {"t_both_us", opt_json(m.t_both_us)},
+                                                       {"exposed_us", opt_json(m.exposed_us)},
+                                                       {"efficiency", opt_json(m.overlap_efficiency)}}
+                                                : json(nullptr)},
                         {"file", m.file},
                         {"line", m.line},
                         {"run_id", m.run_id},
@@ -709,6 +742,7 @@ nlohmann::json weak_scaling_json(const WeakScalingReport& rep) {
                 {"backend", g.backend},
                 {"scope", g.scope},
                 {"bytes_per_rank", g.bytes_per_rank},
+                {"overlap", g.overlap.empty() ? json(nullptr) : json(g.overlap)},
                 {"place", g.in_place ? "in-place" : "out-of-place"},
                 {"timing", g.timing}};
     if (g.redop) key["redop"] = *g.redop;

@@ -97,6 +97,8 @@ struct MeasuredPoint {
   std::optional<int> slowest_rank;     // argmax of per_rank.mean_us
   std::optional<double> slowest_rank_mean_us, median_rank_mean_us;
   std::optional<std::string> slowest_host;
+  // Overlap mode (record.overlap, docs/overlap.md): the collective beside the group's compute load.
+  std::optional<double> t_comm_us, t_compute_us, t_both_us, exposed_us, overlap_efficiency;
   std::vector<std::string> notes;
 };
 
@@ -123,6 +125,7 @@ struct WeakScalingGroup {
   std::optional<std::string> redop;
   bool in_place = false;
   std::uint64_t bytes_per_rank = 0;
+  std::string overlap;  // the compute load beside the collective (--overlap spec; chunks), or empty
   int reference_ranks = 0;                // N0; 0 when no point has a positive metric
   std::vector<MeasuredPoint> measured;    // ascending N
   std::vector<ProjectedPoint> projected;  // ascending N

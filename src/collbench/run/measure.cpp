@@ -8,8 +8,13 @@
 #include <cmath>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "collbench/coll/moe_plan.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/coll/sendrecv.hpp"
+#include "collbench/core/error.hpp"
+#include "collbench/workload/profile.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace collbench::run {
@@ -111,6 +116,28 @@ coll::CaseContext case_context(const plan::Case& spec, int rank, int num_ranks, 
   return ctx;
 }
 
+plan::Case pipeline_chunk_case(const plan::Case& spec, int chunks) {
+  plan::Case c = spec;
+  if (chunks < 1) throw InputError(fmt::format("--overlap-chunks {}: must be at least 1", chunks));
+  if (spec.collective.rfind("moe-", 0) == 0) {
+    const coll::MoeParams p = coll::parse_moe_params(spec.params);
+    const int tokens = p.tokens ? *p.tokens : workload::load_workload_profile(p.workload).tokens_per_rank;
+    if (tokens < chunks) {
+      throw InputError(fmt::format("--overlap-chunks {}: {} tokens per rank cannot be split into {} chunks", chunks,
+                                   tokens, chunks));
+    }
+    c.params["tokens"] = std::to_string((tokens + chunks - 1) / chunks);
+  } else {
+    if (spec.bytes / static_cast<std::uint64_t>(chunks) == 0) {
+      throw InputError(fmt::format("--overlap-chunks {}: {} B cannot be split into {} chunks", chunks, spec.bytes,
+                                   chunks));
+    }
+    c.bytes = spec.bytes / static_cast<std::uint64_t>(chunks);
+  }
+  c.overlap_chunks = 0;
+  return c;
+}
+
 std::string stop_reason(const plan::StopRule& rule, const std::vector<double>& samples, double elapsed_s) {
   const auto n = static_cast<int>(samples.size());
   if (n >= rule.max_iters) return "max_iters";
@@ -139,11 +166,46 @@ Measurement measure(const MeasureInput& in) {
   CaseBuffers buffers = allocate_and_fill(in, m.shape, ctx);
   coll.prepare(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
 
-  // 1. Verify before timing.
+  // Overlap mode: the compute load, and for the pipeline one buffer set per chunk.
+  std::unique_ptr<overlap::ComputeLoad> compute;
+  const bool pipelined_overlap = !spec.overlap.empty() && spec.overlap_chunks > 0;
+  plan::Case chunk_spec_case;
+  coll::Shape chunk_shape;
+  std::vector<CaseBuffers> chunk_buffers;
+  if (!spec.overlap.empty()) {
+    m.overlap.emplace();
+    m.overlap->compute = overlap::parse_compute_spec(spec.overlap, comm.size());
+    if (pipelined_overlap) {
+      m.overlap->compute = overlap::chunk_spec(m.overlap->compute, spec.overlap_chunks);
+      m.overlap->chunks = spec.overlap_chunks;
+      m.overlap->stages = coll.num_stages();
+      chunk_spec_case = pipeline_chunk_case(spec, spec.overlap_chunks);
+      chunk_shape = coll.shape_for(chunk_spec_case.bytes, case_context(chunk_spec_case, comm.rank(), comm.size(),
+                                                                       in.placement));
+      for (int c = 0; c < spec.overlap_chunks; ++c) {
+        chunk_buffers.push_back(allocate_and_fill(in, chunk_shape, case_context(chunk_spec_case, comm.rank(),
+                                                                                  comm.size(), in.placement)));
+      }
+    }
+    compute = in.backend->make_compute(m.overlap->compute);
+    m.overlap->device = compute->device();
+  }
+  const coll::CaseContext chunk_ctx =
+      pipelined_overlap ? case_context(chunk_spec_case, comm.rank(), comm.size(), in.placement) : ctx;
+  for (auto& cb : chunk_buffers) coll.prepare(comm, cb.send_ptr, cb.recv_ptr, chunk_shape, chunk_ctx);
+
+  // 1. Verify before timing (overlap mode: while the compute load runs beside the collective).
   progress(-1, Phase::waiting);
   std::uint64_t wrong = 0;
   if (spec.check) {
+    if (compute) compute->start();
     wrong = verify_once(in, buffers, m.shape, ctx);
+    if (compute) compute->wait();
+    for (auto& cb : chunk_buffers) {
+      compute->start();
+      wrong += verify_once(in, cb, chunk_shape, chunk_ctx);
+      compute->wait();
+    }
     m.checked = true;
   }
   m.wrong_by_rank = control.gather(wrong);
@@ -268,6 +330,26 @@ Measurement measure(const MeasureInput& in) {
     }
     control.max_to_root(local, worst);
     if (control.rank() == 0) m.side_us[op] = stats::summarize(worst).p50;
+  }
+
+  // 5. Overlap mode: the collective alone, the load alone, and both at once (overlap_measure.hpp).
+  if (compute) {
+    OverlapOps ops;
+    ops.chunks = m.overlap->chunks;
+    ops.stages = m.overlap->stages;
+    ops.launch = [&](int chunk, int stage) {
+      if (stage < 0) {
+        coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
+        return;
+      }
+      auto& cb = chunk_buffers[static_cast<std::size_t>(chunk)];
+      coll.launch_stage(stage, comm, cb.send_ptr, cb.recv_ptr, chunk_shape, chunk_ctx);
+    };
+    ops.synchronize = [&comm] { comm.synchronize(); };
+    ops.compute = compute.get();
+    ops.progress = [&](int it) { progress(iter + it, Phase::waiting); };
+    m.overlap->samples = time_overlap(ops, control, spec.stop, in.progress);
+    m.overlap->compute_wrong_by_rank = control.gather(compute->check());
   }
 
   const double mean = iter > 0 ? sum_total / iter : 0.0;

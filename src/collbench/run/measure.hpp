@@ -8,11 +8,15 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "collbench/backend/backend.hpp"
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/plan/case.hpp"
+#include "collbench/overlap/spec.hpp"
 #include "collbench/run/fault.hpp"
+#include "collbench/run/overlap_measure.hpp"
 #include "collbench/run/session.hpp"
 #include "collbench/run/watchdog.hpp"
 
@@ -48,6 +52,16 @@ struct Measurement {
   // Side operations of the family (Collective::side_operations), timed on their own after the
   // timed rounds: the median over iterations of the per-iteration max over ranks, in us.
   std::map<std::string, double> side_us;
+  // Overlap mode (spec->overlap set): the three timings and what ran beside the collective.
+  struct Overlap {
+    overlap::ComputeSpec compute;  // per chunk when chunks > 0
+    std::string device;            // cpu | gpu
+    int chunks = 0;
+    int stages = 1;
+    OverlapSamples samples;        // rank 0
+    std::vector<std::uint64_t> compute_wrong_by_rank;  // rank 0
+  };
+  std::optional<Overlap> overlap;
 };
 
 Measurement measure(const MeasureInput& in);
@@ -56,6 +70,15 @@ Measurement measure(const MeasureInput& in);
 // parameters, algorithm, and the placement of the communicator's ranks (scope domain: one
 // domain; global: the run's placement).
 coll::CaseContext case_context(const plan::Case& spec, int rank, int num_ranks, const Placement* placement);
+
+// The record's `overlap` object (schema: results/schema, docs/results-format.md) from rank 0's
+// overlap samples: medians, exposed time, efficiency, the load, and the pipeline's ideal.
+// `progress` is how the collective was waited for (MPI: yield = non-blocking + test).
+nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& progress);
+
+// One chunk of a pipelined overlap case (docs/overlap.md): MoE families get tokens / chunks
+// tokens per rank (rounded up), the others bytes / chunks. InputError when a chunk would be empty.
+plan::Case pipeline_chunk_case(const plan::Case& spec, int chunks);
 
 // Stop decision on rank 0 after `iterations` timed iterations over `elapsed_s` seconds.
 // Returns the reason, or empty to continue. Exposed for unit tests.

@@ -26,6 +26,7 @@
 #include "collbench/model/estimate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/model/traffic.hpp"
+#include "collbench/overlap/spec.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/watchdog.hpp"
@@ -119,8 +120,12 @@ std::optional<std::string> algo_waiver(const plan::Case& c, const Placement& pla
 std::string backend_algo(const plan::Case& c) {
   return c.algo == "hierarchical" || c.algo == "flat" ? std::string("auto") : c.algo;
 }
+// Overlap mode on MPI waits for every collective with non-blocking calls + MPI_Test polling
+// (yield), so its own backend (docs/overlap.md).
+bool polls_for_overlap(const plan::Case& c) { return c.backend == "mpi" && !c.overlap.empty(); }
 std::string backend_key(const plan::Case& c) {
-  return c.backend == "mpi" ? c.backend : c.backend + "|" + backend_algo(c) + "|" + c.buffers;
+  if (c.backend == "mpi") return polls_for_overlap(c) ? "mpi|overlap" : "mpi";
+  return c.backend + "|" + backend_algo(c) + "|" + c.buffers;
 }
 
 struct BackendSet {
@@ -287,6 +292,81 @@ void annotate_with_traffic_model(record::CaseRecord& r, const model::TrafficMatr
   }
 }
 
+// Concurrent parts (ep-dp-concurrent): each part alone (its side operation "<name>_alone"),
+// all at once (the case's p50), interference = both / slowest part alone, and the bound: the
+// slowest part's, as the parts use disjoint links (docs/model.md, "Concurrent parts").
+void annotate_concurrent(record::CaseRecord& r, const std::vector<coll::ConcurrentPart>& parts,
+                         const std::map<std::string, double>& side_us, const plan::Case& c,
+                         const model::SystemProfile* system) {
+  nlohmann::json j = nlohmann::json::object();
+  double slowest_alone = 0.0;
+  bool all_alone = true;
+  for (const auto& p : parts) {
+    j[p.name + "_bytes"] = p.bytes;
+    j[p.name + "_ranks"] = p.ranks;
+    const auto it = side_us.find(p.name + "_alone");
+    if (it == side_us.end()) {
+      j[p.name + "_alone_us"] = nullptr;
+      all_alone = false;
+    } else {
+      j[p.name + "_alone_us"] = it->second;
+      slowest_alone = std::max(slowest_alone, it->second);
+    }
+  }
+  j["both_us"] = r.time_us ? nlohmann::json(r.time_us->p50) : nlohmann::json(nullptr);
+  j["interference"] = all_alone && r.time_us && slowest_alone > 0.0 ? nlohmann::json(r.time_us->p50 / slowest_alone)
+                                                                   : nlohmann::json(nullptr);
+  const auto set = [&] { r.extra["concurrent"] = j; };
+  if (system == nullptr || !r.time_us) {
+    if (!r.time_us) r.extra["model_note"] = std::string("not measured");
+    set();
+    return;
+  }
+  std::optional<model::Estimate> worst;
+  double expected_us = 0.0;
+  double wire = 0.0;
+  std::vector<std::string> notes;
+  for (const auto& p : parts) {
+    model::CaseGeometry g;
+    g.collective = p.collective;
+    g.algo = "auto";
+    g.dtype = c.dtype;
+    g.bytes = p.bytes;
+    g.placement = p.placement;
+    g.scope = p.scope;
+    const auto out = model::model_case(*system, g);
+    if (!out.estimate) {
+      r.extra["model_note"] = fmt::format("part {} ({} of {} B) is not modelled: {}", p.name, p.collective, p.bytes,
+                                          out.why_not);
+      set();
+      return;
+    }
+    j[p.name + "_bound_us"] = out.estimate->bound_time_us;
+    j[p.name + "_expected_us"] = out.estimate->expected_time_us;
+    expected_us = std::max(expected_us, out.estimate->expected_time_us);
+    wire += out.estimate->wire_bytes_per_rank;
+    notes.push_back(fmt::format("{}: {} bound {:.4g} us", p.name, p.collective, out.estimate->bound_time_us));
+    if (!worst || out.estimate->bound_time_us > worst->bound_time_us) worst = out.estimate;
+  }
+  record::ModelFields mf;
+  mf.system = system->name;
+  mf.bound_time_us = worst->bound_time_us;
+  mf.bound_algbw_gbps = gbps(static_cast<double>(r.bytes), worst->bound_time_us);
+  mf.expected_time_us = expected_us;
+  mf.wire_bytes_per_rank = wire;
+  const auto check = model::check_against_bound(*worst, r.time_us->p50);
+  mf.efficiency = check.efficiency;
+  r.model = mf;  // busbw fields 0: no bus bandwidth for concurrent parts, judged on time
+  r.extra["model_algo"] = std::string("concurrent");
+  r.extra["model_note"] = "concurrent parts on disjoint links: bound = the slowest part (" + join(notes, "; ") + ")";
+  if (check.beats_bound) {
+    r.extra["bound_check"] = check.beyond_margin
+                                 ? "faster than the bound beyond the profile's margin: the model or profile is wrong"
+                                 : "faster than the bound within the calibration margin (noise)";
+  }
+  set();
+}
+
 }  // namespace
 
 nlohmann::json sweep_config_json(const plan::Sweep& sweep, const Placement& placement, const std::string& progress) {
@@ -313,6 +393,9 @@ nlohmann::json sweep_config_json(const plan::Sweep& sweep, const Placement& plac
                      {"max_noise", c.stop.max_noise},
                      {"batch", c.stop.batch},
                      {"params", c.params}});
+    // Only when set, so that files written before the overlap mode still --resume.
+    if (!c.overlap.empty()) cases.back()["overlap"] = c.overlap;
+    if (c.overlap_chunks > 0) cases.back()["overlap_chunks"] = c.overlap_chunks;
   }
   return {{"name", sweep.name},
           {"source", sweep.source},
@@ -376,6 +459,16 @@ RunSummary Runner::run(const plan::Sweep& requested) {
   // Validate every case up front (same outcome on every rank: pure checks).
   for (const auto& c : sweep.cases) {
     coll::find_collective(c.collective).check_params(c.params);
+    if (!c.overlap.empty()) {
+      overlap::parse_compute_spec(c.overlap);
+      const int stages = coll::find_collective(c.collective).num_stages();
+      if (c.overlap_chunks > 0 && stages > 2) {
+        throw InputError(fmt::format("--overlap-chunks: {} has {} stages; the pipeline takes 1 or 2", c.collective, stages));
+      }
+      if (c.overlap_chunks > 0) pipeline_chunk_case(c, c.overlap_chunks);
+    } else if (c.overlap_chunks > 0) {
+      throw InputError("--overlap-chunks needs --overlap COMPUTE (e.g. --overlap gemm:workload=deepseek-v3)");
+    }
     if (c.backend == "mpi" && c.buffers != "host" && c.buffers != "plain") {
       throw InputError(fmt::format("--buffers {} is not available on the mpi backend; accepted: host", c.buffers));
     }
@@ -418,7 +511,7 @@ RunSummary Runner::run(const plan::Sweep& requested) {
     auto it = backends.find(key);
     if (it != backends.end()) return it->second;
     backend::BackendOptions bo;
-    bo.progress = progress;
+    bo.progress = polls_for_overlap(c) ? backend::Progress::yield : progress;
     bo.buffers = c.buffers;
     bo.algo = backend_algo(c);
     BackendSet set;
@@ -452,7 +545,7 @@ RunSummary Runner::run(const plan::Sweep& requested) {
     header.backends_built = build::backends_built();
     header.argv = options_.argv;
     header.config = config;
-    header.launcher = detect_launcher();
+    header.launcher = info.launcher;
     header.mpi_library = backend::mpi_library_version();
     header.hosts = info.hosts;
     for (const auto& [key, set] : backends) {
@@ -492,9 +585,11 @@ RunSummary Runner::run(const plan::Sweep& requested) {
       watchdog->at(static_cast<int>(i), -1, Phase::host, case_timeout(c));
     }
     BackendSet& bs = backend_for(c);
-    backend::Comm& comm = c.algo == "hierarchical" ? *bs.hierarchical
-                          : c.scope == Scope::global  ? *bs.world
-                                                      : *bs.domain;
+    // Families that run on the levels at once (ep-dp-concurrent) get them whatever the algorithm.
+    const bool levels = coll.uses_levels() && c.scope == Scope::global;
+    backend::Comm& comm = c.algo == "hierarchical" || levels ? *bs.hierarchical
+                          : c.scope == Scope::global          ? *bs.world
+                                                              : *bs.domain;
     // The record describes rank 0's communicator (domain 0 under scope=domain).
     int comm_size = comm.size();
     MPI_Bcast(&comm_size, 1, MPI_INT, 0, control.comm());
@@ -504,7 +599,12 @@ RunSummary Runner::run(const plan::Sweep& requested) {
     if (!waiver && c.in_place && !coll.supports_in_place()) {
       waiver = fmt::format("{} has no in-place form", c.collective);
     }
+    if (!waiver && coll.uses_levels() && c.scope != Scope::global) {
+      waiver = fmt::format("{} spans domains (all-to-all inside each, all-reduce across them): use --scope global",
+                           c.collective);
+    }
     if (!waiver) waiver = coll.waiver(ctx0);
+    if (!waiver && levels) waiver = comm.group_waiver();
 #ifdef COLLBENCH_HAVE_NCCL
     // Capability of this machine for in-switch algorithms (collective over all ranks).
     if (!waiver && c.backend == "nccl") {
@@ -513,11 +613,15 @@ RunSummary Runner::run(const plan::Sweep& requested) {
 #endif
     const coll::Shape shape0 = waiver ? coll::Shape{} : coll.shape_for(c.bytes, ctx0);
     record::CaseRecord rec = skeleton(c, coll, shape0, placement, comm_size, run_id);
-    if (const std::string label = coll.size_label(shape0, ctx0); !label.empty()) {
-      rec.case_key = record::make_case_key(rec, label);
+    std::string size_label = coll.size_label(shape0, ctx0);
+    if (!c.overlap.empty()) {  // overlap cases stay distinct from the plain case of the same size
+      size_label += fmt::format("{}overlap={}", size_label.empty() ? "" : ";", c.overlap);
+      if (c.overlap_chunks > 0) size_label += fmt::format(";chunks={}", c.overlap_chunks);
     }
+    if (!size_label.empty()) rec.case_key = record::make_case_key(rec, size_label);
     rec.workload = waiver ? nlohmann::json(nullptr) : coll.workload_record(shape0);
-    rec.extra["progress"] = progress_name;
+    const std::string case_progress = polls_for_overlap(c) ? std::string("yield") : progress_name;
+    rec.extra["progress"] = case_progress;
     if (!faults.empty() && faults.affects_case(static_cast<int>(i))) rec.fault = faults.text();
 
     const bool skip = control.broadcast_flag(root && done_keys.count(rec.case_key) > 0);
@@ -554,6 +658,13 @@ RunSummary Runner::run(const plan::Sweep& requested) {
       const Measurement m = measure(in);
       if (root) {
         fill_measurement(rec, m, coll, comm_size, options_.max_samples_kept);
+        if (m.overlap) {
+          rec.overlap = overlap_record(*m.overlap, case_progress);
+          if (const auto bad = rec.overlap["compute_wrong"].get<std::uint64_t>(); bad > 0 && rec.status != "failed") {
+            rec.status = "failed";
+            rec.reason = fmt::format("the compute load beside the collective computed {} wrong element(s)", bad);
+          }
+        }
 #ifdef COLLBENCH_HAVE_NCCL
         if (c.backend == "nccl") annotate_in_switch(rec, c, comm_size);
 #endif
@@ -561,14 +672,16 @@ RunSummary Runner::run(const plan::Sweep& requested) {
           const auto cx = m.side_us.find("counts_exchange");
           if (cx != m.side_us.end()) rec.workload["counts_exchange_us"] = cx->second;
         }
-        if (const auto traffic = coll.traffic(shape0)) {
+        if (const auto parts = coll.concurrent_parts(shape0, ctx0); !parts.empty()) {
+          annotate_concurrent(rec, parts, m.side_us, c, system ? &*system : nullptr);
+        } else if (const auto traffic = coll.traffic(shape0)) {
           if (system) annotate_with_traffic_model(rec, *traffic, ctx0.placement, *system);
         } else if (system) {
           annotate_with_model(rec, c, placement, *system);
         }
       }
       const std::string used = comm.algo_used();
-      if (!used.empty()) rec.algo_used = used;
+      if (!used.empty() && !levels) rec.algo_used = used;  // levels: the library's own ops, not "hierarchical"
     }
     ++summary.cases_run;
     if (!root) continue;

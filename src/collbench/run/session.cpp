@@ -16,6 +16,7 @@
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/mpi/mpi_types.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/launcher.hpp"
 
 extern char** environ;
 
@@ -123,6 +124,7 @@ ProcessInfo gather_process_info(const Control& control) {
     h.pid = pids[static_cast<std::size_t>(r)];
     info.hosts.push_back(std::move(h));
   }
+  info.launcher = detect_launcher(control.comm());
   return info;
 }
 
@@ -152,17 +154,34 @@ backend::Progress choose_progress(const std::string& mode, const ProcessInfo& in
   return info.ranks_on_host > info.cores_available ? backend::Progress::yield : backend::Progress::spin;
 }
 
-std::string detect_launcher() {
-  if (std::getenv("SLURM_PROCID") != nullptr && std::getenv("SLURM_JOB_ID") != nullptr) return "srun";
-  if (std::getenv("OMPI_COMM_WORLD_RANK") != nullptr || std::getenv("PMI_RANK") != nullptr ||
-      std::getenv("PMIX_RANK") != nullptr || std::getenv("HYDRA_CONTROL_FD") != nullptr) {
-    return "mpiexec";
+std::string detect_launcher(MPI_Comm comm) {
+  const LaunchEnv env = read_launch_env([](const char* name) { return std::getenv(name); });
+  int rank = 0;
+  int size = 1;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  int mine = 0;
+  int all = 0;
+  if (initialized != 0) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    mine = srun_started(env, rank, size) ? 1 : 0;
+    CB_CHECK_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
+  } else {
+    all = srun_started(env, 0, 1) ? 1 : 0;
   }
-  return "singleton";
+  return launcher_name(all != 0, env, size);
 }
 
 std::map<std::string, std::string> relevant_env() {
   static constexpr std::array<const char*, 6> kPrefixes{"NCCL_", "MPICH_", "UCX_", "OMPI_", "CUDA_", "COLLBENCH_"};
+  // The Slurm job and step shape (which nodes, how many tasks, which --mpi plugin, binding); not
+  // every SLURM_* variable, most are per task or repeat these.
+  static constexpr std::array<const char*, 16> kSlurm{
+      "SLURM_JOB_ID",         "SLURM_JOB_NAME",      "SLURM_JOB_NODELIST",    "SLURM_JOB_NUM_NODES",
+      "SLURM_CLUSTER_NAME",   "SLURM_STEP_ID",       "SLURM_STEP_NUM_TASKS",  "SLURM_STEP_TASKS_PER_NODE",
+      "SLURM_NTASKS",         "SLURM_MPI_TYPE",      "SLURM_CPUS_PER_TASK",   "SLURM_CPU_BIND",
+      "SLURM_DISTRIBUTION",   "SLURM_GPUS_PER_TASK", "SLURM_GPUS_PER_NODE",   "SLURM_TOPOLOGY_ADDR"};
   std::map<std::string, std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string entry(*e);
@@ -171,6 +190,9 @@ std::map<std::string, std::string> relevant_env() {
     const std::string key = entry.substr(0, eq);
     for (const char* p : kPrefixes) {
       if (key.rfind(p, 0) == 0) env[key] = entry.substr(eq + 1);
+    }
+    for (const char* k : kSlurm) {
+      if (key == k) env[key] = entry.substr(eq + 1);
     }
   }
   return env;

@@ -45,6 +45,7 @@ struct ProcessInfo {
   int ranks_on_host = 1;
   int cores_available = 1;  // CPUs this process may run on
   std::vector<record::HostInfo> hosts;  // per rank (gathered on every rank)
+  std::string launcher = "singleton";   // run header's `launcher`, agreed by all ranks (detect_launcher)
 };
 
 // Control channel over a private duplicate of MPI_COMM_WORLD.
@@ -80,7 +81,10 @@ Placement resolve_placement(const ProcessInfo& info, const PlacementOptions& opt
 backend::Progress choose_progress(const std::string& mode, const ProcessInfo& info);
 
 // Run-header facts: launcher, relevant environment, start time, run id.
-std::string detect_launcher();
+// The launcher, agreed by every rank of MPI_COMM_WORLD (collective when MPI is initialised):
+// "srun" only when srun gave every rank its MPI rank as task id (an mpiexec inside an sbatch
+// script inherits the batch step's SLURM_* variables and is still "mpiexec"); core/launcher.hpp.
+std::string detect_launcher(MPI_Comm comm);
 std::map<std::string, std::string> relevant_env();
 std::string utc_now_iso8601();
 std::string new_run_id();

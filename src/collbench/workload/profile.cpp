@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 
@@ -181,7 +182,8 @@ struct Reader {
 const std::vector<std::string> kTopKeys{"name",    "description", "model",           "dispatch",
                                         "combine", "rows",        "tokens_per_rank", "routing"};
 const std::vector<std::string> kModelKeys{"hidden_size",       "num_routed_experts", "num_shared_experts", "top_k",
-                                          "num_expert_groups", "num_layers",         "num_moe_layers"};
+                                          "num_expert_groups", "num_layers",         "num_moe_layers",
+                                          "expert_intermediate_size"};
 const std::vector<std::string> kFormatKeys{"dtype", "scale_block", "scale_dtype", "bytes_per_row"};
 
 constexpr std::int64_t kMaxCount = 1 << 24;  // sanity bound for sizes and counts in a profile
@@ -395,6 +397,7 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
   p.num_expert_groups = count("num_expert_groups", 1, false, 1);
   p.num_layers = count("num_layers", 0, false, 0);
   p.num_moe_layers = count("num_moe_layers", 0, false, 0);
+  p.expert_intermediate_size = count("expert_intermediate_size", 1, false, 0);
   if (p.top_k > p.num_routed_experts) {
     throw InputError(fmt::format("{}: top_k {} exceeds num_routed_experts {}", r.where(model["top_k"], "model.top_k"),
                                  p.top_k, p.num_routed_experts));
@@ -439,13 +442,7 @@ WorkloadProfile parse_workload_profile(const std::string& yaml_text, const std::
   return parse_profile(yaml_text, source, "");
 }
 
-std::vector<std::string> workload_profile_search_dirs() {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("COLLBENCH_PROFILE_DIR"); env != nullptr && *env != '\0') dirs.emplace_back(env);
-  dirs.push_back(std::string(collbench::build::kSourceDir) + "/profiles");
-  dirs.push_back(std::string(collbench::build::kInstallDataDir) + "/profiles");
-  return dirs;
-}
+std::vector<std::string> workload_profile_search_dirs() { return collbench::profile_search_dirs(); }
 
 std::vector<std::string> list_workload_profiles() {
   std::set<std::string> names;

@@ -93,6 +93,9 @@ struct WorkloadProfile {
   int num_expert_groups = 1;  // contiguous experts per group = num_routed_experts / num_expert_groups
   int num_layers = 0;         // informational (0 = not given)
   int num_moe_layers = 0;     // informational (0 = not given)
+  // Columns of one expert's up-projection (hidden -> this), sizing the overlap mode's GEMM
+  // (docs/overlap.md); 0 = not given.
+  int expert_intermediate_size = 0;
   // wire formats
   RowFormat dispatch;
   RowFormat combine;
@@ -109,7 +112,8 @@ WorkloadProfile parse_workload_profile(const std::string& yaml_text, const std::
 // <dir>/workloads/<name>.yaml for dir in workload_profile_search_dirs(), first match wins.
 WorkloadProfile load_workload_profile(const std::string& name_or_path);
 
-// $COLLBENCH_PROFILE_DIR (when set), <source>/profiles, <install prefix>/share/collbench/profiles.
+// core/paths.hpp profile_search_dirs(): $COLLBENCH_PROFILE_PATH, $COLLBENCH_PROFILE_DIR,
+// ~/.config/collbench/profiles, <install prefix>/share/collbench/profiles, <source>/profiles.
 std::vector<std::string> workload_profile_search_dirs();
 
 // Names of every profile found in the search directories (sorted, duplicates removed).

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
@@ -57,6 +58,26 @@ void mpi_wait(MPI_Request& request, Progress progress) {
   }
 }
 
+namespace {
+
+// Completes every request together: MPI_Waitall (spin), or MPI_Testall and sched_yield (yield).
+void mpi_wait_all(std::vector<MPI_Request>& requests, Progress progress) {
+  if (requests.empty()) return;
+  const int n = static_cast<int>(requests.size());
+  if (progress == Progress::spin) {
+    CB_CHECK_MPI(MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE));
+    return;
+  }
+  int done = 0;
+  for (;;) {
+    CB_CHECK_MPI(MPI_Testall(n, requests.data(), &done, MPI_STATUSES_IGNORE));
+    if (done != 0) return;
+    sched_yield();
+  }
+}
+
+}  // namespace
+
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
@@ -104,9 +125,17 @@ class HostBuffer final : public Buffer {
   std::size_t bytes_;
 };
 
+// An open group (Comm::group_start) of one backend, shared by all its communicators: the
+// requests issued since group_start, completed together by group_end.
+struct MpiGroup {
+  bool open = false;
+  std::vector<MPI_Request> pending;
+};
+
 class MpiComm final : public Comm {
  public:
-  MpiComm(MpiCommHandle comm, Progress progress) : comm_(std::move(comm)), progress_(progress) {
+  MpiComm(MpiCommHandle comm, Progress progress, std::shared_ptr<MpiGroup> group)
+      : comm_(std::move(comm)), progress_(progress), group_(std::move(group)) {
     CB_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
     CB_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
   }
@@ -116,27 +145,27 @@ class MpiComm final : public Comm {
   void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
     const void* s = send == recv ? MPI_IN_PLACE : send;
     const int n = to_int_count(count);
-    if (progress_ == Progress::spin) {
+    if (blocking()) {
       CB_CHECK_MPI(MPI_Allreduce(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get()));
       return;
     }
     MPI_Request req;
     CB_CHECK_MPI(MPI_Iallreduce(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get(), &req));
-    mpi_wait(req, progress_);
+    finish(req);
   }
 
   void reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype, Redop redop) override {
     const void* s = send == recv ? MPI_IN_PLACE : send;
     const int n = to_int_count(recvcount);
     to_int_count(recvcount * static_cast<std::size_t>(size_));
-    if (progress_ == Progress::spin) {
+    if (blocking()) {
       CB_CHECK_MPI(MPI_Reduce_scatter_block(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get()));
       return;
     }
     MPI_Request req;
     CB_CHECK_MPI(
         MPI_Ireduce_scatter_block(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get(), &req));
-    mpi_wait(req, progress_);
+    finish(req);
   }
 
   // MPI_IN_PLACE reduce_scatter_block leaves this rank's block at the start of the buffer.
@@ -150,26 +179,26 @@ class MpiComm final : public Comm {
     const int n = to_int_count(sendcount);
     to_int_count(sendcount * static_cast<std::size_t>(size_));
     const MPI_Datatype dt = mpi_datatype(dtype);
-    if (progress_ == Progress::spin) {
+    if (blocking()) {
       CB_CHECK_MPI(MPI_Allgather(s, n, dt, recv, n, dt, comm_.get()));
       return;
     }
     MPI_Request req;
     CB_CHECK_MPI(MPI_Iallgather(s, n, dt, recv, n, dt, comm_.get(), &req));
-    mpi_wait(req, progress_);
+    finish(req);
   }
 
   void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) override {
     const void* s = send == recv ? MPI_IN_PLACE : send;
     const int n = to_int_count(count_per_peer);
     const MPI_Datatype dt = mpi_datatype(dtype);
-    if (progress_ == Progress::spin) {
+    if (blocking()) {
       CB_CHECK_MPI(MPI_Alltoall(s, n, dt, recv, n, dt, comm_.get()));
       return;
     }
     MPI_Request req;
     CB_CHECK_MPI(MPI_Ialltoall(s, n, dt, recv, n, dt, comm_.get(), &req));
-    mpi_wait(req, progress_);
+    finish(req);
   }
 
   void alltoallv(const void* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
@@ -180,33 +209,33 @@ class MpiComm final : public Comm {
     const auto rc = to_int_counts(recv_counts);
     const auto rd = to_int_counts(recv_displs);
     const MPI_Datatype dt = mpi_datatype(dtype);
-    if (progress_ == Progress::spin) {
+    if (blocking()) {
       CB_CHECK_MPI(MPI_Alltoallv(send, sc.data(), sd.data(), dt, recv, rc.data(), rd.data(), dt, comm_.get()));
       return;
     }
     MPI_Request req;
     CB_CHECK_MPI(MPI_Ialltoallv(send, sc.data(), sd.data(), dt, recv, rc.data(), rd.data(), dt, comm_.get(), &req));
-    mpi_wait(req, progress_);
+    finish(req);
   }
 
   void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) override {
     // Out-of-place semantics as NCCL: the root's send buffer ends up in every recv buffer.
     if (rank_ == root && send != recv) std::memcpy(recv, send, count * dtype_size(dtype));
     const int n = to_int_count(count);
-    if (progress_ == Progress::spin) {
+    if (blocking()) {
       CB_CHECK_MPI(MPI_Bcast(recv, n, mpi_datatype(dtype), root, comm_.get()));
       return;
     }
     MPI_Request req;
     CB_CHECK_MPI(MPI_Ibcast(recv, n, mpi_datatype(dtype), root, comm_.get(), &req));
-    mpi_wait(req, progress_);
+    finish(req);
   }
 
   void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count, Dtype dtype) override {
     const int n = to_int_count(count);
     const MPI_Datatype dt = mpi_datatype(dtype);
     constexpr int kTag = 7301;
-    if (progress_ == Progress::spin) {
+    if (blocking()) {
       CB_CHECK_MPI(MPI_Sendrecv(send, n, dt, send_peer, kTag, recv, n, dt, recv_peer, kTag, comm_.get(),
                                 MPI_STATUS_IGNORE));
       return;
@@ -214,23 +243,49 @@ class MpiComm final : public Comm {
     MPI_Request reqs[2];
     CB_CHECK_MPI(MPI_Irecv(recv, n, dt, recv_peer, kTag, comm_.get(), &reqs[0]));
     CB_CHECK_MPI(MPI_Isend(send, n, dt, send_peer, kTag, comm_.get(), &reqs[1]));
-    mpi_wait(reqs[0], progress_);
-    mpi_wait(reqs[1], progress_);
+    finish(reqs[0]);
+    finish(reqs[1]);
+  }
+
+  [[nodiscard]] std::optional<std::string> group_waiver() const override { return std::nullopt; }
+  void group_start() override {
+    if (group_->open) throw RuntimeFailure("group_start: a group is already open (groups do not nest)");
+    group_->open = true;
+    group_->pending.clear();
+  }
+  void group_end() override {
+    if (!group_->open) throw RuntimeFailure("group_end without group_start");
+    group_->open = false;
+    std::vector<MPI_Request> requests;
+    requests.swap(group_->pending);
+    mpi_wait_all(requests, progress_);
   }
 
   void barrier() override {
-    if (progress_ == Progress::spin) {
+    if (blocking()) {
       CB_CHECK_MPI(MPI_Barrier(comm_.get()));
       return;
     }
     MPI_Request req;
     CB_CHECK_MPI(MPI_Ibarrier(comm_.get(), &req));
-    mpi_wait(req, progress_);
+    finish(req);
   }
 
  private:
+  // Blocking MPI calls only in spin mode outside a group; otherwise non-blocking + finish().
+  [[nodiscard]] bool blocking() const { return progress_ == Progress::spin && !group_->open; }
+  // Waits for a request now, or leaves it to group_end() inside a group.
+  void finish(MPI_Request& req) {
+    if (group_->open) {
+      group_->pending.push_back(req);
+      return;
+    }
+    mpi_wait(req, progress_);
+  }
+
   MpiCommHandle comm_;
   Progress progress_;
+  std::shared_ptr<MpiGroup> group_;
   int rank_ = 0;
   int size_ = 1;
 };
@@ -265,12 +320,12 @@ class MpiBackend final : public Backend {
   [[nodiscard]] std::unique_ptr<Comm> world() override {
     MPI_Comm dup = MPI_COMM_NULL;
     CB_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
-    return std::make_unique<MpiComm>(MpiCommHandle(dup), options_.progress);
+    return std::make_unique<MpiComm>(MpiCommHandle(dup), options_.progress, group_);
   }
   [[nodiscard]] std::unique_ptr<Comm> split(int color, int key) override {
     MPI_Comm sub = MPI_COMM_NULL;
     CB_CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &sub));
-    return std::make_unique<MpiComm>(MpiCommHandle(sub), options_.progress);
+    return std::make_unique<MpiComm>(MpiCommHandle(sub), options_.progress, group_);
   }
   [[nodiscard]] std::unique_ptr<Timer> timer() override { return std::make_unique<WallTimer>(); }
   [[nodiscard]] std::map<std::string, std::string> provenance() const override {
@@ -284,6 +339,7 @@ class MpiBackend final : public Backend {
 
  private:
   BackendOptions options_;
+  std::shared_ptr<MpiGroup> group_ = std::make_shared<MpiGroup>();
 };
 
 }  // namespace

@@ -34,10 +34,12 @@
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/nccl/device_kernels.hpp"
 #include "collbench/backend/nccl/gpu_info.hpp"
+#include "collbench/backend/nccl/gpu_loads.hpp"
 #include "collbench/backend/nccl/multimem_kernels.hpp"
 #include "collbench/backend/nccl/nccl_check.hpp"
 #include "collbench/backend/nccl/nccl_host.hpp"
 #include "collbench/backend/nccl/nccl_resources.hpp"
+#include "collbench/core/launcher.hpp"
 #include "collbench/backend/nccl/nvls_host.hpp"
 #include "collbench/core/error.hpp"
 
@@ -79,6 +81,7 @@ struct Context {
   std::optional<CudaEvent> sync_event;  // recorded by synchronize(): where the last op ended
   std::uint64_t sync_generation = 0;
   std::vector<CommOwner*> comms;  // live communicators, in creation order (same on every rank)
+  bool group_open = false;        // Comm::group_start() .. group_end() (ncclGroupStart/End)
   std::vector<DeviceBuffer*> live_buffers;
   // Per world rank: what in-switch capability decisions need (from the provenance facts).
   std::vector<InSwitchRank> world_in_switch;
@@ -524,6 +527,25 @@ class NcclComm final : public Comm {
 
   void synchronize() override { ctx_->synchronize(); }
 
+  // Concurrent operations across this backend's communicators: one NCCL group (legal across
+  // communicators); the results are waited for by synchronize(), as for every operation.
+  [[nodiscard]] std::optional<std::string> group_waiver() const override {
+    if (multimem_algo()) {
+      return std::string("cb-multimem launches collbench's own kernels, which an NCCL group does not hold");
+    }
+    return std::nullopt;
+  }
+  void group_start() override {
+    if (ctx_->group_open) throw RuntimeFailure("group_start: a group is already open (groups do not nest)");
+    CB_CHECK_NCCL_COMM(c(), ncclGroupStart());
+    ctx_->group_open = true;
+  }
+  void group_end() override {
+    if (!ctx_->group_open) throw RuntimeFailure("group_end without group_start");
+    ctx_->group_open = false;
+    CB_CHECK_NCCL_COMM(c(), ncclGroupEnd());
+  }
+
   // NCCL 2.28 tries its symmetric kernels before NCCL_ALGO's selection whenever both buffers are
   // symmetric windows on a one-node communicator (enqueue.cc), so on --buffers symmetric a forced
   // algorithm is not known to have run: unknown (null) rather than a guess. cb-multimem is ours.
@@ -760,6 +782,12 @@ class NcclBackend final : public Backend, public DevicePatterns {
 
   [[nodiscard]] std::map<std::string, std::string> provenance() const override { return provenance_; }
 
+  // Overlap mode: the load on its own stream of this rank's GPU (gpu_loads.hpp).
+  [[nodiscard]] std::unique_ptr<overlap::ComputeLoad> make_compute(const overlap::ComputeSpec& spec) override {
+    CB_CHECK_CUDA(cudaSetDevice(ctx_->device));
+    return make_gpu_load(spec);
+  }
+
   // DevicePatterns
   void fill(void* dst, std::size_t total_elems, const hd::PatternParams& params,
             std::span<const hd::Segment> segments) override {
@@ -911,6 +939,18 @@ void NcclBackend::select_device(const BackendOptions&) {
   MpiCommHandle local_owner(local);
   MPI_Comm_rank(local, &ctx_->local_rank);
   MPI_Comm_size(local, &ctx_->ranks_on_host);
+  // Did the launcher give each process its own GPU (CUDA_VISIBLE_DEVICES differs per rank)?
+  constexpr int kVisibleLen = 256;
+  std::array<char, kVisibleLen> visible{};
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) std::snprintf(visible.data(), visible.size(), "%s", v);
+  std::vector<char> all_visible(static_cast<std::size_t>(ctx_->ranks_on_host) * kVisibleLen);
+  CB_CHECK_MPI(MPI_Allgather(visible.data(), kVisibleLen, MPI_CHAR, all_visible.data(), kVisibleLen, MPI_CHAR, local));
+  std::vector<std::string> visible_per_rank;
+  for (int r = 0; r < ctx_->ranks_on_host; ++r) {
+    const char* text = all_visible.data() + static_cast<std::size_t>(r) * kVisibleLen;
+    visible_per_rank.emplace_back(text, strnlen(text, kVisibleLen));
+  }
+  const bool launcher_bound = launcher_bound_one_gpu_per_rank(visible_per_rank);
 
   std::string problem;
   int count = 0;
@@ -918,7 +958,7 @@ void NcclBackend::select_device(const BackendOptions&) {
   if (rc != cudaSuccess) {
     problem = fmt::format("cudaGetDeviceCount failed: {}", cuda_error_text(rc));
     (void)cudaGetLastError();
-  } else if (const auto dev = device_for_local_rank(ctx_->local_rank, ctx_->ranks_on_host, count, problem)) {
+  } else if (const auto dev = device_for_local_rank(ctx_->local_rank, ctx_->ranks_on_host, count, problem, launcher_bound)) {
     ctx_->device = *dev;
     cudaDeviceProp prop{};
     cudaError_t rc2 = cudaSetDevice(*dev);

@@ -395,13 +395,17 @@ inline std::vector<P2pOp> alltoallv_ops(int rank, int num_ranks, std::span<const
 
 // ---- device selection -------------------------------------------------------------------------
 
-// The GPU of a rank: its local rank (MPI shared-memory split), one rank per GPU. nullopt with
-// `why` set when there is none.
-inline std::optional<int> device_for_local_rank(int local_rank, int ranks_on_host, int device_count, std::string& why) {
+// The GPU of a rank: its local rank (MPI shared-memory split), one rank per GPU. When the
+// launcher bound one GPU to each process (srun --gpus-per-task=1, one GPU per pod;
+// core/launcher.hpp launcher_bound_one_gpu_per_rank), each process sees one GPU and uses it.
+// nullopt with `why` set when there is none.
+inline std::optional<int> device_for_local_rank(int local_rank, int ranks_on_host, int device_count, std::string& why,
+                                                bool launcher_bound = false) {
   if (device_count <= 0) {
     why = "no CUDA device is visible";
     return std::nullopt;
   }
+  if (launcher_bound && device_count == 1) return 0;
   if (local_rank >= device_count) {
     why = fmt::format(
         "this host runs {} ranks but only {} GPU(s) are visible (local rank {}); the nccl backend "

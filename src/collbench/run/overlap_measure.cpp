@@ -1,0 +1,189 @@
+// Overlap timing loop (overlap_measure.hpp).
+#include "collbench/run/overlap_measure.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "collbench/overlap/metrics.hpp"
+#include "collbench/overlap/pipeline.hpp"
+#include "collbench/run/measure.hpp"
+#include "collbench/stats/summary.hpp"
+
+namespace collbench::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since_us(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+OverlapSamples time_overlap(const OverlapOps& ops, const Control& control, const plan::StopRule& rule,
+                            backend::Progress progress) {
+  overlap::ComputeLoad& compute = *ops.compute;
+  const bool pipeline = ops.chunks > 0;
+  const int chunks = pipeline ? ops.chunks : 1;
+  const int stages = pipeline ? ops.stages : 0;
+  const auto schedule = pipeline ? overlap::pipeline_schedule(ops.chunks, ops.stages) : std::vector<overlap::Slot>{};
+  // Columns of one iteration: comm, compute, both, then one per stage (pipeline).
+  const std::size_t cols = 3 + static_cast<std::size_t>(stages);
+
+  const auto run_comm_alone = [&](double* stage_out) {
+    if (!pipeline) {
+      ops.launch(0, -1);
+      ops.synchronize();
+      return;
+    }
+    for (int k = 0; k < stages; ++k) {
+      const auto t0 = Clock::now();
+      for (int c = 0; c < chunks; ++c) ops.launch(c, k);
+      ops.synchronize();
+      stage_out[k] = since_us(t0);
+    }
+  };
+  const auto run_compute_alone = [&] {
+    for (int c = 0; c < chunks; ++c) {
+      compute.start();
+      compute.wait();
+    }
+  };
+  const auto run_both = [&] {
+    if (!pipeline) {
+      compute.start();
+      ops.launch(0, -1);
+      ops.synchronize();
+      compute.wait();
+      return;
+    }
+    for (const auto& slot : schedule) {
+      if (slot.compute_chunk >= 0) compute.start();
+      for (const auto& op : slot.comm) ops.launch(op.chunk, op.stage);
+      if (!slot.comm.empty()) ops.synchronize();
+      if (slot.compute_chunk >= 0) compute.wait();
+    }
+  };
+
+  // One untimed pass of each (first-touch of the load's memory, lazy library setup).
+  run_compute_alone();
+  run_both();
+
+  OverlapSamples out;
+  out.stage_us.assign(static_cast<std::size_t>(stages), {});
+  std::vector<double> local, worst;
+  int iter = 0;
+  int round = std::clamp(rule.min_iters, 1, 8);
+  const auto t_begin = Clock::now();
+  for (;;) {
+    local.assign(static_cast<std::size_t>(round) * cols, 0.0);
+    for (int r = 0; r < round; ++r, ++iter) {
+      double* row = local.data() + static_cast<std::size_t>(r) * cols;
+      if (ops.progress) ops.progress(iter);
+      control.barrier(progress);
+      auto t0 = Clock::now();
+      run_comm_alone(row + 3);
+      row[0] = since_us(t0);
+      control.barrier(progress);
+      t0 = Clock::now();
+      run_compute_alone();
+      row[1] = since_us(t0);
+      control.barrier(progress);
+      t0 = Clock::now();
+      run_both();
+      row[2] = since_us(t0);
+    }
+    control.max_to_root(local, worst);
+    std::string reason;
+    int next_round = 0;
+    if (control.rank() == 0) {
+      for (int r = 0; r < round; ++r) {
+        const double* row = worst.data() + static_cast<std::size_t>(r) * cols;
+        out.comm_us.push_back(row[0]);
+        out.compute_us.push_back(row[1]);
+        out.both_us.push_back(row[2]);
+        for (int k = 0; k < stages; ++k) out.stage_us[static_cast<std::size_t>(k)].push_back(row[3 + k]);
+      }
+      const double elapsed = std::chrono::duration<double>(Clock::now() - t_begin).count();
+      reason = stop_reason(rule, out.both_us, elapsed);
+      const double per_iter_s = elapsed / std::max(iter, 1);
+      const int by_time = per_iter_s > 0 ? static_cast<int>((rule.max_time_s - elapsed) / per_iter_s) + 1 : round * 2;
+      next_round = std::clamp(std::min({round * 2, rule.max_iters - iter, by_time}), 1, 1024);
+    }
+    reason = control.broadcast_string(reason);
+    if (!reason.empty()) {
+      out.stop_reason = reason;
+      break;
+    }
+    MPI_Bcast(&next_round, 1, MPI_INT, 0, control.comm());
+    round = next_round;
+  }
+  out.iterations = iter;
+  return out;
+}
+
+}  // namespace collbench::run
+
+namespace collbench::run {
+
+nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& progress) {
+  const auto& s = o.samples;
+  const auto p50 = [](const std::vector<double>& v) { return v.empty() ? 0.0 : stats::summarize(v).p50; };
+  const auto stats_json = [](const std::vector<double>& v) -> nlohmann::json {
+    if (v.empty()) return nullptr;
+    const auto t = stats::summarize(v);
+    return {{"p50", t.p50}, {"p5", t.p5}, {"p95", t.p95}, {"min", t.min}, {"max", t.max}, {"cv", t.cv}};
+  };
+  const overlap::OverlapMetrics m = overlap::overlap_metrics(p50(s.comm_us), p50(s.compute_us), p50(s.both_us));
+  std::uint64_t compute_wrong = 0;
+  for (auto w : o.compute_wrong_by_rank) compute_wrong += w;
+  const auto& c = o.compute;
+  const int units = std::max(o.chunks, 1) * c.repeat;  // load units per compute-alone sample
+  nlohmann::json load{{"spec", c.text},    {"name", c.load},       {"device", o.device},
+                      {"threads", o.device == "cpu" ? nlohmann::json(c.threads) : nlohmann::json(nullptr)},
+                      {"repeat", c.repeat}, {"description", overlap::describe(c, o.device)}};
+  if (c.load == "gemm") {
+    load["gemm"] = {{"m", c.gemm.m}, {"n", c.gemm.n}, {"k", c.gemm.k}, {"dtype", o.device == "gpu" ? "bfloat16" : "float32"}};
+    if (!c.workload.empty()) load["workload"] = c.workload;
+    load["gflops_alone"] = m.t_compute_us > 0 ? c.gemm.flops() * units / (m.t_compute_us * 1e3) : 0.0;
+  } else if (c.load == "stream") {
+    load["bytes"] = c.bytes;
+    load["gbps_alone"] = m.t_compute_us > 0 ? 2.0 * static_cast<double>(c.bytes) * units / (m.t_compute_us * 1e3) : 0.0;
+  } else if (c.load == "sleep") {
+    load["sleep_us"] = c.sleep_us;
+  }
+  nlohmann::json j{{"t_comm_us", m.t_comm_us},
+                   {"t_compute_us", m.t_compute_us},
+                   {"t_both_us", m.t_both_us},
+                   {"exposed_us", m.exposed_us},
+                   {"efficiency", m.efficiency ? nlohmann::json(*m.efficiency) : nlohmann::json(nullptr)},
+                   {"exposed_fraction", m.t_comm_us > 0 ? nlohmann::json(m.exposed_us / m.t_comm_us) : nlohmann::json(nullptr)},
+                   {"iterations", s.iterations},
+                   {"stop_reason", s.stop_reason},
+                   {"progress", progress},
+                   {"compute", load},
+                   {"compute_wrong", compute_wrong},
+                   {"time_us", {{"comm", stats_json(s.comm_us)}, {"compute", stats_json(s.compute_us)}, {"both", stats_json(s.both_us)}}},
+                   {"pipeline", nullptr}};
+  if (o.chunks > 0) {
+    std::vector<double> stage_us;
+    for (const auto& v : s.stage_us) stage_us.push_back(p50(v));
+    overlap::ChunkTimes per_chunk;
+    for (double t : stage_us) per_chunk.stage_us.push_back(t / o.chunks);
+    per_chunk.compute_us = m.t_compute_us / o.chunks;
+    const double ideal = overlap::ideal_step_us(m.t_comm_us, m.t_compute_us);
+    j["pipeline"] = {{"chunks", o.chunks},
+                     {"stages", o.stages},
+                     {"stage_us", stage_us},
+                     {"step_us", m.t_both_us},
+                     {"ideal_us", ideal},
+                     {"serial_us", m.t_comm_us + m.t_compute_us},
+                     {"schedule_us", overlap::schedule_time_us(overlap::pipeline_schedule(o.chunks, o.stages), per_chunk)},
+                     {"step_over_ideal", ideal > 0 ? nlohmann::json(m.t_both_us / ideal) : nlohmann::json(nullptr)}};
+  }
+  return j;
+}
+
+}  // namespace collbench::run

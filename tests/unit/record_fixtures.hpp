@@ -1,0 +1,44 @@
+// Synthetic records shared by the report tests: an all-reduce case at n ranks whose five samples
+// sit around a chosen median, with algbw/busbw computed from it exactly as the runner does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collbench/record/record.hpp"
+#include "collbench/stats/summary.hpp"
+
+namespace collbench::fixtures {
+
+// float32 sum all-reduce of `bytes` per rank at n ranks (one domain unless `domain_sizes`),
+// median time `p50_us` (samples 0.95, 0.98, 1, 1.03, 1.09 x p50_us), verified, status ok.
+inline record::CaseRecord allreduce_record(int n, std::uint64_t bytes, double p50_us,
+                                           std::vector<int> domain_sizes = {}) {
+  record::CaseRecord r;
+  r.run_id = "run-" + std::to_string(n);
+  r.collective = "allreduce";
+  r.redop = "sum";
+  r.dtype = "float32";
+  r.backend = "mpi";
+  r.algo_requested = "ring";
+  r.scope = "global";
+  r.timing = "isolated";
+  r.buffers = "host";
+  r.bytes = bytes;
+  r.count = bytes / 4;
+  r.num_ranks = n;
+  r.domain_sizes = domain_sizes.empty() ? std::vector<int>{n} : std::move(domain_sizes);
+  r.num_domains = static_cast<int>(r.domain_sizes.size());
+  r.samples_us = {0.95 * p50_us, 0.98 * p50_us, p50_us, 1.03 * p50_us, 1.09 * p50_us};
+  r.time_us = record::TimeStats::from(stats::summarize(r.samples_us));
+  r.iterations = 5;
+  r.algbw_gbps = static_cast<double>(bytes) / (p50_us * 1e-6) / 1e9;
+  r.busbw_gbps = r.algbw_gbps * 2.0 * (n - 1) / n;
+  r.checked = true;
+  r.status = "ok";
+  r.case_key = record::make_case_key(r);
+  return r;
+}
+
+}  // namespace collbench::fixtures
