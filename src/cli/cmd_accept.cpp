@@ -22,6 +22,7 @@
 #include "collbench/accept/profile.hpp"
 #include "collbench/accept/writers.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
@@ -83,7 +84,7 @@ std::string verdict_html(const accept::AcceptReport& report, const std::vector<s
     }
   }
   report::HtmlContext ctx;
-  ctx.generator = fmt::format("collbench {} (git {})", build::kVersion, build::kGitSha);
+  ctx.generator = fmt::format("collbench {} (git {})", build::kVersion, build::git_sha());
   ctx.generated_at = report.finished_at;
   ctx.command = command;
   return accept::render_accept_html(report, records, ctx, notes);

@@ -13,6 +13,7 @@
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/record/jsonl.hpp"
@@ -45,7 +46,7 @@ int run_import(const ImportFlags& f) {
   opt.run_id = run::new_run_id();
   opt.started_at = run::utc_now_iso8601();
   opt.tool_version = build::kVersion;
-  opt.git_sha = build::kGitSha;
+  opt.git_sha = build::git_sha();
   opt.backends_built = build::backends_built();
   opt.argv = process_argv();
   opt.num_ranks = f.num_ranks;

@@ -30,6 +30,7 @@
 #include "collbench/accept/html.hpp"
 #include "collbench/accept/writers.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
@@ -103,7 +104,7 @@ std::vector<int> parse_ranks(const std::string& text) {
 
 report::HtmlContext html_context() {
   report::HtmlContext ctx;
-  ctx.generator = fmt::format("collbench {} (git {})", build::kVersion, build::kGitSha);
+  ctx.generator = fmt::format("collbench {} (git {})", build::kVersion, build::git_sha());
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   ::gmtime_r(&now, &tm);

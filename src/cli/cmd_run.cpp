@@ -215,6 +215,9 @@ plan::Sweep build_sweep(const RunFlags& f) {
   for (const auto& r : split_list(f.redops == "all" ? join(redop_names(), ",") : f.redops, "-o/--redop")) {
     redops.push_back(parse_redop(r));
   }
+  // A collective without a reduction (all-to-all, all-gather, ...) has one case per size whatever
+  // -o says: `-o all` across a mixed list of collectives must not repeat identical cases.
+  if (!coll::find_collective(f.collective).has_redop()) redops.resize(1);
   std::vector<std::string> algos;
   for (const auto& a : split_list(f.algos, "--algo")) algos.push_back(parse_algorithm(a));
   std::vector<Scope> scopes;

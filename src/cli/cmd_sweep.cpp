@@ -8,6 +8,8 @@
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/core/dtype.hpp"
+#include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 
 namespace collbench::cli {
@@ -21,6 +23,35 @@ struct SweepFlags {
   PlacementFlags placement;
   OutputFlags output;
 };
+
+// Buffer bytes one rank allocates for case `c` on `num_ranks` ranks (the largest over ranks): the
+// collective's own shape, as the runner computes it, so MoE cases (whose size the workload and
+// routing set) count their real all-to-all-v buffers. The plan's size-only estimate stands in
+// where the shape needs more than a rank count (e.g. hierarchical MoE needs domains).
+std::uint64_t buffer_bytes_per_rank(const coll::Collective& traits, const plan::Case& c, int num_ranks) {
+  coll::CaseContext ctx;
+  ctx.dtype = traits.case_dtype(c.params).value_or(c.dtype);
+  ctx.redop = c.redop;
+  ctx.num_ranks = num_ranks;
+  ctx.in_place = c.in_place;
+  ctx.root = c.root;
+  ctx.params = &c.params;
+  ctx.algo = c.algo;
+  ctx.placement.domain_sizes = {num_ranks};
+  ctx.placement.source = "single";
+  std::uint64_t most = 0;
+  try {
+    for (int rank = 0; rank < num_ranks; ++rank) {
+      ctx.rank = rank;
+      const coll::Shape shape = traits.shape_for(c.bytes, ctx);
+      const std::size_t elems = c.in_place ? shape.in_place_elems() : shape.send_elems + shape.recv_elems;
+      most = std::max<std::uint64_t>(most, elems * dtype_size(ctx.dtype));
+    }
+  } catch (const InputError&) {
+    return plan::estimated_buffer_bytes(c, num_ranks);
+  }
+  return most;
+}
 
 void print_dry_run(const plan::Sweep& sweep, int num_ranks) {
   std::printf("# sweep '%s' from %s: %zu case(s)%s\n", sweep.name.c_str(), sweep.source.c_str(), sweep.cases.size(),
@@ -39,7 +70,7 @@ void print_dry_run(const plan::Sweep& sweep, int num_ranks) {
     // Upper estimate: the time limit, plus verification and warm-up (about one time limit
     // for tiny cases, negligible for long ones).
     total_s += c.stop.max_time_s;
-    peak_bytes = std::max(peak_bytes, plan::estimated_buffer_bytes(c, num_ranks));
+    peak_bytes = std::max(peak_bytes, buffer_bytes_per_rank(traits, c, num_ranks));
     std::printf(" %4zu %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12.3g%s\n", i, c.collective.c_str(),
                 params.empty() ? format_bytes(c.bytes).c_str() : "workload", std::string(to_string(dtype)).c_str(),
                 std::string(to_string(c.redop)).c_str(), c.algo.c_str(), std::string(to_string(c.scope)).c_str(),

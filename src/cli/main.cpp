@@ -14,6 +14,7 @@
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/backend/mpi/mpi_backend.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/model/system_profile.hpp"
@@ -54,7 +55,7 @@ std::string version_text() {
   std::replace(mpi_runtime.begin(), mpi_runtime.end(), '\t', ' ');
   // First line as before (scripts parse it): version, git sha, the backends compiled in.
   std::string out = fmt::format("collbench {} (git {}; backends: {})\nbuild: {}\nlibraries:\n", build::kVersion,
-                                build::kGitSha, build::kBackends,
+                                build::git_sha(), build::kBackends,
                                 *build::kBuildType != '\0' ? build::kBuildType : "default");
   out += fmt::format("  mpi   {} (built with the {} wrapper {})\n", mpi_runtime, build::kMpiFlavor, build::kMpiCompiler);
   const auto backends = build::backends_built();

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import run
+from conftest import SOURCE_DIR, run
 
 # Every command, nested ones included, as `collbench man` lists them (.SS "collbench run ...").
 def commands():
@@ -125,7 +125,12 @@ def test_version_names_version_sha_and_backends():
     assert res.returncode == 0, res.stderr
     out = res.stdout
     first = out.splitlines()[0]
-    assert re.fullmatch(r"collbench \d+\.\d+\.\d+ \(git ([0-9a-f]{7,}|unknown); backends: mpi( nccl)?\)", first), first
+    assert re.fullmatch(r"collbench \d+\.\d+\.\d+ \(git ([0-9a-f]{7,}(-dirty)?|unknown); backends: mpi( nccl)?\)", first), first
+    # the sha of the commit the binary was built from (refreshed at build time, not at configure)
+    head = subprocess.run(["git", "-C", str(SOURCE_DIR), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                          text=True)
+    if head.returncode == 0 and "unknown" not in first:
+        assert f"(git {head.stdout.strip()}" in first, (first, head.stdout)
     # the MPI library that is loaded, asked at run time, and the wrapper it was built with
     mpi_line = next(line for line in out.splitlines() if line.strip().startswith("mpi "))
     assert re.search(r"MPICH|Open MPI|Intel|MVAPICH|Cray", mpi_line), mpi_line

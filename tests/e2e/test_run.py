@@ -66,6 +66,15 @@ def test_every_dtype_and_redop_verifies_in_and_out_of_place(tmp_path):
     assert {c["in_place"] for c in cases} == {False, True}
 
 
+def test_redop_all_gives_one_case_per_size_for_a_collective_without_reduction(tmp_path):
+    out = tmp_path / "a2a.jsonl"
+    p = run(["run", "alltoall", "-b", "1K", "-e", "4K", "-f", "4", "-o", "all", "--out", out, "--format", "none"]
+            + FAST, np=2)
+    assert p.returncode == 0, p.stderr
+    keys = [c["case_key"] for c in read_jsonl(out)[1:]]
+    assert len(keys) == 2 and len(set(keys)) == 2, keys
+
+
 def test_corrupt_fault_fails_the_run_and_names_rank(tmp_path):
     out = tmp_path / "bad.jsonl"
     p = run(["run", "allreduce", "-b", "4K", "-e", "4K", "--out", out] + FAST, np=2,

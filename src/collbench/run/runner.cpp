@@ -21,6 +21,7 @@
 #endif
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
@@ -541,7 +542,7 @@ RunSummary Runner::run(const plan::Sweep& requested) {
     header.run_id = run_id;
     header.started_at = utc_now_iso8601();
     header.tool_version = build::kVersion;
-    header.git_sha = build::kGitSha;
+    header.git_sha = build::git_sha();
     header.backends_built = build::backends_built();
     header.argv = options_.argv;
     header.config = config;
