@@ -38,6 +38,17 @@ struct MeasureInput {
   const Placement* placement = nullptr;  // the run's placement (null: one domain)
 };
 
+// Overlap mode's part of a measurement (at namespace scope: clang cannot default-construct a
+// nested struct with member initializers inside std::optional of its enclosing class).
+struct OverlapMeasurement {
+  overlap::ComputeSpec compute;  // per chunk when chunks > 0
+  std::string device;            // cpu | gpu
+  int chunks = 0;
+  int stages = 1;
+  OverlapSamples samples;        // rank 0
+  std::vector<std::uint64_t> compute_wrong_by_rank;  // rank 0
+};
+
 struct Measurement {
   coll::Shape shape;                 // this rank's shape
   // rank 0 only:
@@ -53,14 +64,7 @@ struct Measurement {
   // timed rounds: the median over iterations of the per-iteration max over ranks, in us.
   std::map<std::string, double> side_us;
   // Overlap mode (spec->overlap set): the three timings and what ran beside the collective.
-  struct Overlap {
-    overlap::ComputeSpec compute;  // per chunk when chunks > 0
-    std::string device;            // cpu | gpu
-    int chunks = 0;
-    int stages = 1;
-    OverlapSamples samples;        // rank 0
-    std::vector<std::uint64_t> compute_wrong_by_rank;  // rank 0
-  };
+  using Overlap = OverlapMeasurement;
   std::optional<Overlap> overlap;
 };
 
