@@ -17,6 +17,7 @@
 #include "collbench/core/placement.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
+#include "collbench/yamlio/reader.hpp"
 
 namespace collbench::accept {
 namespace fs = std::filesystem;
@@ -54,98 +55,8 @@ std::vector<std::string> all_check_keys() {
   return keys;
 }
 
-std::string_view kind_of(const YAML::Node& node) {
-  if (node.IsMap()) return "mapping";
-  if (node.IsSequence()) return "list";
-  if (node.IsNull()) return "empty value";
-  return "scalar";
-}
-
-class Reader {
- public:
-  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
-
-  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& key, const std::string& what) const {
-    const std::string where = mark.is_null() ? origin_ : fmt::format("{}:{}", origin_, mark.line + 1);
-    if (key.empty()) throw InputError(fmt::format("{}: {}", where, what));
-    throw InputError(fmt::format("{}: key '{}': {}", where, key, what));
-  }
-
-  void check_map(const YAML::Node& node, const std::string& path, const std::vector<std::string>& allowed) const {
-    if (!node.IsMap()) fail(node.Mark(), path, fmt::format("expected a mapping of keys ({})", join(allowed)));
-    std::set<std::string> seen;
-    for (const auto& item : node) {
-      const std::string key = item.first.Scalar();
-      const std::string full = path.empty() ? key : path + "." + key;
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        std::string msg = "unknown key; accepted here: " + join(allowed);
-        const std::string hint = closest_match(key, allowed);
-        if (!hint.empty()) msg += fmt::format(" (did you mean '{}'?)", hint);
-        fail(item.first.Mark(), full, msg);
-      }
-      if (!seen.insert(key).second) fail(item.first.Mark(), full, "duplicate key");
-      if (item.second.IsNull()) fail(item.first.Mark(), full, "has no value");
-    }
-  }
-
-  [[nodiscard]] std::string scalar(const YAML::Node& node, const std::string& key, std::string_view expected) const {
-    if (!node.IsScalar()) fail(node.Mark(), key, fmt::format("expected {}, got a {}", expected, kind_of(node)));
-    return node.Scalar();
-  }
-
-  [[nodiscard]] std::string text(const YAML::Node& node, const std::string& key) const {
-    std::string s = scalar(node, key, "a string");
-    if (s.empty()) fail(node.Mark(), key, "must not be empty");
-    return s;
-  }
-
-  [[nodiscard]] int integer(const YAML::Node& node, const std::string& key, int min_value, int max_value) const {
-    const std::string s = scalar(node, key, "an integer");
-    int value = 0;
-    const auto res = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (res.ec != std::errc{} || res.ptr != s.data() + s.size()) {
-      fail(node.Mark(), key, fmt::format("expected an integer, got '{}'", s));
-    }
-    if (value < min_value || value > max_value) {
-      fail(node.Mark(), key, fmt::format("must be in [{}, {}], got {}", min_value, max_value, value));
-    }
-    return value;
-  }
-
-  // A number in (lo, hi] (lo exclusive: thresholds of 0 would accept anything).
-  [[nodiscard]] double positive(const YAML::Node& node, const std::string& key, double hi) const {
-    const std::string s = scalar(node, key, "a number");
-    double value = 0.0;
-    const auto res = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (res.ec != std::errc{} || res.ptr != s.data() + s.size() || !std::isfinite(value)) {
-      fail(node.Mark(), key, fmt::format("expected a number, got '{}'", s));
-    }
-    if (!(value > 0.0 && value <= hi)) fail(node.Mark(), key, fmt::format("must be in (0, {}], got {}", hi, s));
-    return value;
-  }
-
-  [[nodiscard]] bool boolean(const YAML::Node& node, const std::string& key) const {
-    const std::string s = scalar(node, key, "true or false");
-    if (s == "true") return true;
-    if (s == "false") return false;
-    fail(node.Mark(), key, fmt::format("expected true or false, got '{}'", s));
-  }
-
-  // Runs a value parser of the core layer and re-throws its InputError at the node.
-  template <class F>
-  auto at(const YAML::Node& node, const std::string& key, F&& f) const {
-    try {
-      return f();
-    } catch (const InputError& e) {
-      fail(node.Mark(), key, e.what());
-    }
-  }
-
-  [[nodiscard]] const std::string& origin() const { return origin_; }
-
- private:
-  std::string origin_;
-};
+using yamlio::kind_of;
+using yamlio::Reader;
 
 // The settings of a check (or of `defaults`), applied key by key onto `c`.
 struct Settings {
@@ -159,7 +70,7 @@ struct Settings {
 };
 
 Threshold read_threshold(const Reader& r, const YAML::Node& node, const std::string& path) {
-  r.check_map(node, path, kThresholdKeys);
+  r.check_map(node, path, kThresholdKeys, Reader::EmptyValues::reject);
   Threshold t;
   const auto key = [&path](const char* k) { return path + "." + k; };
   if (const auto v = node["fraction_of_bound"]) t.fraction_of_bound = r.positive(v, key("fraction_of_bound"), 1.0);
@@ -292,7 +203,7 @@ std::vector<std::uint64_t> read_sizes(const Reader& r, const YAML::Node& node, c
 Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, const plan::Case& default_case,
                  const Settings& defaults) {
   const std::string path = fmt::format("checks[{}]", index);
-  r.check_map(entry, path, all_check_keys());
+  r.check_map(entry, path, all_check_keys(), Reader::EmptyValues::reject);
   Check check;
   check.line = entry.Mark().line + 1;
   const YAML::Node name = entry["name"];
@@ -408,7 +319,7 @@ AcceptanceProfile parse_acceptance_profile(std::string_view yaml_text, const std
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", origin, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) r.fail(root.Mark(), "", "an acceptance profile is a mapping with keys " + join(kTopKeys));
-  r.check_map(root, "", kTopKeys);
+  r.check_map(root, "", kTopKeys, Reader::EmptyValues::reject);
   AcceptanceProfile p;
   p.source = origin;
   if (!root["name"]) r.fail(root.Mark(), "name", "missing required key");
@@ -426,7 +337,7 @@ AcceptanceProfile parse_acceptance_profile(std::string_view yaml_text, const std
     p.progress = v;
   }
   if (const auto q = root["requires"]) {
-    r.check_map(q, "requires", kRequiresKeys);
+    r.check_map(q, "requires", kRequiresKeys, Reader::EmptyValues::reject);
     if (const auto v = q["min_ranks"]) p.requirements.min_ranks = r.integer(v, "requires.min_ranks", 1, 1 << 24);
     if (const auto v = q["max_ranks"]) p.requirements.max_ranks = r.integer(v, "requires.max_ranks", 1, 1 << 24);
     if (const auto v = q["ranks_multiple_of"]) {
@@ -441,7 +352,7 @@ AcceptanceProfile parse_acceptance_profile(std::string_view yaml_text, const std
   // A repetition's default stopping rule: shorter than a sweep's, since every check repeats.
   defaults.base.stop.max_time_s = 1.0;
   if (const auto d = root["defaults"]) {
-    r.check_map(d, "defaults", kSettingKeys);
+    r.check_map(d, "defaults", kSettingKeys, Reader::EmptyValues::reject);
     for (const auto& kv : d) apply_setting(r, defaults, kv.first.Scalar(), kv.second, "defaults");
   }
 

@@ -18,98 +18,17 @@
 #include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/yamlio/reader.hpp"
 
 namespace collbench::model {
 namespace fs = std::filesystem;
 
 namespace {
 
-// Walks a YAML document and turns every problem into an InputError naming the origin file,
-// the line (1-based) and the dotted key path. Nothing is defaulted silently: optional keys are
-// declared optional at the call site.
-class Reader {
+// The shared strict reader (yamlio/reader.hpp) plus the units of a system profile.
+class Reader : public yamlio::Reader {
  public:
-  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
-
-  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& key, const std::string& what) const {
-    const std::string where = mark.is_null() ? origin_ : fmt::format("{}:{}", origin_, mark.line + 1);
-    if (key.empty()) throw InputError(fmt::format("{}: {}", where, what));
-    throw InputError(fmt::format("{}: key '{}': {}", where, key, what));
-  }
-
-  // Rejects keys outside `allowed` (suggesting the closest) and duplicate keys.
-  void check_map(const YAML::Node& node, const std::string& path, const std::vector<std::string>& allowed) const {
-    if (!node.IsMap()) fail(node.Mark(), path, fmt::format("expected a mapping of keys ({})", join(allowed)));
-    std::set<std::string> seen;
-    for (const auto& item : node) {
-      const std::string key = item.first.Scalar();
-      const std::string full = path.empty() ? key : path + "." + key;
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        std::string msg = "unknown key; accepted here: " + join(allowed);
-        const std::string hint = closest_match(key, allowed);
-        if (!hint.empty()) msg += fmt::format(" (did you mean '{}'?)", hint);
-        fail(item.first.Mark(), full, msg);
-      }
-      if (!seen.insert(key).second) fail(item.first.Mark(), full, "duplicate key");
-    }
-  }
-
-  [[nodiscard]] YAML::Node required(const YAML::Node& map, const std::string& path, const std::string& key) const {
-    YAML::Node value = map[key];
-    if (!value.IsDefined()) {
-      fail(map.Mark(), join_path(path, key),
-           fmt::format("missing required key{}", path.empty() ? "" : " in '" + path + "'"));
-    }
-    if (value.IsNull()) fail(value.Mark(), join_path(path, key), "has no value");
-    return value;
-  }
-
-  // An undefined node when absent; a present-but-empty key is still an error.
-  [[nodiscard]] YAML::Node optional(const YAML::Node& map, const std::string& path, const std::string& key) const {
-    YAML::Node value = map[key];
-    if (value.IsDefined() && value.IsNull()) fail(value.Mark(), join_path(path, key), "has no value");
-    return value;
-  }
-
-  [[nodiscard]] std::string scalar(const YAML::Node& node, const std::string& key, std::string_view expected) const {
-    if (!node.IsScalar()) fail(node.Mark(), key, fmt::format("expected {}, got a {}", expected, kind_of(node)));
-    return node.Scalar();
-  }
-
-  [[nodiscard]] std::string text(const YAML::Node& node, const std::string& key) const {
-    std::string s = scalar(node, key, "a string");
-    if (s.empty()) fail(node.Mark(), key, "must not be empty");
-    return s;
-  }
-
-  [[nodiscard]] int integer(const YAML::Node& node, const std::string& key, int min_value) const {
-    const std::string s = scalar(node, key, "an integer");
-    int value = 0;
-    const auto res = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (res.ec != std::errc{} || res.ptr != s.data() + s.size()) {
-      fail(node.Mark(), key, fmt::format("expected an integer, got '{}'", s));
-    }
-    if (value < min_value) fail(node.Mark(), key, fmt::format("must be at least {}, got {}", min_value, value));
-    return value;
-  }
-
-  [[nodiscard]] double number(const YAML::Node& node, const std::string& key, double lo, double hi) const {
-    const std::string s = scalar(node, key, "a number");
-    double value = 0.0;
-    const auto res = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (res.ec != std::errc{} || res.ptr != s.data() + s.size()) {
-      fail(node.Mark(), key, fmt::format("expected a number, got '{}'", s));
-    }
-    if (!(value >= lo && value <= hi)) fail(node.Mark(), key, fmt::format("must be in [{}, {}], got {}", lo, hi, s));
-    return value;
-  }
-
-  [[nodiscard]] bool boolean(const YAML::Node& node, const std::string& key) const {
-    const std::string s = scalar(node, key, "true or false");
-    if (s == "true") return true;
-    if (s == "false") return false;
-    fail(node.Mark(), key, fmt::format("expected true or false, got '{}'", s));
-  }
+  using yamlio::Reader::Reader;
 
   // A link rate in bytes/s per direction. `require_direction`: the text must say whether it is
   // bidirectional (NVLink is quoted both ways by vendors, so guessing would be a 2x error).
@@ -137,37 +56,6 @@ class Reader {
       fail(node.Mark(), key, e.what());
     }
   }
-
-  [[nodiscard]] std::string one_of(const YAML::Node& node, const std::string& key,
-                                   const std::vector<std::string>& valid) const {
-    const std::string s = scalar(node, key, "a name");
-    if (std::find(valid.begin(), valid.end(), s) == valid.end()) {
-      fail(node.Mark(), key, unknown_name_message("value", s, valid));
-    }
-    return s;
-  }
-
-  [[nodiscard]] std::vector<std::string> text_list(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsSequence()) fail(node.Mark(), key, fmt::format("expected a list, got a {}", kind_of(node)));
-    if (node.size() == 0) fail(node.Mark(), key, "must not be an empty list");
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(text(node[i], fmt::format("{}[{}]", key, i)));
-    return out;
-  }
-
-  static std::string join_path(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
-
- private:
-  static std::string_view kind_of(const YAML::Node& node) {
-    if (node.IsMap()) return "mapping";
-    if (node.IsSequence()) return "list";
-    if (node.IsNull()) return "empty value";
-    return "scalar";
-  }
-
-  std::string origin_;
 };
 
 const std::vector<std::string> kTopKeys{"name",       "description", "kind",   "scale_up",
