@@ -239,7 +239,8 @@ TEST(GateVerdicts, TooFewRepetitionsCannotReachSignificance) {
   p.alpha = 0.01;
   const auto b = file("b.jsonl", {make_case(8, samples(2.0, 60))});
   const auto c = file("c.jsonl", {make_case(8, samples(6.0, 60, 0.01, 1))});
-  const auto& v = only(run_gate(b, c, p));
+  const auto report = run_gate(b, c, p);  // kept: `only` returns a reference into it
+  const auto& v = only(report);
   EXPECT_EQ(v.verdict, Verdict::warn) << v.reason;
   EXPECT_NEAR(v.test->p_slower, 0.05, 1e-15);
 }
