@@ -119,12 +119,22 @@ TEST(EpDpMpi, BackendGroupSpansCommunicators) {
     std::vector<int> a2a_in(static_cast<std::size_t>(m)), a2a_out(static_cast<std::size_t>(m), -1);
     for (int j = 0; j < m; ++j) a2a_in[static_cast<std::size_t>(j)] = me * 100 + j;
     std::vector<int> ar(3, me + 1);
+    // An all-to-all-v in the group too: its counts reach MPI as int arrays the backend converts,
+    // which must live until group_end completes the request (ASan builds catch it otherwise).
+    std::vector<std::size_t> ones(static_cast<std::size_t>(m), 1), displs(static_cast<std::size_t>(m));
+    std::vector<int> v_in(static_cast<std::size_t>(m)), v_out(static_cast<std::size_t>(m), -1);
+    for (int j = 0; j < m; ++j) {
+      displs[static_cast<std::size_t>(j)] = static_cast<std::size_t>(j);
+      v_in[static_cast<std::size_t>(j)] = me * 1000 + j;
+    }
     domain->group_start();
     domain->alltoall(a2a_in.data(), a2a_out.data(), 1, Dtype::int32);
+    domain->alltoallv(v_in.data(), ones, displs, v_out.data(), ones, displs, Dtype::int32);
     cross->allreduce(ar.data(), ar.data(), 3, Dtype::int32, Redop::sum);
     domain->group_end();
     const int d = me / m;
     for (int s = 0; s < m; ++s) EXPECT_EQ(a2a_out[static_cast<std::size_t>(s)], (d * m + s) * 100 + me % m);
+    for (int s = 0; s < m; ++s) EXPECT_EQ(v_out[static_cast<std::size_t>(s)], (d * m + s) * 1000 + me % m);
     // Ranks with local index l: l + 1 and m + l + 1.
     for (int v : ar) EXPECT_EQ(v, (me % m + 1) + (m + me % m + 1));
     EXPECT_THROW(domain->group_end(), Error);  // no open group

@@ -195,6 +195,9 @@ TEST(EpDp, WaiverReasons) {
   const auto uneven = waiver_text(context(0, {4, 2}));
   EXPECT_NE(uneven.find("equal domain sizes"), std::string::npos) << uneven;
   EXPECT_NE(uneven.find("4,2"), std::string::npos) << uneven;
+  auto interleaved = context(0, {2, 2});
+  interleaved.placement.interleaved = {0, 1, 0, 1};  // hosts alternate between the two domains
+  EXPECT_NE(waiver_text(interleaved).find("needs rack-major ranks"), std::string::npos) << waiver_text(interleaved);
   auto ring = context(0, {2, 2});
   ring.algo = "ring";
   EXPECT_NE(waiver_text(ring).find("--algo ring does not apply (use auto)"), std::string::npos) << waiver_text(ring);

@@ -188,6 +188,12 @@ TEST(OverlapSpec, BadInputNamesFlagAndAcceptedValues) {
   EXPECT_NE(m.find("minimum"), std::string::npos) << m;
   m = message_of([] { parse_compute_spec("sleep:time=1ms,time=2ms"); });
   EXPECT_NE(m.find("twice"), std::string::npos) << m;
+  // Each phase runs under the watchdog: a sleep load is at most a minute.
+  m = message_of([] { parse_compute_spec("sleep:time=2m"); });
+  EXPECT_NE(m.find("must be in (0, 60s]"), std::string::npos) << m;
+  // 1,048,576 tokens x EP 64 x top-8 / 256 experts = 2,097,152 rows per expert > 2^20.
+  m = message_of([] { parse_compute_spec("gemm:workload=deepseek-v3,tokens=1048576", 64); });
+  EXPECT_NE(m.find("the GEMM's m = 2097152 (from workload 'deepseek-v3') exceeds 1048576"), std::string::npos) << m;
 }
 
 TEST(OverlapSpec, ChunkSpecDividesTheWork) {

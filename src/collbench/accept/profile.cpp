@@ -14,6 +14,7 @@
 
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/paths.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
@@ -292,7 +293,9 @@ std::string read_text_file(const std::string& path) {
 
 std::vector<std::string> search_dirs() {
   std::vector<std::string> dirs;
-  for (const auto& d : model::system_profile_search_dirs()) {
+  // Every profile folder (core/paths.hpp), not only those that also hold systems/: a user's
+  // folder may carry acceptance profiles alone.
+  for (const auto& d : profile_search_dirs()) {
     const std::string a = d + "/acceptance";
     if (fs::is_directory(a)) dirs.push_back(a);
   }

@@ -123,6 +123,11 @@ class EpDpConcurrent final : public Collective {
                          "placement has one domain of {} ranks (set --ranks-per-domain or --domain-sizes)",
                          kName, ctx.num_ranks);
     }
+    if (!p.interleaved.empty()) {
+      return fmt::format("{} needs rack-major ranks (each domain a contiguous block of ranks: fill and verify name "
+                         "peers by offset in the domain); this placement interleaves domains",
+                         kName);
+    }
     if (!p.uniform()) {
       std::vector<std::string> sizes;
       for (int s : p.domain_sizes) sizes.push_back(std::to_string(s));

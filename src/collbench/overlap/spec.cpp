@@ -125,6 +125,15 @@ ComputeSpec parse_compute_spec(std::string_view text, int num_ranks) {
     if (const auto* v = get("m")) s.gemm.m = parse_positive("m", *v, kMaxDim);
     if (const auto* v = get("n")) s.gemm.n = parse_positive("n", *v, kMaxDim);
     if (const auto* v = get("k")) s.gemm.k = parse_positive("k", *v, kMaxDim);
+    // Dimensions derived from a workload are held to the same limit as given ones (k <= 2^20 keeps
+    // the GEMM's all-ones check exact; m, n bound the memory).
+    for (const auto& [name, value] : {std::pair{"m", s.gemm.m}, std::pair{"n", s.gemm.n}, std::pair{"k", s.gemm.k}}) {
+      if (value > kMaxDim) {
+        throw InputError(fmt::format("--overlap {}: the GEMM's {} = {} (from workload '{}') exceeds {}; give "
+                                     "tokens_per_expert=, tokens= or {}= explicitly",
+                                     s.text, name, value, s.workload, kMaxDim, name));
+      }
+    }
   } else if (s.load == "stream") {
     if (const auto* v = get("bytes")) {
       try {
@@ -142,8 +151,9 @@ ComputeSpec parse_compute_spec(std::string_view text, int num_ranks) {
       } catch (const InputError& e) {
         throw InputError(fmt::format("--overlap {}: time={}: {}", s.text, *v, e.what()));
       }
-      if (!(seconds > 0.0) || seconds > 3600.0) {
-        throw InputError(fmt::format("--overlap {}: time={} must be in (0, 1h], e.g. time=20ms", s.text, *v));
+      // Each phase of an overlap iteration runs under the watchdog's --timeout (default 300 s).
+      if (!(seconds > 0.0) || seconds > 60.0) {
+        throw InputError(fmt::format("--overlap {}: time={} must be in (0, 60s], e.g. time=20ms", s.text, *v));
       }
       s.sleep_us = seconds * 1e6;
     }

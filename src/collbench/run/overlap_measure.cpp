@@ -67,8 +67,11 @@ OverlapSamples time_overlap(const OverlapOps& ops, const Control& control, const
     }
   };
 
-  // One untimed pass of each (first-touch of the load's memory, lazy library setup).
+  // One untimed pass of each (first-touch of the load's memory, lazy library setup). The watchdog
+  // hears progress before every phase: each gets the whole --timeout.
+  if (ops.progress) ops.progress(0);
   run_compute_alone();
+  if (ops.progress) ops.progress(0);
   run_both();
 
   OverlapSamples out;
@@ -86,10 +89,12 @@ OverlapSamples time_overlap(const OverlapOps& ops, const Control& control, const
       auto t0 = Clock::now();
       run_comm_alone(row + 3);
       row[0] = since_us(t0);
+      if (ops.progress) ops.progress(iter);
       control.barrier(progress);
       t0 = Clock::now();
       run_compute_alone();
       row[1] = since_us(t0);
+      if (ops.progress) ops.progress(iter);
       control.barrier(progress);
       t0 = Clock::now();
       run_both();

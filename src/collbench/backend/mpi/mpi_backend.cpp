@@ -130,6 +130,9 @@ class HostBuffer final : public Buffer {
 struct MpiGroup {
   bool open = false;
   std::vector<MPI_Request> pending;
+  // Arguments a pending request still reads (MPI_Ialltoallv's count and displacement arrays must
+  // stay valid until it completes), released by group_end after the wait.
+  std::vector<std::vector<int>> keep_alive;
 };
 
 class MpiComm final : public Comm {
@@ -204,17 +207,24 @@ class MpiComm final : public Comm {
   void alltoallv(const void* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
                  void* recv, std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
                  Dtype dtype) override {
-    const auto sc = to_int_counts(send_counts);
-    const auto sd = to_int_counts(send_displs);
-    const auto rc = to_int_counts(recv_counts);
-    const auto rd = to_int_counts(recv_displs);
+    std::vector<int> sc = to_int_counts(send_counts);
+    std::vector<int> sd = to_int_counts(send_displs);
+    std::vector<int> rc = to_int_counts(recv_counts);
+    std::vector<int> rd = to_int_counts(recv_displs);
     const MPI_Datatype dt = mpi_datatype(dtype);
     if (blocking()) {
       CB_CHECK_MPI(MPI_Alltoallv(send, sc.data(), sd.data(), dt, recv, rc.data(), rd.data(), dt, comm_.get()));
       return;
     }
+    const int* const arrays[4] = {sc.data(), sd.data(), rc.data(), rd.data()};
+    if (group_->open) {
+      // The request completes at group_end: the group keeps the arrays it reads until then (a
+      // moved vector keeps its elements where they are, so the pointers above stay valid).
+      for (auto* v : {&sc, &sd, &rc, &rd}) group_->keep_alive.push_back(std::move(*v));
+    }
     MPI_Request req;
-    CB_CHECK_MPI(MPI_Ialltoallv(send, sc.data(), sd.data(), dt, recv, rc.data(), rd.data(), dt, comm_.get(), &req));
+    CB_CHECK_MPI(
+        MPI_Ialltoallv(send, arrays[0], arrays[1], dt, recv, arrays[2], arrays[3], dt, comm_.get(), &req));
     finish(req);
   }
 
@@ -259,6 +269,7 @@ class MpiComm final : public Comm {
     std::vector<MPI_Request> requests;
     requests.swap(group_->pending);
     mpi_wait_all(requests, progress_);
+    group_->keep_alive.clear();
   }
 
   void barrier() override {

@@ -82,6 +82,13 @@ struct Context {
   std::uint64_t sync_generation = 0;
   std::vector<CommOwner*> comms;  // live communicators, in creation order (same on every rank)
   bool group_open = false;        // Comm::group_start() .. group_end() (ncclGroupStart/End)
+  // Inside a group every communicator issues its operations on its own stream, forked from
+  // `stream` at group_start (group_fork) and joined back at group_end: NCCL launches each
+  // communicator's kernel on the stream it is given, so on one shared stream the group's parts
+  // would run one after the other instead of concurrently.
+  std::uint64_t group_generation = 0;
+  std::optional<CudaEvent> group_fork;
+  std::vector<std::pair<cudaStream_t, cudaEvent_t>> group_joins;  // (stream, its join event)
   std::vector<DeviceBuffer*> live_buffers;
   // Per world rank: what in-switch capability decisions need (from the provenance facts).
   std::vector<InSwitchRank> world_in_switch;
@@ -409,12 +416,12 @@ class NcclComm final : public Comm {
       const MultimemDevComm& mm = multimem("allreduce", dtype, redop);
       const WindowRef in = window_of(send, "send");
       const WindowRef out = window_of(recv, "receive");
-      mm.allreduce(in.window, in.offset, out.window, out.offset, count, dtype, ctx_->s());
+      mm.allreduce(in.window, in.offset, out.window, out.offset, count, dtype, op_stream());
       last_op_ = NcclOp::allreduce;
       return;
     }
     const ncclDataType_t dt = data_type(dtype, true);
-    CB_CHECK_NCCL_COMM(c(), ncclAllReduce(send, recv, count, dt, red_op(redop), c(), ctx_->s()));
+    CB_CHECK_NCCL_COMM(c(), ncclAllReduce(send, recv, count, dt, red_op(redop), c(), op_stream()));
     last_op_ = NcclOp::allreduce;
   }
 
@@ -426,12 +433,12 @@ class NcclComm final : public Comm {
     if (multimem_algo()) {
       const MultimemDevComm& mm = multimem("reducescatter", dtype, redop);
       const WindowRef in = window_of(send, "send");
-      mm.reduce_scatter(in.window, in.offset, out, recvcount, dtype, ctx_->s());
+      mm.reduce_scatter(in.window, in.offset, out, recvcount, dtype, op_stream());
       last_op_ = NcclOp::reducescatter;
       return;
     }
     const ncclDataType_t dt = data_type(dtype, true);
-    CB_CHECK_NCCL_COMM(c(), ncclReduceScatter(send, out, recvcount, dt, red_op(redop), c(), ctx_->s()));
+    CB_CHECK_NCCL_COMM(c(), ncclReduceScatter(send, out, recvcount, dt, red_op(redop), c(), op_stream()));
     last_op_ = NcclOp::reducescatter;
   }
 
@@ -444,11 +451,11 @@ class NcclComm final : public Comm {
     if (multimem_algo()) {
       const MultimemDevComm& mm = multimem("allgather", dtype, Redop::sum);
       const WindowRef out = window_of(recv, "receive");
-      mm.allgather(send, out.window, out.offset, sendcount, dtype, ctx_->s());
+      mm.allgather(send, out.window, out.offset, sendcount, dtype, op_stream());
       last_op_ = NcclOp::allgather;
       return;
     }
-    CB_CHECK_NCCL_COMM(c(), ncclAllGather(send, recv, sendcount, data_type(dtype, false), c(), ctx_->s()));
+    CB_CHECK_NCCL_COMM(c(), ncclAllGather(send, recv, sendcount, data_type(dtype, false), c(), op_stream()));
     last_op_ = NcclOp::allgather;
   }
 
@@ -461,18 +468,18 @@ class NcclComm final : public Comm {
       // NCCL's all-to-all runs as concurrent sends and receives on the same blocks, so in place
       // it would race: stage the input through scratch (the copy is part of the measured time).
       void* staged = scratch_.reserve(total_bytes);
-      CB_CHECK_CUDA(cudaMemcpyAsync(staged, send, total_bytes, cudaMemcpyDeviceToDevice, ctx_->s()));
+      CB_CHECK_CUDA(cudaMemcpyAsync(staged, send, total_bytes, cudaMemcpyDeviceToDevice, op_stream()));
       src = staged;
     }
     if (ctx_->nccl_runtime_version >= kNcclAlltoAllVersion) {
-      CB_CHECK_NCCL_COMM(c(), ncclAlltoAll(src, recv, count_per_peer, dt, c(), ctx_->s()));
+      CB_CHECK_NCCL_COMM(c(), ncclAlltoAll(src, recv, count_per_peer, dt, c(), op_stream()));
     } else {
       Group group(c());
       for (int peer = 0; peer < size(); ++peer) {
         const std::size_t off = static_cast<std::size_t>(peer) * count_per_peer * elem;
         CB_CHECK_NCCL_COMM(c(),
-                           ncclSend(static_cast<const char*>(src) + off, count_per_peer, dt, peer, c(), ctx_->s()));
-        CB_CHECK_NCCL_COMM(c(), ncclRecv(static_cast<char*>(recv) + off, count_per_peer, dt, peer, c(), ctx_->s()));
+                           ncclSend(static_cast<const char*>(src) + off, count_per_peer, dt, peer, c(), op_stream()));
+        CB_CHECK_NCCL_COMM(c(), ncclRecv(static_cast<char*>(recv) + off, count_per_peer, dt, peer, c(), op_stream()));
       }
       group.end();
     }
@@ -489,10 +496,10 @@ class NcclComm final : public Comm {
     for (const P2pOp& op : ops) {
       if (op.send) {
         CB_CHECK_NCCL_COMM(c(), ncclSend(static_cast<const char*>(send) + op.offset_elems * elem, op.count, dt, op.peer,
-                                         c(), ctx_->s()));
+                                         c(), op_stream()));
       } else {
         CB_CHECK_NCCL_COMM(
-            c(), ncclRecv(static_cast<char*>(recv) + op.offset_elems * elem, op.count, dt, op.peer, c(), ctx_->s()));
+            c(), ncclRecv(static_cast<char*>(recv) + op.offset_elems * elem, op.count, dt, op.peer, c(), op_stream()));
       }
     }
     group.end();
@@ -500,15 +507,15 @@ class NcclComm final : public Comm {
   }
 
   void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) override {
-    CB_CHECK_NCCL_COMM(c(), ncclBroadcast(send, recv, count, data_type(dtype, false), root, c(), ctx_->s()));
+    CB_CHECK_NCCL_COMM(c(), ncclBroadcast(send, recv, count, data_type(dtype, false), root, c(), op_stream()));
     last_op_ = NcclOp::broadcast;
   }
 
   void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count, Dtype dtype) override {
     const ncclDataType_t dt = data_type(dtype, false);
     Group group(c());
-    CB_CHECK_NCCL_COMM(c(), ncclSend(send, count, dt, send_peer, c(), ctx_->s()));
-    CB_CHECK_NCCL_COMM(c(), ncclRecv(recv, count, dt, recv_peer, c(), ctx_->s()));
+    CB_CHECK_NCCL_COMM(c(), ncclSend(send, count, dt, send_peer, c(), op_stream()));
+    CB_CHECK_NCCL_COMM(c(), ncclRecv(recv, count, dt, recv_peer, c(), op_stream()));
     group.end();
     last_op_ = NcclOp::sendrecv;
   }
@@ -516,13 +523,13 @@ class NcclComm final : public Comm {
   // NCCL has no barrier: a one-element all-reduce, waited for.
   void barrier() override {
     void* flag = flag_.reserve(sizeof(std::int32_t));
-    CB_CHECK_NCCL_COMM(c(), ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, c(), ctx_->s()));
+    CB_CHECK_NCCL_COMM(c(), ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, c(), op_stream()));
     synchronize();
   }
 
   void local_copy(void* dst, const void* src, std::size_t bytes) override {
     if (bytes == 0 || dst == src) return;
-    CB_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx_->s()));
+    CB_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, op_stream()));
   }
 
   void synchronize() override { ctx_->synchronize(); }
@@ -537,6 +544,10 @@ class NcclComm final : public Comm {
   }
   void group_start() override {
     if (ctx_->group_open) throw RuntimeFailure("group_start: a group is already open (groups do not nest)");
+    if (!ctx_->group_fork) ctx_->group_fork.emplace(cudaEventDisableTiming);
+    CB_CHECK_CUDA(cudaEventRecord(ctx_->group_fork->get(), ctx_->s()));  // everything before the group
+    ctx_->group_joins.clear();
+    ++ctx_->group_generation;
     CB_CHECK_NCCL_COMM(c(), ncclGroupStart());
     ctx_->group_open = true;
   }
@@ -544,6 +555,13 @@ class NcclComm final : public Comm {
     if (!ctx_->group_open) throw RuntimeFailure("group_end without group_start");
     ctx_->group_open = false;
     CB_CHECK_NCCL_COMM(c(), ncclGroupEnd());
+    // The backend's stream waits for every communicator's stream: synchronize() and the timers,
+    // which work on that stream, cover the whole group.
+    for (const auto& [stream, joined] : ctx_->group_joins) {
+      CB_CHECK_CUDA(cudaEventRecord(joined, stream));
+      CB_CHECK_CUDA(cudaStreamWaitEvent(ctx_->s(), joined, 0));
+    }
+    ctx_->group_joins.clear();
   }
 
   // NCCL 2.28 tries its symmetric kernels before NCCL_ALGO's selection whenever both buffers are
@@ -574,6 +592,22 @@ class NcclComm final : public Comm {
     ncclComm_t comm_;
     bool open_ = true;
   };
+
+  // The stream an operation goes on: the backend's, or inside a group this communicator's own,
+  // forked from the backend's stream at group_start (Context::group_fork) on first use.
+  cudaStream_t op_stream() {
+    if (!ctx_->group_open) return ctx_->s();
+    if (joined_generation_ != ctx_->group_generation) {
+      if (!group_stream_) {
+        group_stream_.emplace();
+        group_join_.emplace(cudaEventDisableTiming);
+      }
+      CB_CHECK_CUDA(cudaStreamWaitEvent(group_stream_->get(), ctx_->group_fork->get(), 0));
+      ctx_->group_joins.emplace_back(group_stream_->get(), group_join_->get());
+      joined_generation_ = ctx_->group_generation;
+    }
+    return group_stream_->get();
+  }
 
   [[nodiscard]] ncclComm_t c() const {
     if (owner_->get() == nullptr) throw RuntimeFailure("NCCL communicator " + owner_->label() + " was aborted");
@@ -633,6 +667,10 @@ class NcclComm final : public Comm {
   std::shared_ptr<Context> ctx_;
   std::shared_ptr<CommOwner> owner_;
   NcclOp last_op_ = NcclOp::none;
+  // This communicator's stream inside groups (created on first use) and the group it joined.
+  std::optional<CudaStream> group_stream_;
+  std::optional<CudaEvent> group_join_;
+  std::uint64_t joined_generation_ = 0;
   DeviceMemory scratch_;  // in-place all-to-all staging
   DeviceMemory flag_;     // barrier
 };
