@@ -169,6 +169,8 @@ def test_ep_sweep_parses_and_scales():
     assert all(l.split()[3] == ("bfloat16" if l.split()[1] == "moe-combine" else "float8e4m3") for l in lines)
     assert sum("ep_size=256" in l for l in lines) == 24 and sum("imbalance=1.25" in l for l in lines) == 8
     assert sum("counts_exchange=untimed" in l for l in lines) == 4
+    # Buffer memory of routed cases is estimated only up to 64 ranks (it routes every token).
+    assert "48 case(s) sized by routing not included" in p.stdout, p.stdout
 
 
 BAD = [
