@@ -41,4 +41,17 @@ inline record::CaseRecord allreduce_record(int n, std::uint64_t bytes, double p5
   return r;
 }
 
+// Model fields consistent with the record: bound and expected times, the busbw they imply at the
+// record's p50, and efficiency = bound / p50.
+inline void set_model(record::CaseRecord& r, const std::string& system, double bound_time_us, double expected_time_us) {
+  record::ModelFields m;
+  m.system = system;
+  m.bound_time_us = bound_time_us;
+  m.expected_time_us = expected_time_us;
+  m.bound_busbw_gbps = r.busbw_gbps * r.time_us->p50 / bound_time_us;
+  m.expected_busbw_gbps = r.busbw_gbps * r.time_us->p50 / expected_time_us;
+  m.efficiency = bound_time_us / r.time_us->p50;
+  r.model = m;
+}
+
 }  // namespace collbench::fixtures

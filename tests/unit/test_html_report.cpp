@@ -38,16 +38,7 @@ CaseRecord make_case(int n, std::uint64_t bytes, double p50_us) {
   return fixtures::allreduce_record(n, bytes, p50_us);
 }
 
-void set_model(CaseRecord& r, const std::string& system, double bound_time_us, double expected_time_us) {
-  record::ModelFields m;
-  m.system = system;
-  m.bound_time_us = bound_time_us;
-  m.expected_time_us = expected_time_us;
-  m.bound_busbw_gbps = r.busbw_gbps * r.time_us->p50 / bound_time_us;
-  m.expected_busbw_gbps = r.busbw_gbps * r.time_us->p50 / expected_time_us;
-  m.efficiency = bound_time_us / r.time_us->p50;
-  r.model = m;
-}
+using fixtures::set_model;
 
 InputFile make_file(const std::string& path, std::vector<CaseRecord> cases, const std::vector<std::string>& hosts) {
   InputFile f;

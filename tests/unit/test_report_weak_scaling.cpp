@@ -48,16 +48,7 @@ InputFile make_file(const std::string& path, std::vector<CaseRecord> cases,
   return f;
 }
 
-void set_model(CaseRecord& r, const std::string& system, double bound_time_us, double expected_time_us) {
-  record::ModelFields m;
-  m.system = system;
-  m.bound_time_us = bound_time_us;
-  m.expected_time_us = expected_time_us;
-  m.bound_busbw_gbps = r.busbw_gbps * r.time_us->p50 / bound_time_us;
-  m.expected_busbw_gbps = r.busbw_gbps * r.time_us->p50 / expected_time_us;
-  m.efficiency = bound_time_us / r.time_us->p50;
-  r.model = m;
-}
+using fixtures::set_model;
 
 // 2, 4, 8 ranks at 10, 15, 20 us: algbw 100, 66.67, 50 GB/s; busbw = algbw x 2(n-1)/n = 100, 100,
 // 87.5 GB/s, so E(4) = 1.0 and E(8) = 0.875 (busbw); 10/15 and 10/20 by time.

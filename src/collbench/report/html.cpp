@@ -561,9 +561,7 @@ std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::ve
                        {"metric", std::string(to_string(rep.metric)), ""},
                        {"measured on", rep.measured_system.value_or("unknown"), ""},
                        {"projected with", rep.projection_system.value_or("none"), ""}});
-  const std::string metric_text = rep.metric == Metric::busbw
-                                      ? "per-GPU busbw(N) / busbw(N0)"
-                                      : "p50(N0) / p50(N) (per-GPU throughput at a fixed size per rank)";
+  const std::string_view metric_text = efficiency_definition(rep.metric);
   body += fmt::format(
       "<p>E(N) = {}, N0 = the smallest measured N with a positive metric; 1.0 is perfect weak scaling. Intervals: "
       "{:g}% percentile bootstrap over the per-iteration samples of both records ({} resamples, seed {}). % bound = "

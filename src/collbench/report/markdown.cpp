@@ -132,9 +132,7 @@ std::string render_comparison_markdown(const Comparison& c) {
 
 std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const PlotLinks& plots) {
   std::string out = fmt::format("# {}\n\n", rep.title);
-  const std::string metric_text = rep.metric == Metric::busbw
-                                      ? "per-GPU busbw(N) / busbw(N0)"
-                                      : "p50(N0) / p50(N) (per-GPU throughput at a fixed size per rank)";
+  const std::string_view metric_text = efficiency_definition(rep.metric);
   out += fmt::format(
       "E(N) = {}, N0 = the smallest measured N with a positive metric; 1.0 is perfect weak scaling. Intervals: "
       "{:g}% percentile bootstrap over the per-iteration samples (`samples_us`) of both records ({} resamples, seed "

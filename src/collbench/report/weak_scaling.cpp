@@ -154,6 +154,11 @@ std::string_view to_string(Metric m) {
   return m == Metric::busbw ? "busbw" : "time";
 }
 
+std::string_view efficiency_definition(Metric m) {
+  return m == Metric::busbw ? "per-GPU busbw(N) / busbw(N0)"
+                            : "p50(N0) / p50(N) (per-GPU throughput at a fixed size per rank)";
+}
+
 std::string weak_scaling_plot_prefix(std::size_t index) {
   return fmt::format("weak_scaling_{}", index);
 }

@@ -59,6 +59,8 @@ std::optional<Interval> bootstrap_median_ratio_ci(std::span<const double> numera
 enum class Metric { busbw, time };
 Metric parse_metric(std::string_view name);
 std::string_view to_string(Metric m);
+// What E(N) is for this metric, as the reports (Markdown, HTML) state it.
+std::string_view efficiency_definition(Metric m);
 
 struct WeakScalingOptions {
   std::vector<int> requested_ranks{256, 512, 1024};  // projected when not measured
