@@ -12,6 +12,7 @@
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/run/measure.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -25,27 +26,21 @@ struct SweepFlags {
   OutputFlags output;
 };
 
-// Buffer bytes one rank allocates for case `c` on `num_ranks` ranks (the largest over ranks): the
-// collective's own shape, as the runner computes it, so MoE cases (whose size the workload and
-// routing set) count their real all-to-all-v buffers. The plan's size-only estimate stands in
-// where the shape needs more than a rank count (e.g. hierarchical MoE needs domains).
 // Families sized by a routed workload (MoE) are estimated only up to this many ranks: their shape
 // routes every token of every rank (about 2 us a token), minutes for 1,024 ranks x 4,096 tokens.
 constexpr int kMaxRoutedRanks = 64;
 
+// Buffer bytes one rank allocates for case `c` on `num_ranks` ranks (the largest over ranks): the
+// collective's own shape, in the context the runner gives it (run::case_context, one domain), so
+// MoE cases (whose size the workload and routing set) count their real all-to-all-v buffers. The
+// plan's size-only estimate stands in where the shape needs more than a rank count (e.g.
+// hierarchical MoE needs domains); nullopt for routed cases above kMaxRoutedRanks.
 std::optional<std::uint64_t> buffer_bytes_per_rank(const coll::Collective& traits, const plan::Case& c,
                                                    int num_ranks) {
-  if (traits.case_dtype(c.params) && num_ranks > kMaxRoutedRanks) return std::nullopt;
-  coll::CaseContext ctx;
-  ctx.dtype = traits.case_dtype(c.params).value_or(c.dtype);
-  ctx.redop = c.redop;
-  ctx.num_ranks = num_ranks;
-  ctx.in_place = c.in_place;
-  ctx.root = c.root;
-  ctx.params = &c.params;
-  ctx.algo = c.algo;
-  ctx.placement.domain_sizes = {num_ranks};
-  ctx.placement.source = "single";
+  const std::optional<Dtype> wire = traits.case_dtype(c.params);
+  if (wire && num_ranks > kMaxRoutedRanks) return std::nullopt;
+  coll::CaseContext ctx = run::case_context(c, 0, num_ranks, nullptr);
+  ctx.dtype = wire.value_or(c.dtype);
   std::uint64_t most = 0;
   try {
     for (int rank = 0; rank < num_ranks; ++rank) {
