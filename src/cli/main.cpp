@@ -141,11 +141,11 @@ int main(int argc, char** argv) {
       }
       // A run-time failure may be local to this rank: abort the job so no rank waits forever.
       std::fprintf(stderr, "collbench: error (rank %d): %s\n", world_rank(), e.what());
-      if (session) MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
+      if (session) run::abort_job(static_cast<int>(e.code()));
       return static_cast<int>(e.code());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "collbench: internal error (rank %d): %s\n", world_rank(), e.what());
-      if (session) MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::aborted));
+      if (session) run::abort_job(static_cast<int>(ExitCode::aborted));
       return static_cast<int>(ExitCode::aborted);
     }
   }

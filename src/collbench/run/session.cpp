@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -41,6 +42,14 @@ MpiSession::~MpiSession() {
     backend::free_mpi_types();
     MPI_Finalize();
   }
+}
+
+void abort_job(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
 }
 
 Control::Control() {

@@ -3,11 +3,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
+
+#include "collbench/run/session.hpp"
 
 #ifdef COLLBENCH_HAVE_NCCL
 #include "collbench/backend/nccl/nccl_backend.hpp"
@@ -203,8 +204,7 @@ void Watchdog::fire() {
 #ifdef COLLBENCH_HAVE_NCCL
   backend::nccl::request_abort();
 #endif
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  std::_Exit(3);
+  abort_job(3);
 }
 
 }  // namespace collbench::run
