@@ -1,7 +1,9 @@
 // An independent reference for harness overhead: the few lines any MPI benchmark has (barrier,
 // one call, MPI_Wtime, max over ranks, median). Uses none of collbench's code on purpose.
-//   mpiexec -n 2 bare_mpi allreduce|alltoall ITERS WARMUP BYTES...
-// prints "BYTES P50_US" per size.
+//   mpiexec -n 2 bare_mpi [--thread-multiple] allreduce|alltoall ITERS WARMUP BYTES...
+// prints "BYTES P50_US" per size. --thread-multiple initialises MPI as collbench does
+// (MPI_THREAD_MULTIPLE, for its watchdog thread), so the cost of that thread level can be told
+// apart from the harness's own.
 #include <mpi.h>
 
 #include <algorithm>
@@ -11,20 +13,27 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const bool thread_multiple = argc > 1 && std::strcmp(argv[1], "--thread-multiple") == 0;
+  if (thread_multiple) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc < 5) {
-    if (rank == 0) std::fprintf(stderr, "usage: bare_mpi allreduce|alltoall ITERS WARMUP BYTES...\n");
+  const int first = thread_multiple ? 2 : 1;  // index of the operation's name
+  if (argc < first + 4) {
+    if (rank == 0) std::fprintf(stderr, "usage: bare_mpi [--thread-multiple] allreduce|alltoall ITERS WARMUP BYTES...\n");
     MPI_Finalize();
     return 2;
   }
-  const bool alltoall = std::strcmp(argv[1], "alltoall") == 0;
-  const int iters = std::atoi(argv[2]);
-  const int warmup = std::atoi(argv[3]);
-  for (int a = 4; a < argc; ++a) {
+  const bool alltoall = std::strcmp(argv[first], "alltoall") == 0;
+  const int iters = std::atoi(argv[first + 1]);
+  const int warmup = std::atoi(argv[first + 2]);
+  for (int a = first + 3; a < argc; ++a) {
     const long bytes = std::atol(argv[a]);
     const int count = static_cast<int>(bytes / 4);  // float32
     std::vector<float> send(static_cast<std::size_t>(std::max(count, 1)), 1.0f);

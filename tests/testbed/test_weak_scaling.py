@@ -59,4 +59,10 @@ def test_weak_scaling_report_across_1_2_4_hosts(bed, tmp_path):
     # At 4 hosts the degraded host needs the other three's sum of SIZE bytes through its link.
     assert points[4]["p50_us"] >= 0.9 * (SIZE - 125000) * 8 / RATE_BITS * 1e6, points[4]
     assert points[4]["efficiency"] < 0.5, points[4]
-    assert "4x1" in md and bed.host_names[0] in md
+    # The Markdown names each point's slowest rank with its host (which host is slowest at a
+    # healthy size is chance: only that it is shown is asserted).
+    assert "4x1" in md
+    for g in groups:
+        for pt in g["points"]:
+            if not pt["projected"] and pt["num_ranks"] > 1:
+                assert f"{pt['slowest_rank']['rank']} ({pt['slowest_rank']['host']})" in md, pt["slowest_rank"]
