@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <thread>
 
 #include "collbench/backend/registry.hpp"
@@ -122,6 +123,25 @@ TEST_F(CollectivesMpi, YieldProgressGivesTheSameResults) {
     const auto& c = coll::find_collective(name);
     EXPECT_EQ(sum_over_ranks(run_and_verify(*be, *comm, c, Dtype::float32, Redop::sum, false, 8192)), 0u) << name;
   }
+}
+
+// The timer: without enter() the whole interval is inside the collective; enter() after a delay
+// moves the entry (the delay counts in total, not inside).
+TEST(WallTimerMpi, InsideEqualsTotalWithoutEnterAndExcludesWhatRanBeforeEnter) {
+  auto be = backend::make_backend("mpi", backend::BackendOptions{});
+  auto timer = be->timer();
+  timer->start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  timer->stop();
+  EXPECT_GE(timer->total_us(), 2000.0);
+  EXPECT_EQ(timer->inside_us(), timer->total_us());
+  timer->start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  timer->enter();
+  timer->stop();
+  EXPECT_GE(timer->total_us(), 20000.0);
+  EXPECT_LT(timer->inside_us(), timer->total_us() - 19000.0);
+  EXPECT_GE(timer->inside_us(), 0.0);
 }
 
 }  // namespace

@@ -75,8 +75,10 @@ class Comm {
   virtual void group_end();
 };
 
-// Per-iteration timer. start(): the common start after the barrier; enter(): this rank enters
-// the collective (after any injected delay); stop(): the collective completed on this rank.
+// Per-iteration timer. start(): the common start after the barrier, and this rank's entry into the
+// collective unless enter() moves it later (called only when something runs in between, e.g. an
+// injected delay: one clock read less in the timed region otherwise); stop(): the collective
+// completed on this rank.
 class Timer {
  public:
   virtual ~Timer() = default;
@@ -84,7 +86,7 @@ class Timer {
   virtual void enter() = 0;
   virtual void stop() = 0;
   [[nodiscard]] virtual double total_us() = 0;   // stop - start
-  [[nodiscard]] virtual double inside_us() = 0;  // stop - enter
+  [[nodiscard]] virtual double inside_us() = 0;  // stop - enter (stop - start without enter())
 };
 
 class Backend {

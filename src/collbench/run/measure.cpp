@@ -249,11 +249,14 @@ Measurement measure(const MeasureInput& in) {
         progress(iter, Phase::fault);
         hang_forever(in.world_rank, in.case_index, iter);
       }
+      const double delay_us = in.faults->delay_us(in.world_rank, in.case_index, iter);
       progress(iter, Phase::waiting);
       control.barrier(in.progress);
       timer->start();
-      sleep_us(in.faults->delay_us(in.world_rank, in.case_index, iter));
-      timer->enter();
+      if (delay_us > 0) {
+        sleep_us(delay_us);
+        timer->enter();
+      }
       for (int b = 0; b < batch; ++b) coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
       comm.synchronize();
       if (pair_slow > 1.0) {
@@ -324,7 +327,6 @@ Measurement measure(const MeasureInput& in) {
       progress(iter, Phase::waiting);
       control.barrier(in.progress);
       timer->start();
-      timer->enter();
       for (int b = 0; b < batch; ++b) coll.launch_side(op, comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
       comm.synchronize();
       timer->stop();

@@ -303,7 +303,7 @@ class MpiComm final : public Comm {
 
 class WallTimer final : public Timer {
  public:
-  void start() override { start_ = MPI_Wtime(); }
+  void start() override { start_ = enter_ = MPI_Wtime(); }
   void enter() override { enter_ = MPI_Wtime(); }
   void stop() override { stop_ = MPI_Wtime(); }
   [[nodiscard]] double total_us() override { return (stop_ - start_) * 1e6; }

@@ -687,8 +687,12 @@ class CudaTimer final : public Timer {
     CB_CHECK_CUDA(cudaEventRecord(start_.get(), ctx_->s()));
     generation_ = ctx_->sync_generation;
     have_result_ = false;
+    entered_ = false;
   }
-  void enter() override { CB_CHECK_CUDA(cudaEventRecord(enter_.get(), ctx_->s())); }
+  void enter() override {
+    CB_CHECK_CUDA(cudaEventRecord(enter_.get(), ctx_->s()));
+    entered_ = true;
+  }
   void stop() override { finish(); }
   [[nodiscard]] double total_us() override {
     finish();
@@ -711,7 +715,7 @@ class CudaTimer final : public Timer {
     float total_ms = 0.0f;
     float inside_ms = 0.0f;
     CB_CHECK_CUDA(cudaEventElapsedTime(&total_ms, start_.get(), end));
-    CB_CHECK_CUDA(cudaEventElapsedTime(&inside_ms, enter_.get(), end));
+    CB_CHECK_CUDA(cudaEventElapsedTime(&inside_ms, entered_ ? enter_.get() : start_.get(), end));
     total_us_ = static_cast<double>(total_ms) * 1e3;
     inside_us_ = static_cast<double>(inside_ms) * 1e3;
     have_result_ = true;
@@ -721,6 +725,7 @@ class CudaTimer final : public Timer {
   CudaEvent start_, enter_, stop_;
   std::uint64_t generation_ = 0;
   bool have_result_ = false;
+  bool entered_ = false;
   double total_us_ = 0.0;
   double inside_us_ = 0.0;
 };
