@@ -14,6 +14,7 @@
 // Google Benchmark JSON exporter. Pure C++: parsing takes text, writers return strings.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -58,6 +59,16 @@ const std::vector<std::string>& gate_policy_keys();
 
 enum class Verdict { pass, improved, warn, ambiguous, regression, below_floor, missing, incomparable };
 std::string_view to_string(Verdict v);  // PASS, IMPROVED, ..., BELOW_FLOOR, ...
+// Every verdict, in the order the summaries list them.
+inline constexpr std::array<Verdict, 8> kAllVerdicts{Verdict::regression, Verdict::below_floor, Verdict::warn,
+                                                     Verdict::ambiguous,  Verdict::improved,    Verdict::pass,
+                                                     Verdict::missing,    Verdict::incomparable};
+// A verdict that fails the gate (WARN and AMBIGUOUS only with fail_on_warn).
+bool is_failure(Verdict v, bool fail_on_warn);
+// MISSING or INCOMPARABLE: nothing was compared.
+bool is_skipped(Verdict v);
+// A time ratio as printed in verdicts and reports: "x1.234".
+std::string ratio_text(double r);
 
 struct FloorCheck {
   double floor = 0.0;
