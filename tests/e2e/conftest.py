@@ -21,6 +21,8 @@ def run(args, np=None, env=None, timeout=600, cwd=None):
     cmd = ([MPIEXEC, "-n", str(np)] if np else []) + [BIN] + [str(a) for a in args]
     full_env = dict(os.environ)
     full_env.pop("COLLBENCH_FAULT", None)
+    for name in ("COLLBENCH_PROFILE_PATH", "COLLBENCH_PROFILE_DIR"):  # only the source tree's profiles
+        full_env.pop(name, None)
     # Hermetic: a cpu-local profile calibrated on this machine must not change test outcomes.
     full_env["XDG_CONFIG_HOME"] = _EMPTY_CONFIG
     if env:

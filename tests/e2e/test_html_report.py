@@ -16,7 +16,7 @@ import pytest
 
 from conftest import FAST, run
 
-CHROMIUM_TIMEOUT_S = 60
+CHROMIUM_TIMEOUT_S = 180
 PROFILE = """\
 name: html-e2e
 description: one check that passes and one that cannot <pass> & "fails"
@@ -54,14 +54,16 @@ def chromium():
 def browse(page, out_dir):
     """Renders `page` from disk: (screenshot path, DOM text)."""
     exe = chromium()
+    # One profile folder per launch: a browser process still exiting may hold the previous one's lock.
     common = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-              "--disable-dev-shm-usage", f"--user-data-dir={out_dir / 'chromium-profile'}"]
+              "--disable-dev-shm-usage"]
     url = Path(page).resolve().as_uri()
     shot = out_dir / (Path(page).stem + ".png")
-    p = subprocess.run(common + [f"--screenshot={shot}", "--window-size=1280,2000", url], capture_output=True,
+    p = subprocess.run(common + [f"--user-data-dir={out_dir / 'chromium-profile-shot'}", f"--screenshot={shot}",
+                                 "--window-size=1280,2000", url], capture_output=True,
                        text=True, timeout=CHROMIUM_TIMEOUT_S)
     assert shot.exists(), f"chromium wrote no screenshot (exit {p.returncode}): {p.stderr[-2000:]}"
-    p = subprocess.run(common + ["--dump-dom", url], capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S)
+    p = subprocess.run(common + [f"--user-data-dir={out_dir / 'chromium-profile-dom'}", "--dump-dom", url], capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S)
     assert p.returncode == 0 and "<html" in p.stdout, p.stderr[-2000:]
     return shot, p.stdout
 

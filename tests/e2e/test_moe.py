@@ -154,7 +154,7 @@ def test_cpu_sweep_four_ranks_two_domains_with_bounds(tmp_path, validator):
         assert f"T={c['workload']['tokens_per_rank']} " in note
         assert f"in-domain {c['workload']['bytes_in_domain'] / 1e6:.3g} off-domain" in note
         assert f"off-domain {c['workload']['bytes_off_domain'] / 1e6:.3g} " in note
-    assert elapsed < 120, elapsed
+    assert elapsed < 300, elapsed  # minutes would mean the routed estimate or the runs went quadratic
 
 
 def test_ep_sweep_parses_and_scales():
