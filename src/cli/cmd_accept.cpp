@@ -166,6 +166,7 @@ int run_accept(const AcceptFlags& f) {
 
   // 2. Run each placement group.
   const std::string started_at = run::utc_now_iso8601();
+  const auto started = std::chrono::steady_clock::now();
   std::vector<accept::GroupRecords> results;
   std::vector<std::string> record_files;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -213,6 +214,7 @@ int run_accept(const AcceptFlags& f) {
       report.num_ranks = info.size;
       report.started_at = started_at;
       report.finished_at = run::utc_now_iso8601();
+      report.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       report.finished_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
       report.record_files = record_files;
       if (!faults.empty()) report.fault = faults.text();

@@ -34,6 +34,11 @@ def junit_counts(path):
     for c in cases:
         assert c.get("classname").startswith("collbench.accept.cpu-local.")
         assert c.get("name")
+    # time: the run's wall seconds on the suites, each row's timed seconds on its testcase
+    suite_time = float(suite.get("time"))
+    assert float(root.get("time")) == suite_time > 0
+    times = [float(c.get("time")) for c in cases]
+    assert all(0 <= t <= suite_time for t in times) and any(t > 0 for t in times)  # 0: nothing measured
     return len(cases), failures, skipped
 
 

@@ -8,10 +8,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collbench/backend/hierarchical.hpp"
@@ -199,6 +201,23 @@ TEST_F(NcclBackendTest, CudaEventTimer) {
   c.launch(*world, send->data(), recv->data(), s, ctx);
   timer->stop();
   EXPECT_GT(timer->total_us(), 0.0);
+  // Without enter() the entry is the start event: inside == total.
+  world->barrier();
+  timer->start();
+  c.launch(*world, send->data(), recv->data(), s, ctx);
+  world->synchronize();
+  timer->stop();
+  EXPECT_GT(timer->total_us(), 0.0);
+  EXPECT_FLOAT_EQ(static_cast<float>(timer->inside_us()), static_cast<float>(timer->total_us()));
+  // enter() after host work that the stream waits for (an injected delay, as in the runner):
+  // the entry event is recorded later on the stream, so inside < total.
+  timer->start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  timer->enter();
+  c.launch(*world, send->data(), recv->data(), s, ctx);
+  world->synchronize();
+  timer->stop();
+  EXPECT_LT(timer->inside_us(), timer->total_us());
 }
 
 TEST_F(NcclBackendTest, ForcedAlgorithmIsReported) {

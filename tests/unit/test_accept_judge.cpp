@@ -84,6 +84,27 @@ void set_model(CaseRecord& r, double bound_busbw, double expected_busbw) {
 
 constexpr std::uint64_t kMiB = 1u << 20;
 
+TEST(AcceptJudge, TimedSecondsSumIterationsTimesMeanOverRepetitions) {
+  const std::string yaml = R"(name: t
+checks:
+  - name: bw
+    collective: allreduce
+    bytes: 1M
+    repetitions: 3
+    threshold: {min_busbw_gbps: 1}
+)";
+  auto f = build(yaml, 2, [&](const PlannedCase& pc, int) {
+    CaseRecord r = ok_record(pc, 250.0, 2, 1.0);
+    r.iterations = 200;
+    r.time_us->mean = 300.0;  // the mean, not the p50, times the iterations
+    return r;
+  });
+  const auto rep = judge(f.profile, f.records, nullptr);
+  ASSERT_EQ(rep.rows.size(), 1u);
+  ASSERT_EQ(rep.rows[0].time_us.size(), 3u);
+  EXPECT_NEAR(rep.rows[0].timed_s, 3 * 200 * 300e-6, 1e-12);  // 0.18 s
+}
+
 TEST(AcceptJudge, FractionOfBoundAndExpected) {
   // 1 MiB all-reduce on 2 ranks (factor 1): p50 104.8576 us -> 10 GB/s algbw = busbw.
   const std::string yaml = R"(name: t

@@ -24,6 +24,7 @@ AcceptReport sample_report() {
   r.started_at = "2026-01-02T03:04:05Z";
   r.finished_at = "2026-01-02T03:04:25Z";
   r.finished_unix = 1767323065.0;
+  r.duration_s = 12.5;
 
   Row pass;
   pass.check = "allreduce-bw";
@@ -44,6 +45,7 @@ AcceptReport sample_report() {
   pass.limits.push_back({"min_busbw_gbps", 1.0, 1.0, "busbw_gbps", 3.5, true, true, ""});
   pass.verdict = Verdict::pass;
   pass.reason = "busbw 3.5 GB/s >= 2.5 GB/s (0.5 x expected 5 GB/s) (median of 3)";
+  pass.timed_s = 0.75;
 
   Row fail;
   fail.check = "per-rank";
@@ -96,21 +98,21 @@ TEST(AcceptMetric, DirectionAndUnits) {
 
 TEST(AcceptWriters, JunitGolden) {
   const std::string expected = R"xml(<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="collbench accept demo" tests="3" failures="1" errors="0" skipped="1" time="0">
-  <testsuite name="collbench.accept.demo" tests="3" failures="1" errors="0" skipped="1" time="0" timestamp="2026-01-02T03:04:05Z">
+<testsuites name="collbench accept demo" tests="3" failures="1" errors="0" skipped="1" time="12.500">
+  <testsuite name="collbench.accept.demo" tests="3" failures="1" errors="0" skipped="1" time="12.500" timestamp="2026-01-02T03:04:05Z">
     <properties>
       <property name="profile" value="profiles/acceptance/demo.yaml"/>
       <property name="system" value="cpu-local"/>
       <property name="num_ranks" value="4"/>
     </properties>
-    <testcase classname="collbench.accept.demo.allreduce-bw" name="1MiB all (ranks 0-3)" time="0">
+    <testcase classname="collbench.accept.demo.allreduce-bw" name="1MiB all (ranks 0-3)" time="0.750">
       <system-out>PASS: measured busbw 3.5 GB/s; threshold &gt;= 0.5 x expected = 2.5 GB/s; &gt;= 1 GB/s busbw; busbw 3.5 GB/s &gt;= 2.5 GB/s (0.5 x expected 5 GB/s) (median of 3)</system-out>
     </testcase>
-    <testcase classname="collbench.accept.demo.per-rank" name="4MiB domain 1 (ranks 2-3)" time="0">
+    <testcase classname="collbench.accept.demo.per-rank" name="4MiB domain 1 (ranks 2-3)" time="0.000">
       <failure type="FAIL" message="algbw 0.2 GB/s &lt; 0.5 GB/s (floor); rank 2 &quot;slow&quot; &lt;on its own&gt; &amp; late">measured algbw 0.2 GB/s; threshold &gt;= 0.5 GB/s algbw; algbw 0.2 GB/s &lt; 0.5 GB/s (floor); rank 2 &quot;slow&quot; &lt;on its own&gt; &amp; late</failure>
       <system-out>FAIL: measured algbw 0.2 GB/s; threshold &gt;= 0.5 GB/s algbw; algbw 0.2 GB/s &lt; 0.5 GB/s (floor); rank 2 &quot;slow&quot; &lt;on its own&gt; &amp; late</system-out>
     </testcase>
-    <testcase classname="collbench.accept.demo.nvls" name="8B all (ranks 0-3)" time="0">
+    <testcase classname="collbench.accept.demo.nvls" name="8B all (ranks 0-3)" time="0.000">
       <skipped message="algorithm &#39;nvls&#39; is not available on the mpi backend"/>
       <system-out>WAIVED: measured -; threshold &gt;= 0.8 x bound (no model); algorithm &#39;nvls&#39; is not available on the mpi backend</system-out>
     </testcase>

@@ -477,6 +477,7 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
               usable = false;
               continue;
             }
+            if (rec->time_us) row.timed_s += static_cast<double>(rec->iterations) * rec->time_us->mean * 1e-6;
             if (!worst || nums->time_us > worst->time_us) {
               worst = nums;
               worst_round = {round, rec};

@@ -84,6 +84,7 @@ struct Row {
   Verdict verdict = Verdict::pass;
   std::string reason;
   std::vector<std::string> evidence;  // named stragglers / slow pairs
+  double timed_s = 0.0;  // timed seconds of the records judged (iterations x mean time, summed)
 };
 
 struct AcceptReport {
@@ -92,6 +93,7 @@ struct AcceptReport {
   std::string system_note;  // why there is none
   int num_ranks = 0;
   std::string started_at, finished_at;  // ISO 8601 UTC (set by the command)
+  double duration_s = 0.0;              // wall time of the measurement runs (set by the command)
   double finished_unix = 0.0;
   std::vector<std::string> record_files;
   std::optional<std::string> fault;

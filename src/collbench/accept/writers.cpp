@@ -145,7 +145,8 @@ nlohmann::json accept_to_json(const AcceptReport& r) {
          {"primary_metric", row.primary_metric},
          {"verdict", to_string(row.verdict)},
          {"reason", row.reason},
-         {"evidence", row.evidence}});
+         {"evidence", row.evidence},
+         {"timed_s", row.timed_s}});
   }
   return {{"schema", kAcceptSchema},
           {"profile", r.profile},
@@ -156,6 +157,7 @@ nlohmann::json accept_to_json(const AcceptReport& r) {
           {"num_ranks", r.num_ranks},
           {"started_at", r.started_at},
           {"finished_at", r.finished_at},
+          {"duration_s", r.duration_s},
           {"fault", r.fault ? json(*r.fault) : json(nullptr)},
           {"record_files", r.record_files},
           {"counts",
@@ -194,8 +196,11 @@ std::string render_accept_junit(const AcceptReport& r) {
   const std::string counts =
       fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="{}")", r.rows.size(), failures, skipped);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"collbench accept {}\" {} time=\"0\">\n", xml_escape(r.profile), counts);
-  out += fmt::format("  <testsuite name=\"collbench.accept.{}\" {} time=\"0\"{}>\n", xml_escape(r.profile), counts,
+  // time: the suite's wall time (every measurement run); a testcase's, the timed seconds of its records.
+  out += fmt::format("<testsuites name=\"collbench accept {}\" {} time=\"{:.3f}\">\n", xml_escape(r.profile), counts,
+                     r.duration_s);
+  out += fmt::format("  <testsuite name=\"collbench.accept.{}\" {} time=\"{:.3f}\"{}>\n", xml_escape(r.profile), counts,
+                     r.duration_s,
                      r.started_at.empty() ? "" : fmt::format(" timestamp=\"{}\"", xml_escape(r.started_at)));
   out += "    <properties>\n";
   out += fmt::format("      <property name=\"profile\" value=\"{}\"/>\n", xml_escape(r.source));
@@ -207,9 +212,9 @@ std::string render_accept_junit(const AcceptReport& r) {
   for (const auto& row : r.rows) {
     const std::string details =
         fmt::format("measured {}; threshold {}; {}", measured_text(row), threshold_text(row), row.reason);
-    out += fmt::format("    <testcase classname=\"collbench.accept.{}.{}\" name=\"{} {}\" time=\"0\">\n",
+    out += fmt::format("    <testcase classname=\"collbench.accept.{}.{}\" name=\"{} {}\" time=\"{:.3f}\">\n",
                        xml_escape(r.profile), xml_escape(row.check), xml_escape(format_bytes(row.bytes)),
-                       xml_escape(row.domain_label));
+                       xml_escape(row.domain_label), row.timed_s);
     if (row.verdict == Verdict::fail) {
       out += fmt::format("      <failure type=\"FAIL\" message=\"{}\">{}</failure>\n", xml_escape(row.reason),
                          xml_escape(details));

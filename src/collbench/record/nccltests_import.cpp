@@ -116,6 +116,8 @@ bool is_ellipsis(std::string_view s) {
   return s.substr(0, 3) == "..." || s.substr(0, 3) == "\xE2\x80\xA6";  // "..." or U+2026
 }
 
+namespace {  // used only in this file
+
 // ---------------------------------------------------------------------------------------------
 // Collectives and their busbw factors
 
@@ -141,20 +143,20 @@ constexpr CollectiveInfo kCollectives[] = {
     {"reduce", FactorKind::one},
 };
 
-static std::optional<FactorKind> factor_kind(std::string_view collective) {
+std::optional<FactorKind> factor_kind(std::string_view collective) {
   for (const auto& c : kCollectives)
     if (c.name == collective) return c.kind;
   return std::nullopt;
 }
 
-static std::vector<std::string> collective_names() {
+std::vector<std::string> collective_names() {
   std::vector<std::string> out;
   for (const auto& c : kCollectives) out.emplace_back(c.name);
   std::sort(out.begin(), out.end());
   return out;
 }
 
-static std::string squash(std::string_view s) {  // lower case without '_', '-', '.', ' '
+std::string squash(std::string_view s) {  // lower case without '_', '-', '.', ' '
   std::string out;
   for (char c : s)
     if (c != '_' && c != '-' && c != '.' && c != ' ')
@@ -162,7 +164,7 @@ static std::string squash(std::string_view s) {  // lower case without '_', '-',
   return out;
 }
 
-static double factor_value(FactorKind kind, double n) {
+double factor_value(FactorKind kind, double n) {
   switch (kind) {
     case FactorKind::two_n_minus_1_over_n:
       return 2.0 * (n - 1.0) / n;
@@ -174,7 +176,7 @@ static double factor_value(FactorKind kind, double n) {
   return 1.0;
 }
 
-static std::string_view factor_text(FactorKind kind) {
+std::string_view factor_text(FactorKind kind) {
   switch (kind) {
     case FactorKind::two_n_minus_1_over_n:
       return "2(n-1)/n";
@@ -197,13 +199,13 @@ struct RatioBounds {
   bool inconsistent = false;
 };
 
-static std::string row_where(const NcclTestsRow& row) {
+std::string row_where(const NcclTestsRow& row) {
   return row.line > 0 ? "line " + std::to_string(row.line) : "results[" + std::to_string(row.index) + "]";
 }
 
 // The interval of busbw/algbw factors compatible with every printed row, given the rounding
 // of the printed digits: factor in [(b - tb) / (a + ta), (b + tb) / (a - ta)].
-static RatioBounds ratio_bounds(const std::vector<NcclTestsRow>& rows) {
+RatioBounds ratio_bounds(const std::vector<NcclTestsRow>& rows) {
   RatioBounds r;
   for (const auto& row : rows) {
     for (const NcclTestsHalf* h : {&row.out_of_place, &row.in_place}) {
@@ -237,7 +239,7 @@ struct IntRange {
 constexpr long kMaxRanks = 10'000'000;
 
 // Rank counts n whose factor lies in [flo, fhi].
-static IntRange ranks_for_factor(FactorKind kind, double flo, double fhi) {
+IntRange ranks_for_factor(FactorKind kind, double flo, double fhi) {
   const double limit = kind == FactorKind::two_n_minus_1_over_n ? 2.0 : 1.0;
   auto inverse = [&](double f) { return limit / (limit - f); };  // n from the factor
   IntRange r;
@@ -252,11 +254,13 @@ static IntRange ranks_for_factor(FactorKind kind, double flo, double fhi) {
   return r;
 }
 
-static std::string range_text(long lo, long hi, bool unbounded) {
+std::string range_text(long lo, long hi, bool unbounded) {
   if (unbounded) return std::to_string(lo) + " or more";
   if (lo == hi) return std::to_string(lo);
   return std::to_string(lo) + ".." + std::to_string(hi);
 }
+
+}  // namespace
 
 void resolve_num_ranks(NcclTestsLog& log, const RankEvidence& ev) {
   const auto kind = factor_kind(log.collective);

@@ -49,7 +49,6 @@ bool is_skipped(Verdict v) {
   return v == Verdict::missing || v == Verdict::incomparable;
 }
 
-
 std::size_t GateReport::count(Verdict v) const {
   return static_cast<std::size_t>(
       std::count_if(cases.begin(), cases.end(), [v](const CaseVerdict& c) { return c.verdict == v; }));

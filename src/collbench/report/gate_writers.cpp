@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <numeric>
 
 #include "collbench/core/error.hpp"

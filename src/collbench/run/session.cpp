@@ -6,6 +6,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -44,8 +45,8 @@ MpiSession::~MpiSession() {
   }
 }
 
-void abort_job(int code) {
-  std::fflush(stdout);
+void abort_job(int code, bool flush_stdout) {
+  if (flush_stdout) std::fflush(stdout);
   std::fflush(stderr);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   MPI_Abort(MPI_COMM_WORLD, code);

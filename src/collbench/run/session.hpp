@@ -32,10 +32,12 @@ class MpiSession {
   bool owns_ = false;
 };
 
-// Ends the whole job with `code` after this rank's last message: flushes stdout/stderr and waits
-// a moment first, because MPI_Abort makes the launcher kill every rank at once and its stdio
-// forwarding may drop what was written just before (MPICH's hydra, about once in 15 runs).
-[[noreturn]] void abort_job(int code);
+// Ends the whole job with `code` after this rank's last message: flushes stderr (and stdout when
+// `flush_stdout`) and waits a moment first, because MPI_Abort makes the launcher kill every rank
+// at once and its stdio forwarding may drop what was written just before (MPICH's hydra, about
+// once in 15 runs). The watchdog thread passes flush_stdout = false: the stuck main thread may
+// hold stdout's lock, and the abort must not wait for it.
+[[noreturn]] void abort_job(int code, bool flush_stdout = true);
 
 struct PlacementOptions {
   std::optional<int> ranks_per_domain;

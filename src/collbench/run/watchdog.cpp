@@ -204,7 +204,7 @@ void Watchdog::fire() {
 #ifdef COLLBENCH_HAVE_NCCL
   backend::nccl::request_abort();
 #endif
-  abort_job(3);
+  abort_job(3, /*flush_stdout=*/false);
 }
 
 }  // namespace collbench::run
