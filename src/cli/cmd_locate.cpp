@@ -263,6 +263,14 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
   rep.num_ranks = n;
   for (const auto& h : info.hosts) rep.hosts.push_back(h.host);
   if (const auto faults = run::FaultPlan::from_env(); !faults.empty()) rep.fault = faults.text();
+  if (methods.pairwise && f.slow_link > 0.25 && info.ranks_on_host > info.cores_available) {
+    rep.notes.push_back(fmt::format(
+        "{} ranks share {} core(s) on {}: each pairwise round is measured once, and with the load swinging "
+        "between rounds a healthy link can read below half the reference; treat slow links near --slow-link {:g} "
+        "with care (--slow-link 0.25 suits oversubscribed hosts)",
+        info.ranks_on_host, info.cores_available, rep.hosts.empty() ? std::string("this host") : rep.hosts.front(),
+        f.slow_link));
+  }
 
   if (methods.skew) {
     std::vector<plan::Case> cases;

@@ -10,6 +10,7 @@ bed). The injected effects are sized to land far below it: a 60 ms delay against
 exchange (~0.1 of the reference), a pair slowed 20x (~0.05)."""
 import csv
 import json
+import os
 
 from conftest import read_jsonl, run
 
@@ -97,6 +98,18 @@ def test_no_false_alarm_without_injection(tmp_path):
         assert rep["pairwise"]["slow_links"] == []
         assert rep["bisection"]["found"] is False and len(rep["bisection"]["steps"]) == 1
         assert "none: nothing found" in p.stdout
+
+
+def test_oversubscribed_host_is_noted_at_the_default_threshold(tmp_path):
+    out = tmp_path / "note"
+    p = run(["locate", "--methods", "pairwise", "--pair-bytes", "64K", "--out-dir", out], np=4, timeout=300)
+    assert p.returncode in (0, 1), p.stdout + p.stderr  # a slow link may be flagged: only the note is checked
+    notes = [n for n in report(out)["notes"] if "ranks share" in n]
+    if len(os.sched_getaffinity(0)) < 4:  # 4 ranks outnumber the cores (this VM: 2)
+        assert len(notes) == 1 and notes[0].startswith("4 ranks share ") and "--slow-link 0.25" in notes[0], notes
+        assert f"# note: {notes[0]}" in p.stdout
+    else:
+        assert notes == []
 
 
 def test_bad_input_exits_2(tmp_path):
