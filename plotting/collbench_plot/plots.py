@@ -315,8 +315,9 @@ def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[st
                     v = float(p[value_key])
                     lo_err.append(max(0.0, v - ci[0]) if ci else 0.0)
                     hi_err.append(max(0.0, ci[1] - v) if ci else 0.0)
+                kind = "simulated (SimGrid SMPI)" if measured and all(p.get("simulated") for p in measured) else "measured"
                 ax.errorbar(mx, my, yerr=[lo_err, hi_err], marker="o", capsize=3, linewidth=1.4,
-                            color="tab:blue", label="measured" + (" (95% CI)" if any(lo_err + hi_err) else ""))
+                            color="tab:blue", label=kind + (" (95% CI)" if any(lo_err + hi_err) else ""))
             px = [p["num_ranks"] for p in projected if number(p.get(value_key)) is not None]
             py = [float(p[value_key]) for p in projected if number(p.get(value_key)) is not None]
             if px:

@@ -1,4 +1,4 @@
-"""Reading collbench result files (JSONL, INTERFACES.md section 3).
+"""Reading collbench result files (JSONL, docs/interfaces.md section 3).
 
 Each file: a run header line (``"kind": "run_header"``), then one line per case
 (``"kind": "case"``), every line one complete JSON object carrying ``"schema"``.

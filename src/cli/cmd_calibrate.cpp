@@ -1,7 +1,7 @@
 // `collbench calibrate`: measures this host (memory-copy bandwidth per rank with all ranks
 // copying at once, MPI point-to-point latency and bandwidth between two local ranks; several
 // repetitions, best kept) and writes the `cpu-local` system profile to the user config folder
-// (INTERFACES.md section 4), so CPU runs get bounds. Runs under mpiexec with >= 2 ranks on one
+// (docs/interfaces.md section 4), so CPU runs get bounds. Runs under mpiexec with >= 2 ranks on one
 // host; CPU only. Only rank 0 writes.
 #include <fmt/format.h>
 #include <mpi.h>
@@ -42,7 +42,7 @@ void check_mpi(int rc, const char* call) {
 }
 
 // Ranks that take no part in a measurement wait here without spinning, so on a host with fewer
-// cores than ranks they do not steal the measuring ranks' cores (INTERFACES.md section 7).
+// cores than ranks they do not steal the measuring ranks' cores (docs/interfaces.md section 7).
 void quiet_barrier(MPI_Comm comm) {
   MPI_Request req = MPI_REQUEST_NULL;
   check_mpi(MPI_Ibarrier(comm, &req), "MPI_Ibarrier");

@@ -42,6 +42,7 @@ struct GateFlags {
   std::string baseline, current;
   std::optional<std::string> policy;
   bool allow_faults = false;
+  bool allow_simulated = false;
   std::optional<std::string> junit, json, markdown;
   std::string format = "table";
 };
@@ -55,7 +56,7 @@ int run_gate_command(const GateFlags& f) {
   for (const auto* file : {&baseline, &current}) {
     for (const auto& w : file->warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
   }
-  const report::GateReport rep = report::run_gate(baseline, current, policy, {f.allow_faults});
+  const report::GateReport rep = report::run_gate(baseline, current, policy, {f.allow_faults, f.allow_simulated});
 
   if (f.junit) write_text_file(*f.junit, report::render_gate_junit(rep), "--junit");
   if (f.json) write_text_file(*f.json, report::gate_to_json(rep).dump(2) + "\n", "--json");
@@ -86,6 +87,8 @@ Action setup_gate(CLI::App& app) {
   app.add_option("--policy", f->policy, "Gate policy (YAML, e.g. ci/perf-gate.yaml); built-in defaults otherwise");
   app.add_flag("--allow-faults", f->allow_faults,
                "Accept records with an injected COLLBENCH_FAULT (tests of the gate)");
+  app.add_flag("--allow-simulated", f->allow_simulated,
+               "Compare simulated (SimGrid) records with measured ones; without it such cases are INCOMPARABLE");
   app.add_option("--junit", f->junit, "Also write JUnit XML (one testcase per case)");
   app.add_option("--json", f->json, "Also write the verdicts as JSON (schema collbench.gate/1)");
   app.add_option("--markdown", f->markdown, "Also write a Markdown report (e.g. for a PR comment)");

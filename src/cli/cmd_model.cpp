@@ -1,7 +1,7 @@
 // `collbench model COLLECTIVE`: the analytic bound and expected value of a collective on a system
 // profile, for any rank counts and packings (e.g. 256..1,024 GPUs in NVL72 racks), as a table,
 // JSON or CSV. For the MoE collectives (moe-dispatch, moe-combine, moe-roundtrip): the message
-// sizes of a workload per EP size (CONTEXT.md section 6), with bounds when --system is given.
+// sizes of a workload per EP size (docs/hardware-context.md section 6), with bounds when --system is given.
 // Pure computation: no MPI, no GPU, no mpiexec.
 #include <fmt/format.h>
 
@@ -313,7 +313,7 @@ void print_csv(const ModelFlags& f, const model::SystemProfile& s, const std::ve
 }
 
 // ---------------------------------------------------------------------------------------------
-// MoE: the message sizes of one dispatch and combine per GPU, per EP size (CONTEXT.md section 6).
+// MoE: the message sizes of one dispatch and combine per GPU, per EP size (docs/hardware-context.md section 6).
 
 bool is_moe(std::string_view collective) {
   return collective.rfind("moe-", 0) == 0;

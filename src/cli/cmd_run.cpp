@@ -4,9 +4,12 @@
 // to them, and the MoE flags do not apply to the other collectives (both are usage errors).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
@@ -15,6 +18,7 @@
 #include "collbench/coll/moe_plan.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/core/placement.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/overlap/spec.hpp"
 
@@ -49,6 +53,7 @@ struct RunFlags {
   std::string overlap;   // --overlap COMPUTE (docs/overlap.md)
   int overlap_chunks = 0;
   bool list = false;
+  bool list_json = false;
   StopFlags stop;
   PlacementFlags placement;
   OutputFlags output;
@@ -185,6 +190,55 @@ void print_list() {
   }
 }
 
+// For 1..kListRanks ranks, the fewest equal domains a family runs in with its default parameters
+// (its own waiver() asked; ep-dp-concurrent: 2), or 0 where it runs in none (MoE: 256 experts do
+// not split over 3 ranks).
+constexpr int kListRanks = 16;
+std::vector<int> domains_needed(const coll::Collective& c) {
+  std::vector<int> out;
+  for (int n = 1; n <= kListRanks; ++n) {
+    int needed = 0;
+    for (int d = 1; d <= n && needed == 0; ++d) {
+      if (n % d != 0) continue;
+      coll::CaseContext ctx;
+      ctx.num_ranks = n;
+      ctx.placement = placement_from_sizes(n, std::vector<int>(static_cast<std::size_t>(d), n / d));
+      if (!c.waiver(ctx)) needed = d;
+    }
+    out.push_back(needed);
+  }
+  return out;
+}
+
+// --list-json: what scripts (scripts/gpu-smoke) need to drive every collective without knowing
+// it: the size flags it takes (-b/-e, or --tokens for the MoE families), reductions, in-place
+// form, the smallest communicator it runs on (min_ranks in min_domains domains) and, for 1..16
+// ranks, the domains it needs (domains_needed[n - 1], 0: waived there); dtypes, reductions,
+// algorithms, backends.
+void print_list_json() {
+  nlohmann::json out;
+  out["collectives"] = nlohmann::json::array();
+  for (const auto& c : coll::collective_registry()) {
+    const std::vector<int> domains = domains_needed(*c);
+    const auto first = std::find_if(domains.begin(), domains.end(), [](int d) { return d > 0; });
+    const bool runs = first != domains.end();
+    out["collectives"].push_back({{"name", std::string(c->name())},
+                                  {"sizes", is_moe(c->name()) ? "tokens" : "bytes"},
+                                  {"has_redop", c->has_redop()},
+                                  {"in_place", c->supports_in_place()},
+                                  {"uses_levels", c->uses_levels()},
+                                  {"min_ranks", runs ? static_cast<int>(first - domains.begin()) + 1 : 0},
+                                  {"min_domains", runs ? *first : 0},
+                                  {"domains_needed", domains}});
+  }
+  out["dtypes"] = dtype_names();
+  out["redops"] = redop_names();
+  out["algorithms"] = algorithm_names();
+  out["backends"] = nlohmann::json::array();
+  for (const auto& b : backend::backend_registry()) out["backends"].push_back({{"name", b.name}, {"built", b.built}});
+  std::puts(out.dump(2).c_str());
+}
+
 plan::Sweep build_sweep(const RunFlags& f) {
   plan::Sweep sweep;
   sweep.name = "run-" + f.collective;
@@ -306,6 +360,9 @@ Action setup(CLI::App& app) {
   app.add_option("-G,--graph", f->graph, "CUDA-graph replays per sample (nccl backend)")->default_str("0");
   app.add_option("--system", f->system, "System profile (name or file) for bounds");
   app.add_flag("--list", f->list, "List collectives, dtypes, backends and algorithms");
+  app.add_flag("--list-json", f->list_json,
+               "--list as JSON: each collective's size flags (bytes: -b/-e, tokens: --tokens), reductions, in-place "
+               "form and smallest communicator (min_ranks, min_domains)");
   app.add_option("--overlap", f->overlap,
                  "Overlap mode: run a compute load beside the collective and report t_comm, t_compute, t_both, "
                  "exposed time and overlap efficiency; COMPUTE = " + join(overlap::compute_load_names(), " | ") +
@@ -349,6 +406,10 @@ Action setup(CLI::App& app) {
   return [f]() -> int {
     if (f->list) {
       print_list();
+      return 0;
+    }
+    if (f->list_json) {
+      print_list_json();
       return 0;
     }
     if (f->collective.empty()) {

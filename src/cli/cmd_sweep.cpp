@@ -1,4 +1,4 @@
-// `collbench sweep FILE`: a YAML suite of cases (INTERFACES.md section 5); --dry-run prints the
+// `collbench sweep FILE`: a YAML suite of cases (docs/interfaces.md section 5); --dry-run prints the
 // cases, an estimated run time and the buffer memory per rank without running.
 #include <algorithm>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // collbench entry point: builds the subcommand tree from the registry, initialises MPI only for
-// subcommands that measure, and maps errors to the exit codes of INTERFACES.md section 4.
+// subcommands that measure, and maps errors to the exit codes of docs/interfaces.md section 4.
 #include <mpi.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 """MoE harness end to end: `collbench run moe-*` and the CPU MoE sweep write schema-valid records
 whose workload block (per-class bytes, counts exchange, imbalance) matches the traffic matrix and
 whose results verify; bad MoE flags exit 2 naming the value; `collbench model moe-*` prints the
-DeepSeek-V3 message-size table of CONTEXT.md section 6."""
+DeepSeek-V3 message-size table of docs/hardware-context.md section 6."""
 import json
 import time
 
@@ -205,7 +205,7 @@ def test_bad_moe_flags_exit_2_naming_the_value(args, needles):
         assert n in p.stderr, (n, p.stderr)
 
 
-# CONTEXT.md section 6: DeepSeek-V3 at T = 4096, FP8 dispatch (7392 B rows), dedup, uniform routing
+# docs/hardware-context.md section 6: DeepSeek-V3 at T = 4096, FP8 dispatch (7392 B rows), dedup, uniform routing
 # without a group limit. U: EP8 5.30, EP64 7.68; per-GPU dispatch MB; per-peer MB at EP64 and EP256.
 CONTEXT_U = {8: 5.30, 64: 7.68}
 CONTEXT_DISPATCH_MB = {8: 160, 16: 198, 32: 220, 64: 232, 256: 242}

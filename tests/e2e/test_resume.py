@@ -1,4 +1,4 @@
-"""Crash safety (INTERFACES.md section 4): a run that dies mid-sweep (watchdog abort, or one rank
+"""Crash safety (docs/interfaces.md section 4): a run that dies mid-sweep (watchdog abort, or one rank
 killed with SIGKILL) leaves only complete JSON lines behind, and `--resume` then completes the
 sweep with exactly one record per case; --resume refuses another configuration and never
 duplicates the run header."""

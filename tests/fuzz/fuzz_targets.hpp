@@ -72,7 +72,7 @@ inline void units(std::string_view data) {
   accept_or_reject([&] { (void)split_list(data, "fuzz"); });
 }
 
-// Sweep files (INTERFACES.md section 5).
+// Sweep files (docs/interfaces.md section 5).
 inline void sweep(std::string_view data) {
   accept_or_reject([&] {
     const plan::Sweep s = plan::parse_sweep(std::string(data), "fuzz.yaml");
@@ -132,7 +132,7 @@ inline void acceptance(std::string_view data) {
   accept_or_reject([&] { (void)accept::parse_acceptance_profile(data, "fuzz.yaml"); });
 }
 
-// The COLLBENCH_FAULT environment variable (INTERFACES.md section 6).
+// The COLLBENCH_FAULT environment variable (docs/interfaces.md section 6).
 inline void fault(std::string_view data) {
   accept_or_reject([&] {
     const run::FaultPlan p = run::FaultPlan::parse(std::string(data));

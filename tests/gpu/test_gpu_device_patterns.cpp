@@ -7,9 +7,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <cstring>
+#include <algorithm>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "collbench/backend/nccl/nccl_backend.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/pattern.hpp"
+#include "gpu_cases.hpp"
 
 namespace {
 
@@ -42,11 +42,6 @@ class DevicePatternsTest : public ::testing::Test {
 };
 backend::Backend* DevicePatternsTest::backend_ = nullptr;
 
-std::vector<Redop> redops_for(const coll::Collective& c) {
-  if (!c.has_redop()) return {Redop::sum};
-  return {Redop::sum, Redop::prod, Redop::min, Redop::max};
-}
-
 TEST_F(DevicePatternsTest, OnlyTheNcclBackendOffersThem) {
   ASSERT_NE(nccl::device_patterns(be()), nullptr);
   backend::BackendOptions o;
@@ -54,80 +49,57 @@ TEST_F(DevicePatternsTest, OnlyTheNcclBackendOffersThem) {
   EXPECT_EQ(nccl::device_patterns(*mpi), nullptr);
 }
 
+// The cases (rank counts, sizes, plans) come from gpu_cases.hpp, which the CPU unit test
+// tests/unit/test_gpu_cases.cpp also builds.
 TEST_F(DevicePatternsTest, KernelsMatchHostFillAndVerify) {
-  int checked = 0;
-  for (const auto& c : coll::collective_registry()) {
-    for (const auto& info : all_dtypes()) {
-      const std::size_t elem = info.size_bytes;
-      for (Redop redop : redops_for(*c)) {
-        for (int n : {1, 3, 72}) {
-          for (int rank : std::set<int>{0, n / 2, n - 1}) {
-            for (std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{1000}, std::uint64_t{65536 + 24}}) {
-              coll::CaseContext ctx;
-              ctx.dtype = info.dtype;
-              ctx.redop = redop;
-              ctx.rank = rank;
-              ctx.num_ranks = n;
-              ctx.root = n - 1;
-              const coll::Shape s = c->shape(bytes, info.dtype, rank, n);
-              const auto fplan = nccl::fill_plan(c->name(), s, ctx);
-              const auto vplan = nccl::verify_plan(c->name(), s, ctx);
-              if (!fplan || !vplan) continue;
-              const auto params = nccl::pattern_params(ctx);
-              const std::string where = std::string(c->name()) + " " + std::string(info.name) + " " +
-                                        std::string(to_string(redop)) + " n=" + std::to_string(n) + " rank " +
-                                        std::to_string(rank) + " bytes " + std::to_string(bytes);
+  const int checked = gpu_test::for_each_pattern_case([](const gpu_test::PatternCase& pc) {
+    if (::testing::Test::HasFatalFailure()) return;  // the first mismatch is enough
+    const auto& c = *pc.collective;
+    const auto& s = pc.shape;
+    const auto& ctx = pc.ctx;
+    const auto& where = pc.where;
+    const std::size_t elem = dtype_size(ctx.dtype);
+    const auto params = nccl::pattern_params(ctx);
 
-              // Fill kernel == family fill().
-              auto send = be().allocate(std::max<std::size_t>(s.send_elems * elem, 1));
-              dp().fill(send->data(), s.send_elems, params, *fplan);
-              std::vector<unsigned char> device_fill(std::max<std::size_t>(s.send_elems * elem, 1), 0);
-              std::vector<unsigned char> host_fill(device_fill.size(), 0);
-              be().download(device_fill.data(), *send, s.send_elems * elem);
-              c->fill(host_fill.data(), s, ctx);
-              ASSERT_EQ(device_fill, host_fill) << where;
+    // Fill kernel == family fill().
+    auto send = be().allocate(std::max<std::size_t>(s.send_elems * elem, 1));
+    dp().fill(send->data(), s.send_elems, params, pc.fill);
+    std::vector<unsigned char> device_fill(std::max<std::size_t>(s.send_elems * elem, 1), 0);
+    std::vector<unsigned char> host_fill(device_fill.size(), 0);
+    be().download(device_fill.data(), *send, s.send_elems * elem);
+    c.fill(host_fill.data(), s, ctx);
+    ASSERT_EQ(device_fill, host_fill) << where;
 
-              // Check kernel on poison (fresh buffer), on the expected result, after a corruption.
-              auto recv = be().allocate(std::max<std::size_t>(s.recv_elems * elem, 1));
-              EXPECT_EQ(dp().count_wrong(recv->data(), params, *vplan), s.recv_elems) << where << " poison";
-              dp().fill(recv->data(), s.recv_elems, params, *vplan);  // the expected result, by kernel
-              std::vector<unsigned char> expected(std::max<std::size_t>(s.recv_elems * elem, 1), 0);
-              be().download(expected.data(), *recv, s.recv_elems * elem);
-              ASSERT_EQ(c->verify(expected.data(), s, ctx), 0u) << where;
-              ASSERT_EQ(dp().count_wrong(recv->data(), params, *vplan), 0u) << where;
-              if (s.recv_elems > 0) {
-                const std::size_t victim = s.recv_elems / 2;
-                dp().write(recv->data(), victim, info.dtype,
-                           coll::corrupted(dp().read(recv->data(), victim, info.dtype)));
-                EXPECT_EQ(dp().count_wrong(recv->data(), params, *vplan), 1u) << where;
-                be().download(expected.data(), *recv, s.recv_elems * elem);
-                EXPECT_EQ(c->verify(expected.data(), s, ctx), 1u) << where;
-              }
-              ++checked;
-            }
-          }
-        }
-      }
+    // Check kernel on poison (fresh buffer), on the expected result, after a corruption.
+    auto recv = be().allocate(std::max<std::size_t>(s.recv_elems * elem, 1));
+    EXPECT_EQ(dp().count_wrong(recv->data(), params, pc.verify), s.recv_elems) << where << " poison";
+    dp().fill(recv->data(), s.recv_elems, params, pc.verify);  // the expected result, by kernel
+    std::vector<unsigned char> expected(std::max<std::size_t>(s.recv_elems * elem, 1), 0);
+    be().download(expected.data(), *recv, s.recv_elems * elem);
+    ASSERT_EQ(c.verify(expected.data(), s, ctx), 0u) << where;
+    ASSERT_EQ(dp().count_wrong(recv->data(), params, pc.verify), 0u) << where;
+    if (s.recv_elems > 0) {
+      const std::size_t victim = s.recv_elems / 2;
+      dp().write(recv->data(), victim, ctx.dtype, coll::corrupted(dp().read(recv->data(), victim, ctx.dtype)));
+      EXPECT_EQ(dp().count_wrong(recv->data(), params, pc.verify), 1u) << where;
+      be().download(expected.data(), *recv, s.recv_elems * elem);
+      EXPECT_EQ(c.verify(expected.data(), s, ctx), 1u) << where;
     }
-  }
+  });
   EXPECT_GT(checked, 300);
 }
 
 // Large buffers: more elements than one grid covers (grid-stride loops), 2^31+ bytes offsets.
 TEST_F(DevicePatternsTest, LargeBuffers) {
   for (Dtype d : {Dtype::float32, Dtype::bfloat16, Dtype::float8e4m3}) {
-    coll::CaseContext ctx;
-    ctx.dtype = d;
-    ctx.redop = Redop::sum;
-    ctx.rank = 5;
-    ctx.num_ranks = 72;
-    const auto& c = coll::find_collective("allreduce");
-    const coll::Shape s = c.shape(std::uint64_t{3} << 30, d, ctx.rank, ctx.num_ranks);  // 3 GiB
+    const gpu_test::PatternCase pc = gpu_test::large_buffer_case(d);
+    const auto& ctx = pc.ctx;
+    const auto& s = pc.shape;
     const auto params = nccl::pattern_params(ctx);
     auto buf = be().allocate(s.send_elems * dtype_size(d));
-    dp().fill(buf->data(), s.send_elems, params, *nccl::fill_plan("allreduce", s, ctx));
+    dp().fill(buf->data(), s.send_elems, params, pc.fill);
     // Input check: the reduce_input plan read back by the check kernel.
-    EXPECT_EQ(dp().count_wrong(buf->data(), params, *nccl::fill_plan("allreduce", s, ctx)), 0u) << to_string(d);
+    EXPECT_EQ(dp().count_wrong(buf->data(), params, pc.fill), 0u) << to_string(d);
     // Spot-check a few elements against the host rules, far into the buffer.
     const auto pattern = coll::reduce_pattern(ctx.redop, d, ctx.num_ranks);
     for (std::size_t i : {std::size_t{0}, s.send_elems / 3, s.send_elems - 1}) {

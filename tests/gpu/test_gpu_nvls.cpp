@@ -19,6 +19,7 @@
 #include "collbench/backend/nccl/nccl_host.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/error.hpp"
+#include "gpu_cases.hpp"
 #include "gpu_verify.hpp"
 
 namespace {
@@ -100,32 +101,12 @@ class CbMultimem : public ::testing::Test {
   std::optional<std::string> why_;
 };
 
+// The cases (awkward sizes, types, placements): gpu_cases.hpp, also built by the CPU unit test.
 TEST_F(CbMultimem, EveryCollectiveDtypeSizeAndPlacementVerifies) {
-  const int m = world_->size();
-  // Awkward sizes: 2 bytes, not a multiple of 16 B, smaller than m x 16 B, a few MiB + a tail.
-  const std::vector<std::uint64_t> sizes{2,  6,  100, static_cast<std::uint64_t>(m) * 16 - 4, 4096 + 24, 1000002,
-                                         (8u << 20) + 6};
-  for (const char* name : {"allreduce", "reducescatter", "allgather"}) {
-    const auto& c = coll::find_collective(name);
-    for (Dtype d : {Dtype::float32, Dtype::bfloat16, Dtype::float16}) {
-      for (bool in_place : {false, true}) {
-        for (std::uint64_t bytes : sizes) {
-          coll::CaseContext ctx;
-          ctx.dtype = d;
-          ctx.in_place = in_place;
-          const std::uint64_t wrong = sum_over_ranks(run_and_verify_host(*be_, *world_, c, ctx, bytes));
-          ASSERT_EQ(wrong, 0u) << name << " " << to_string(d) << (in_place ? " in place " : " ") << bytes << " B";
-          EXPECT_EQ(world_->algo_used(), "cb-multimem");
-        }
-      }
-    }
-  }
-  // All-gather moves any type.
-  for (Dtype d : {Dtype::int32, Dtype::float64, Dtype::float8e4m3}) {
-    coll::CaseContext ctx;
-    ctx.dtype = d;
-    EXPECT_EQ(sum_over_ranks(run_and_verify_host(*be_, *world_, coll::find_collective("allgather"), ctx, 1 << 20)), 0u)
-        << to_string(d);
+  for (const auto& cc : gpu_test::multimem_cases(world_->size())) {
+    const std::uint64_t wrong = sum_over_ranks(run_and_verify_host(*be_, *world_, *cc.collective, cc.ctx, cc.bytes));
+    ASSERT_EQ(wrong, 0u) << cc.where;
+    EXPECT_EQ(world_->algo_used(), "cb-multimem") << cc.where;
   }
 }
 

@@ -1,7 +1,7 @@
 // Overlap mode under MPI (docs/overlap.md): collective results verify exactly while a CPU compute
 // load runs beside the collective, records carry the overlap fields, the pipeline runs its
 // schedule (MoE round trip: dispatch, expert compute, combine per chunk). Timing is asserted only
-// at 2 ranks and only for a load that sleeps far longer than the collective (INTERFACES.md
+// at 2 ranks and only for a load that sleeps far longer than the collective (docs/interfaces.md
 // section 7); busy compute on 2 cores is printed, not asserted.
 #include <gtest/gtest.h>
 #include <mpi.h>

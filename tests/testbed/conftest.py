@@ -28,7 +28,7 @@ _EMPTY_CONFIG = tempfile.mkdtemp(prefix="collbench-testbed-config-")
 # Correctness-first stopping rule; cases that time a degraded link set their own.
 FAST = ["--max-time", "100ms", "--min-time", "0", "--max-iters", "20", "-w", "1"]
 # Every bed host sees both cores of this machine, and the beds here run up to 4 ranks on 2 cores:
-# busy-polling ranks would crawl (INTERFACES.md section 7), so the tests ask for yielding progress.
+# busy-polling ranks would crawl (docs/interfaces.md section 7), so the tests ask for yielding progress.
 YIELD = ["--progress", "yield"]
 
 

@@ -1,5 +1,5 @@
 """2 hosts x 2 ranks on the test bed. With no domain flag the domains are the hosts
-(INTERFACES.md section 2, with its warning), so `--scope domain` runs inside each host and
+(docs/interfaces.md section 2, with its warning), so `--scope domain` runs inside each host and
 `--scope global` crosses the bed's network. A token-bucket limit on one host's link must then
 cost the global all-reduce and all-to-all at least the time the link needs for the bytes that
 have to cross it, and cost the per-host (domain) runs nothing of the kind."""

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "collbench/backend/nccl/nccl_host.hpp"
 #include "collbench/core/launcher.hpp"
@@ -94,12 +95,28 @@ TEST(Launcher, MalformedNumbersAreIgnored) {
   EXPECT_EQ(env.local_rank_var, "MPI_LOCALRANKID");  // the malformed SLURM_LOCALID is skipped
 }
 
+// Ranks of one host: (CUDA_VISIBLE_DEVICES, devices seen, UUID of device 0).
+std::vector<RankGpuView> views(const std::vector<RankGpuView>& v) {
+  return v;
+}
+
 TEST(Launcher, OneGpuPerTaskBinding) {
-  EXPECT_TRUE(launcher_bound_one_gpu_per_rank({"0", "1", "2", "3"}));
-  EXPECT_TRUE(launcher_bound_one_gpu_per_rank({"GPU-aa", "GPU-bb"}));
-  EXPECT_FALSE(launcher_bound_one_gpu_per_rank({"0,1,2,3", "0,1,2,3"}));  // every rank sees all four
-  EXPECT_FALSE(launcher_bound_one_gpu_per_rank({"0", ""}));               // unset on one rank
-  EXPECT_FALSE(launcher_bound_one_gpu_per_rank({"0"}));                   // one rank on the host
+  // CUDA_VISIBLE_DEVICES set per rank, one GPU each, different GPUs.
+  EXPECT_TRUE(launcher_bound_one_gpu_per_rank(views({{"0", 1, "GPU-a"}, {"1", 1, "GPU-b"}, {"2", 1, "GPU-c"}})));
+  EXPECT_TRUE(launcher_bound_one_gpu_per_rank(views({{"GPU-aa", 1, ""}, {"GPU-bb", 1, ""}})));
+  // Slurm's device cgroup (srun --gpus-per-task=1): every task sees its own GPU as device 0, so
+  // CUDA_VISIBLE_DEVICES is "0" on every rank; the UUIDs tell the GPUs apart.
+  EXPECT_TRUE(launcher_bound_one_gpu_per_rank(views({{"0", 1, "GPU-a"}, {"0", 1, "GPU-b"}, {"0", 1, "GPU-c"}})));
+  // ... and where the UUIDs are unknown, one visible device per rank with the variable set.
+  EXPECT_TRUE(launcher_bound_one_gpu_per_rank(views({{"0", 1, ""}, {"0", 1, "GPU-b"}})));
+  // Two ranks on one GPU: the same UUID, or one visible GPU and no binding at all.
+  EXPECT_FALSE(launcher_bound_one_gpu_per_rank(views({{"0", 1, "GPU-a"}, {"0", 1, "GPU-a"}})));
+  EXPECT_FALSE(launcher_bound_one_gpu_per_rank(views({{"", 1, ""}, {"", 1, ""}})));
+  EXPECT_FALSE(launcher_bound_one_gpu_per_rank(views({{"0", 1, ""}, {"", 1, ""}})));  // unset on one rank
+  // Every rank sees all four GPUs: choose by local rank instead.
+  EXPECT_FALSE(launcher_bound_one_gpu_per_rank(views({{"0,1,2,3", 4, "GPU-a"}, {"0,1,2,3", 4, "GPU-a"}})));
+  EXPECT_FALSE(launcher_bound_one_gpu_per_rank(views({{"0", 1, "GPU-a"}, {"1", -1, ""}})));  // count unknown
+  EXPECT_FALSE(launcher_bound_one_gpu_per_rank(views({{"0", 1, "GPU-a"}})));                 // one rank on the host
   std::string why;
   // srun --gpus-per-task=1: local rank 3 sees one GPU and uses it ...
   EXPECT_EQ(backend::nccl::device_for_local_rank(3, 4, 1, why, true), 0);

@@ -321,7 +321,7 @@ TEST(ModelTraffic, RejectsMismatchedShapes) {
 
 TEST(ModelTraffic, MoeDispatchInsideVersusAcrossRacks) {
   // DeepSeek-V3 dispatch at T = 4096, FP8 rows (7392 B), dedup, uniform routing, EP64: the
-  // workload closed form gives ~232 MB per GPU, ~3.6 MB per peer (CONTEXT.md section 6).
+  // workload closed form gives ~232 MB per GPU, ~3.6 MB per peer (docs/hardware-context.md section 6).
   const double per_gpu =
       workload::expected_dispatch_bytes_per_rank(4096, 256, 64, 8, workload::RowConvention::dedup, 7392);
   EXPECT_NEAR(per_gpu / 1e6, 232.4, 0.5);

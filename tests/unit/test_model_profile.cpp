@@ -1,4 +1,4 @@
-// System profiles: every shipped profile loads with the figures of CONTEXT.md section 2, names
+// System profiles: every shipped profile loads with the figures of docs/hardware-context.md section 2, names
 // resolve through the search path and the user config folder, and each class of bad profile is
 // rejected with a message naming the file, the line and the key.
 #include <gtest/gtest.h>

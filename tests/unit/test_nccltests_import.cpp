@@ -1,12 +1,12 @@
-// nccl-tests log and -J JSON import: two real logs (../shared/data/nccl-tests-logs), the
-// hand-written fixtures in tests/data/nccl-tests (all_reduce, all_gather, reduce_scatter,
-// alltoall; cut, launcher-prefixed and retyped variants), older layouts, and bad input.
+// nccl-tests log and -J JSON import: two real logs copied from public repositories and the
+// hand-written fixtures, all in tests/data/nccl-tests (README.md there names the sources; all_reduce,
+// all_gather, reduce_scatter, alltoall; cut, launcher-prefixed and retyped variants), older
+// layouts, and bad input.
 // Pure C++; no hardware needed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -20,7 +20,7 @@ using namespace collbench::record;
 namespace {
 
 const std::string kFixtures = std::string(COLLBENCH_SOURCE_DIR) + "/tests/data/nccl-tests/";
-const std::string kRealLogs = std::string(COLLBENCH_SHARED_DIR) + "/data/nccl-tests-logs/";
+const std::string kRealLogs = kFixtures;  // the real logs sit beside the hand-written ones
 const std::string kPkb = "allreduce-2xK80-perfkitbenchmarker.txt";
 const std::string kTogether = "reducescatter-8xH100-together.txt";
 
@@ -35,12 +35,6 @@ std::string read_file(const std::string& path) {
 std::string real_log(const std::string& name) {
   return read_file(kRealLogs + name);
 }
-
-#define REQUIRE_REAL_LOGS()                                                                          \
-  do {                                                                                               \
-    if (!std::filesystem::exists(kRealLogs))                                                         \
-      GTEST_SKIP() << "no shared real-log directory at " << kRealLogs << " (outside the workspace)"; \
-  } while (0)
 
 std::string all_warnings(const NcclTestsLog& log) {
   std::string out;
@@ -107,7 +101,6 @@ std::string replace_once(std::string text, const std::string& from, const std::s
 // Real logs
 
 TEST(NcclTestsRealLogs, PerfKitBenchmarkerAllReduce2xK80OldLayout) {
-  REQUIRE_REAL_LOGS();
   const auto log = parse_nccl_tests_log(real_log(kPkb), kPkb);
   EXPECT_EQ(log.format, "text");
   EXPECT_EQ(log.collective, "allreduce");  // only the file name says so
@@ -163,7 +156,6 @@ TEST(NcclTestsRealLogs, PerfKitBenchmarkerAllReduce2xK80OldLayout) {
 }
 
 TEST(NcclTestsRealLogs, TogetherReduceScatter8xH100WithSizeZeroRows) {
-  REQUIRE_REAL_LOGS();
   const auto log = parse_nccl_tests_log(real_log(kTogether), kTogether);
   EXPECT_EQ(log.collective, "reducescatter");
   EXPECT_EQ(log.program, "reduce_scatter_perf");
@@ -211,7 +203,6 @@ TEST(NcclTestsRealLogs, TogetherReduceScatter8xH100WithSizeZeroRows) {
 }
 
 TEST(NcclTestsRealLogs, RankCountRecoveredWhenTheDeviceListIsCut) {
-  REQUIRE_REAL_LOGS();
   std::string text = real_log(kTogether);
   // Keep ranks 0 and 1, replace ranks 2..7 by "...": what a log pasted into a ticket looks like.
   const auto from = text.find("#  Rank  2");
@@ -230,7 +221,6 @@ TEST(NcclTestsRealLogs, RankCountRecoveredWhenTheDeviceListIsCut) {
 }
 
 TEST(NcclTestsRealLogs, WindowsLineEndingsReadTheSame) {
-  REQUIRE_REAL_LOGS();
   std::string text = real_log(kPkb), crlf;
   for (char c : text) {
     if (c == '\n') crlf += '\r';
@@ -537,7 +527,6 @@ TEST(NcclTestsLayouts, TruncatedLastLineIsSkippedWithAWarning) {
 // Bad input: InputError (exit code 2) naming the file and line
 
 TEST(NcclTestsErrors, MissingColumnNamesFileAndLine) {
-  REQUIRE_REAL_LOGS();
   const std::string text =
       replace_once(real_log(kPkb), "2097152        524288     float     sum      -1   4710.4    0.45",
                    "2097152        524288     float     sum      -1   4710.4");
@@ -547,7 +536,6 @@ TEST(NcclTestsErrors, MissingColumnNamesFileAndLine) {
 }
 
 TEST(NcclTestsErrors, NonNumericFieldNamesTheColumn) {
-  REQUIRE_REAL_LOGS();
   const std::string text =
       replace_once(real_log(kPkb), "4194304       1048576     float     sum      -1   8116.1    0.52",
                    "4194304       1048576     float     sum      -1   8116.1    O.52");

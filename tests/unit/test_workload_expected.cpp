@@ -1,4 +1,4 @@
-// MoE traffic formulas against CONTEXT.md section 6 and against simulation; imbalance search;
+// MoE traffic formulas against docs/hardware-context.md section 6 and against simulation; imbalance search;
 // load statistics and placement views of counts matrices.
 #include <gtest/gtest.h>
 
@@ -54,7 +54,7 @@ TEST(MoeFormulas, ExpectedDestinationRanksClosedForm) {
 }
 
 TEST(MoeFormulas, DispatchBytesPerGpuReproduceContext) {
-  // CONTEXT.md section 6: T = 4096, FP8 7392 B rows, dedup, uniform unlimited routing (MB = 1e6 B).
+  // docs/hardware-context.md section 6: T = 4096, FP8 7392 B rows, dedup, uniform unlimited routing (MB = 1e6 B).
   const double expected_mb[] = {160, 198, 220, 232, 242};
   for (int i = 0; i < 5; ++i) {
     const double bytes =

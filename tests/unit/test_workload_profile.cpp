@@ -1,4 +1,4 @@
-// Workload profiles: every shipped profile loads with the CONTEXT.md section 6 numbers, and bad
+// Workload profiles: every shipped profile loads with the docs/hardware-context.md section 6 numbers, and bad
 // profiles are rejected with messages naming file, line and key.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,12 +1,15 @@
 // Routing generator: agreement with a direct (exhaustive) implementation of the definition in
 // routing.hpp, determinism, the group limit, EP groups, row conventions, token distributions,
 // redundant slots and send layouts.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "collbench/core/error.hpp"
@@ -369,4 +372,27 @@ TEST(Routing, RejectsImpossibleLayouts) {
   c.settings.popularity = Popularity::one_hot_rank;
   c.settings.hot_rank_idx = 8;
   EXPECT_NE(message(c).find("hot_rank"), std::string::npos);
+}
+
+// The refusal's hint names an ep_size that routing accepts on the same ranks (the first GPU run
+// printed "set ep_size, e.g. 3" for the very ep_size 3 it refused).
+TEST(Routing, EpSizeHintNamesAValidEpSize) {
+  for (const auto& [ranks, ep] : std::vector<std::pair<int, int>>{{3, 0}, {72, 0}, {1024, 0}, {12, 24}, {6, 384}}) {
+    RoutingConfig c = deepseek(ranks, 16);
+    c.settings.ep_size = ep;
+    std::string what;
+    try {
+      RoutingGenerator{c};
+    } catch (const InputError& e) {
+      what = e.what();
+    }
+    const auto at = what.find("e.g. ");
+    ASSERT_NE(at, std::string::npos) << ranks << " ranks, ep_size " << ep << ": " << what;
+    const int hint = std::stoi(what.substr(at + 5));
+    EXPECT_NE(hint, ep > 0 ? ep : ranks) << what;
+    EXPECT_EQ(hint, std::gcd(ranks, 256)) << what;
+    EXPECT_NE(what.find(fmt::format("{} groups of {}", ranks / hint, hint)), std::string::npos) << what;
+    c.settings.ep_size = hint;
+    EXPECT_NO_THROW(RoutingGenerator{c}) << "the hint's ep_size " << hint << " on " << ranks << " ranks";
+  }
 }

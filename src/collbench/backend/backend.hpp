@@ -12,10 +12,20 @@
 #include <vector>
 
 #include "collbench/core/dtype.hpp"
+#include "collbench/core/error.hpp"
 #include "collbench/core/redop.hpp"
 #include "collbench/overlap/load.hpp"
 
 namespace collbench::backend {
+
+// The library refused an operation as unsupported in this configuration, at the call and without
+// harm to the communicator: NCCL's ncclInvalidUsage for a forced algorithm it has no use of here
+// (no algorithm left for the call). The runner records the case as waived when every rank got it
+// at the verification launch (run/measure.cpp); anywhere else it is a failure like any other.
+class Unsupported : public RuntimeFailure {
+ public:
+  using RuntimeFailure::RuntimeFailure;
+};
 
 // A buffer owned by a backend (host memory for MPI, device memory for NCCL). RAII.
 class Buffer {

@@ -1,5 +1,5 @@
 // collbench's own hierarchical algorithms, composed from the backend's communicators so they
-// run on any backend (DESIGN.md "Scopes and placement"):
+// run on any backend (docs/design.md "Scopes and placement"):
 //   all-reduce = reduce-scatter inside the domain, all-reduce across domains (between the
 //                ranks with the same local index), all-gather inside the domain;
 //   all-to-all = aggregate inside the domain (each rank collects, from its domain, the blocks

@@ -31,7 +31,7 @@ struct ShapeDetail {
 
 // Sizes of one case on one communicator, from the rank's point of view.
 struct Shape {
-  std::uint64_t bytes = 0;       // nccl-tests convention (CONTEXT section 3), after rounding down
+  std::uint64_t bytes = 0;       // nccl-tests convention (docs/hardware-context.md section 3), after rounding down
   std::uint64_t count = 0;       // elements as nccl-tests prints them
   std::size_t send_elems = 0;    // out-of-place send buffer
   std::size_t recv_elems = 0;    // out-of-place recv buffer

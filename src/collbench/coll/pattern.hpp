@@ -1,4 +1,4 @@
-// Exactly verifiable inputs (INTERFACES.md section 8). Pure functions shared by every backend
+// Exactly verifiable inputs (docs/interfaces.md section 8). Pure functions shared by every backend
 // (the NCCL fill/check kernels use the same rules).
 //
 // Reductions: element i of the full vector receives a non-identity value from only the

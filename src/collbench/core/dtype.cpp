@@ -10,7 +10,7 @@ namespace collbench {
 
 const std::vector<DtypeInfo>& all_dtypes() {
   // exact_limit: 2^31-1 / 2^53 for the wide types; 2^24 float32; 2^11 fp16; 2^8 bf16;
-  // 2^4 for both fp8 formats (INTERFACES.md section 8).
+  // 2^4 for both fp8 formats (docs/interfaces.md section 8).
   static const std::vector<DtypeInfo> kDtypes{
       {Dtype::int32, "int32", 4, false, 2147483647LL},
       {Dtype::int64, "int64", 8, false, 1LL << 53},

@@ -1,4 +1,4 @@
-// Element types (INTERFACES.md section 1) and the host-side scalar access used by input
+// Element types (docs/interfaces.md section 1) and the host-side scalar access used by input
 // generation and verification. `exact_limit` is the largest magnitude below which every
 // integer is exactly representable; verification keeps all expected values under it.
 #pragma once

@@ -1,4 +1,4 @@
-// Error types with the exit codes of INTERFACES.md section 4, and helpers that build the
+// Error types with the exit codes of docs/interfaces.md section 4, and helpers that build the
 // "bad value X; accepted: a, b, c (did you mean b?)" messages every input path uses.
 #pragma once
 

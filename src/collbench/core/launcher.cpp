@@ -63,14 +63,22 @@ std::string launcher_name(bool all_srun, const LaunchEnv& env, int world_size) {
   return "singleton";
 }
 
-bool launcher_bound_one_gpu_per_rank(const std::vector<std::string>& visible_devices_per_rank) {
-  if (visible_devices_per_rank.size() < 2) return false;
-  std::set<std::string> distinct;
-  for (const auto& v : visible_devices_per_rank) {
-    if (v.empty()) return false;
-    distinct.insert(v);
+bool launcher_bound_one_gpu_per_rank(const std::vector<RankGpuView>& ranks_on_host) {
+  if (ranks_on_host.size() < 2) return false;
+  bool ids_known = true;
+  for (const auto& r : ranks_on_host) {
+    if (r.device_count != 1) return false;
+    if (r.first_gpu_id.empty()) ids_known = false;
   }
-  return distinct.size() == visible_devices_per_rank.size();
+  if (ids_known) {
+    std::set<std::string> distinct;
+    for (const auto& r : ranks_on_host) distinct.insert(r.first_gpu_id);
+    return distinct.size() == ranks_on_host.size();
+  }
+  for (const auto& r : ranks_on_host) {
+    if (r.visible_devices.empty()) return false;  // one visible GPU without a binding: shared
+  }
+  return true;
 }
 
 }  // namespace collbench

@@ -47,16 +47,26 @@ LaunchEnv read_launch_env(const EnvLookup& getenv_fn);
 // before the launcher is called srun (the run layer reduces this over MPI_COMM_WORLD).
 bool srun_started(const LaunchEnv& env, int world_rank, int world_size);
 
-// The run header's `launcher` (INTERFACES.md section 3): "srun" when every rank was started by
+// The run header's `launcher` (docs/interfaces.md section 3): "srun" when every rank was started by
 // srun (`all_srun`), "mpiexec" when an mpiexec/mpirun (or any PMI launcher) started more than
 // one rank or set its variables, "singleton" otherwise.
 std::string launcher_name(bool all_srun, const LaunchEnv& env, int world_size);
 
+// What one rank on a host sees of its GPUs (gathered over the ranks of the host).
+struct RankGpuView {
+  std::string visible_devices;  // CUDA_VISIBLE_DEVICES; "" when unset
+  int device_count = -1;        // GPUs this process sees (cudaGetDeviceCount); -1 when unknown
+  std::string first_gpu_id;     // UUID (or PCI bus id) of its device 0; "" when unknown
+};
+
 // The GPU of a rank. One rank per GPU: normally GPU `local_rank` of the GPUs this process sees;
-// when the launcher bound one GPU to each task (srun --gpus-per-task=1, a device plugin giving
-// each pod one GPU, CUDA_VISIBLE_DEVICES set per rank) each process sees exactly one GPU and
-// uses it, which `visible_devices_per_rank` (the CUDA_VISIBLE_DEVICES of the ranks on this host)
-// shows: all set, pairwise different.
-bool launcher_bound_one_gpu_per_rank(const std::vector<std::string>& visible_devices_per_rank);
+// when the launcher bound one GPU to each task (srun --gpus-per-task=1 or --gpu-bind, a device
+// plugin giving each pod one GPU, CUDA_VISIBLE_DEVICES set per rank) each process sees exactly
+// one GPU, as its device 0, and uses it. True for that binding: at least two ranks on the host,
+// each seeing exactly one device, and those are different GPUs: by their ids where every rank
+// knows its own (the same id twice: two ranks would share one GPU), else by CUDA_VISIBLE_DEVICES
+// being set on every rank (pairwise different, or all "0" where Slurm's device cgroup renumbers
+// each task's own GPU to 0).
+bool launcher_bound_one_gpu_per_rank(const std::vector<RankGpuView>& ranks_on_host);
 
 }  // namespace collbench

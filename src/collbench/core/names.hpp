@@ -1,4 +1,4 @@
-// The shared vocabulary of INTERFACES.md section 1 that is not a collective, dtype or
+// The shared vocabulary of docs/interfaces.md section 1 that is not a collective, dtype or
 // reduction: backends, algorithms, scopes, timing modes, buffer kinds. One list each, used by
 // the CLI, the sweep loader, records and case keys.
 #pragma once

@@ -1,4 +1,4 @@
-// Domain placement (INTERFACES.md section 2): how ranks group into scale-up domains,
+// Domain placement (docs/interfaces.md section 2): how ranks group into scale-up domains,
 // rack-major. Pure functions shared by the runner, the model and reports.
 #pragma once
 

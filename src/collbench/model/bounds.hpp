@@ -3,7 +3,7 @@
 // algorithm. Plain constexpr arithmetic on doubles, no I/O, no profile types, so every formula
 // is testable against numbers computed by hand.
 //
-// Notation: S = bytes in the nccl-tests convention (CONTEXT.md section 3); n = ranks in the
+// Notation: S = bytes in the nccl-tests convention (docs/hardware-context.md section 3); n = ranks in the
 // communicator; m = ranks in one scale-up domain; R = number of domains; B = bandwidth of one
 // link class per GPU and per direction (bytes/s). "Wire bytes" are what the busiest rank sends
 // (= receives) over one link class, per direction; time >= wire bytes / B on every link.

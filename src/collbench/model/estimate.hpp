@@ -20,7 +20,7 @@ struct CaseGeometry {
   std::string collective;  // allreduce reducescatter allgather alltoall alltoallv broadcast sendrecv
   std::string algo;        // auto ring tree nvls nvlstree hierarchical flat cb-multimem ...
   Dtype dtype = Dtype::float32;
-  std::uint64_t bytes = 0;  // nccl-tests convention S (CONTEXT.md section 3)
+  std::uint64_t bytes = 0;  // nccl-tests convention S (docs/hardware-context.md section 3)
   Placement placement;
   Scope scope = Scope::global;
 };
@@ -67,7 +67,7 @@ BoundCheck check_against_bound(const Estimate& estimate, double measured_p50_us)
 // The collectives the model knows (moe-* go through estimate_from_traffic, traffic.hpp).
 const std::vector<std::string>& modelled_collectives();
 
-// Busbw factor for a collective (nccl-tests, CONTEXT.md section 3); InputError when unknown.
+// Busbw factor for a collective (nccl-tests, docs/hardware-context.md section 3); InputError when unknown.
 double busbw_factor(std::string_view collective, int num_ranks);
 
 // "3x72+40" (uneven) or "4x64": the packing every scaling report must state.

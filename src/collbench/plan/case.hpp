@@ -14,7 +14,7 @@
 
 namespace collbench::plan {
 
-// When to stop timing a case (DESIGN.md "Measurement rules").
+// When to stop timing a case (docs/design.md "Measurement rules").
 struct StopRule {
   int warmup = 5;             // -w
   int min_iters = 10;

@@ -1,4 +1,4 @@
-// Sweep files (INTERFACES.md section 5): YAML -> a named list of Cases. Every key is validated
+// Sweep files (docs/interfaces.md section 5): YAML -> a named list of Cases. Every key is validated
 // (unknown keys suggest the closest valid one); list values expand as a cross product in file
 // order (the first listed key varies slowest). Pure C++ (yaml-cpp).
 #pragma once

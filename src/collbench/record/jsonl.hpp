@@ -1,6 +1,6 @@
 // JSONL files: the crash-safe writer (one complete line per record, one write() call, flushed
 // and fsync'd at case boundaries) and the tolerant reader (a truncated last line is skipped
-// with a warning naming file and line). INTERFACES.md sections 3 and 4.
+// with a warning naming file and line). docs/interfaces.md sections 3 and 4.
 #pragma once
 
 #include <string>

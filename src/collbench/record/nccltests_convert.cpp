@@ -46,7 +46,7 @@ std::string where(const NcclTestsLog& log, const NcclTestsRow& row) {
                       : fmt::format("{} (results[{}])", log.source_path, row.index);
 }
 
-// Send and receive bytes per rank under the nccl-tests size convention (CONTEXT.md section 3).
+// Send and receive bytes per rank under the nccl-tests size convention (docs/hardware-context.md section 3).
 void set_rank_bytes(CaseRecord& r, std::size_t elem_bytes) {
   const std::uint64_t chunk = r.count * elem_bytes;
   r.bytes_per_rank_send = r.bytes;

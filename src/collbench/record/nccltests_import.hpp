@@ -50,7 +50,7 @@ struct NcclTestsHalf {
 
 struct NcclTestsRow {
   using Half = NcclTestsHalf;
-  std::uint64_t size_bytes = 0;  // nccl-tests convention (CONTEXT.md section 3)
+  std::uint64_t size_bytes = 0;  // nccl-tests convention (docs/hardware-context.md section 3)
   std::uint64_t count = 0;       // elements
   std::string type;              // nccl-tests spelling: float, half, bfloat16, int32, ...
   std::string redop;             // sum, prod, min, max, avg, none; empty when the layout has none
@@ -126,7 +126,7 @@ std::vector<NcclTestsLog> parse_nccl_tests_output(std::string_view text, const s
 // Reads a file and parses it with parse_nccl_tests_output (InputError when unreadable).
 std::vector<NcclTestsLog> load_nccl_tests_file(const std::string& path);
 
-// busbw = algbw x factor (nccl-tests convention, CONTEXT.md section 3):
+// busbw = algbw x factor (nccl-tests convention, docs/hardware-context.md section 3):
 // 2(n-1)/n for allreduce; (n-1)/n for allgather, reducescatter, alltoall, alltoallv, gather,
 // scatter; 1 for broadcast, reduce, sendrecv, hypercube. InputError for other names or n < 1.
 double nccl_tests_busbw_factor(const std::string& collective, int num_ranks);

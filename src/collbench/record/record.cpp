@@ -1,4 +1,4 @@
-// Record (de)serialisation. Every key of INTERFACES.md section 3 is always written (null where
+// Record (de)serialisation. Every key of docs/interfaces.md section 3 is always written (null where
 // not applicable), so readers and the JSON Schema can rely on it.
 #include "collbench/record/record.hpp"
 
@@ -106,7 +106,7 @@ json to_json(const RunHeader& h) {
                      {"gpu_name", opt(x.gpu_name)}, {"gpu_uuid", opt(x.gpu_uuid)},
                      {"pci_bus_id", opt(x.pci_bus_id)}, {"nic", opt(x.nic)}});
   }
-  return {{"kind", "run_header"},
+  json out = {{"kind", "run_header"},
           {"schema", kSchema},
           {"run_id", h.run_id},
           {"started_at", h.started_at},
@@ -122,6 +122,8 @@ json to_json(const RunHeader& h) {
           {"env", h.env},
           {"system", h.system},
           {"fault", opt(h.fault)}};
+  if (!h.simulated.is_null()) out["simulated"] = h.simulated;
+  return out;
 }
 
 json to_json(const CaseRecord& r) {
@@ -182,6 +184,7 @@ json to_json(const CaseRecord& r) {
             {"status", r.status},
             {"reason", opt(r.reason)},
             {"fault", opt(r.fault)}};
+  if (r.simulated) j["simulated"] = true;
   for (auto it = r.extra.begin(); it != r.extra.end(); ++it) {
     if (!j.contains(it.key())) j[it.key()] = *it;
   }
@@ -217,6 +220,7 @@ RunHeader header_from_json(const json& j) {
   h.env = get<std::map<std::string, std::string>>(j, "env");
   h.system = j.value("system", json(nullptr));
   h.fault = get_opt<std::string>(j, "fault");
+  h.simulated = j.value("simulated", json(nullptr));
   return h;
 }
 
@@ -227,7 +231,7 @@ CaseRecord case_from_json(const json& j) {
       "count",     "bytes_per_rank_send", "bytes_per_rank_recv", "bytes_max_rank", "bytes_logical_total",
       "num_ranks", "domain_sizes", "num_domains", "iterations", "warmup", "time_us", "samples_us",
       "samples_dropped", "per_rank", "stop_reason", "algbw_gbps", "busbw_gbps", "checked", "wrong", "model",
-      "workload", "overlap", "status", "reason", "fault"};
+      "workload", "overlap", "status", "reason", "fault", "simulated"};
   CaseRecord r;
   r.run_id = get<std::string>(j, "run_id");
   r.case_key = get<std::string>(j, "case_key");
@@ -308,6 +312,7 @@ CaseRecord case_from_json(const json& j) {
   r.status = get<std::string>(j, "status");
   r.reason = get_opt<std::string>(j, "reason");
   r.fault = get_opt<std::string>(j, "fault");
+  r.simulated = j.contains("simulated") && j.at("simulated").is_boolean() && j.at("simulated").get<bool>();
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end()) r.extra[it.key()] = *it;
   }

@@ -1,4 +1,4 @@
-// Result records (INTERFACES.md section 3, schema collbench.result/1): the run header and one
+// Result records (docs/interfaces.md section 3, schema collbench.result/1): the run header and one
 // self-contained case record per measured case. One record type feeds every writer; readers
 // (reports, gates, import, resume) parse the same structs back. Pure C++ (nlohmann::json).
 #pragma once
@@ -38,6 +38,9 @@ struct RunHeader {
   std::map<std::string, std::string> env;
   nlohmann::json system;  // {name, digest} or null
   std::optional<std::string> fault;
+  // A run inside SimGrid's SMPI: {engine, version, platform, platform_sha256, config, shared_buffers,
+  // watchdog}; null for a measured run, and then absent from the JSON (measured headers unchanged).
+  nlohmann::json simulated;
 };
 
 struct TimeStats {
@@ -96,6 +99,8 @@ struct CaseRecord {
   std::string status = "ok";  // ok | waived | failed
   std::optional<std::string> reason;
   std::optional<std::string> fault;
+  // Times come from a simulation (docs/simulation.md), not a measurement. Written only when true.
+  bool simulated = false;
   // extra fields (added by later schema revisions, or by import: e.g. "source")
   nlohmann::json extra = nlohmann::json::object();
 };

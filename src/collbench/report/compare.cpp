@@ -81,7 +81,7 @@ std::string_view to_string(CompareBy by) {
 }
 
 std::string match_key(const CaseRecord& r, CompareBy by) {
-  // The case key's fields (INTERFACES.md section 3) plus the timing mode, with the varied one
+  // The case key's fields (docs/interfaces.md section 3) plus the timing mode, with the varied one
   // blanked: isolated and pipelined times of one case are different measurements.
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.collective, r.redop.value_or("-"), r.dtype,
                      by == CompareBy::backend ? "*" : r.backend, by == CompareBy::algo ? "*" : r.algo_requested,

@@ -320,7 +320,12 @@ GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile
     v.baseline_p50_us = p50_of(b);
     v.current_p50_us = p50_of(c);
     v.floor = floor_check(c, policy);
-    const auto why = incomparability(b, baseline.header, c, current.header);
+    auto why = incomparability(b, baseline.header, c, current.header);
+    if (b.simulated != c.simulated && !options.allow_simulated) {
+      why.push_back(fmt::format("{} is simulated and {} measured (docs/simulation.md); pass --allow-simulated to "
+                                "compare them anyway",
+                                b.simulated ? "baseline" : "current", b.simulated ? "current" : "baseline"));
+    }
     if (!why.empty()) {
       v.verdict = Verdict::incomparable;
       v.reason = join(why, "; ");

@@ -108,7 +108,8 @@ struct CaseVerdict {
 };
 
 struct GateOptions {
-  bool allow_faults = false;  // accept records with an injected fault (tests only)
+  bool allow_faults = false;     // accept records with an injected fault (tests only)
+  bool allow_simulated = false;  // compare a simulated record with a measured one (else INCOMPARABLE)
 };
 
 struct GateReport {

@@ -16,7 +16,7 @@ namespace collbench::report {
 
 namespace {
 
-// The collective names of INTERFACES.md section 1 (the report layer does not link the
+// The collective names of docs/interfaces.md section 1 (the report layer does not link the
 // collective registry), plus "default" for every collective not listed.
 const std::vector<std::string>& floor_keys() {
   static const std::vector<std::string> keys{"default",      "allreduce",   "reducescatter", "allgather",

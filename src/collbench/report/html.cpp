@@ -599,7 +599,10 @@ std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::ve
     b_chart.title = "% of the analytic bound";
     b_chart.y_label = "% of bound";
     b_chart.references = {{100.0, "bound (100%)", svg::Stroke::dashed}};
-    svg::Series e_meas{"measured (95% CI)", {}, svg::Stroke::solid, true, false, "", 0};
+    const bool all_simulated = !g.measured.empty() && std::all_of(g.measured.begin(), g.measured.end(),
+                                                                   [](const auto& m) { return m.simulated; });
+    svg::Series e_meas{all_simulated ? "simulated, SimGrid SMPI (95% CI)" : "measured (95% CI)", {}, svg::Stroke::solid,
+                       true, false, "", 0};
     svg::Series b_meas = e_meas;
     svg::Series e_proj{"projected (prediction interval)", {}, svg::Stroke::dashed, true, true, "projected", 1};
     svg::Series b_proj = e_proj;

@@ -162,7 +162,11 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
                        g.redop ? " · " + *g.redop : "");
     out += fmt::format("bytes per rank {}, timing {}, reference N0 = {}\n\n", g.bytes_per_rank, g.timing,
                        g.reference_ranks > 0 ? std::to_string(g.reference_ranks) : std::string("none"));
-    out += "### Measured\n\n";
+    const auto simulated = std::count_if(g.measured.begin(), g.measured.end(), [](const auto& m) { return m.simulated; });
+    out += simulated == 0 ? "### Measured\n\n"
+           : simulated == static_cast<std::ptrdiff_t>(g.measured.size())
+               ? "### Simulated (SimGrid SMPI on a generated platform: simulated times, not measurements)\n\n"
+               : "### Measured and simulated (points marked (sim) are simulated, not measured)\n\n";
     out +=
         "| N | domains | packing | time p50 (us) | p99 (us) | algbw (GB/s) | busbw (GB/s) | % bound | % bound CI | "
         "% expected | E(N) | E(N) CI | slowest rank (host) | samples |\n"
@@ -175,7 +179,7 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
                               m.median_rank_mean_us.value_or(0.0));
       }
       out += fmt::format("| {} | {} | {}{} | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {} |\n",
-                         m.num_ranks, m.num_domains, m.packing, m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us,
+                         fmt::format("{}{}", m.num_ranks, m.simulated ? " (sim)" : ""), m.num_domains, m.packing, m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us,
                          m.algbw_gbps, m.busbw_gbps, number_text(m.pct_bound, 1), interval_text(m.pct_bound_ci, 1),
                          number_text(m.pct_expected, 1), number_text(m.efficiency, 3), interval_text(m.efficiency_ci, 3), slowest,
                          m.samples);

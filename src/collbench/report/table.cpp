@@ -105,12 +105,13 @@ std::string concurrent_line(const CaseRecord& r) {
 
 bool needs_new_header(const CaseRecord& prev, const CaseRecord& next) {
   return prev.collective != next.collective || prev.backend != next.backend || prev.num_ranks != next.num_ranks ||
-         prev.domain_sizes != next.domain_sizes || prev.timing != next.timing;
+         prev.domain_sizes != next.domain_sizes || prev.timing != next.timing || prev.simulated != next.simulated;
 }
 
 std::string table_header(const CaseRecord& first) {
-  std::string out = fmt::format("# {}  backend {}  ranks {}  domains [{}]  timing {}\n", first.collective,
-                                first.backend, first.num_ranks, domains_text(first), first.timing);
+  std::string out = fmt::format("# {}  backend {}  ranks {}  domains [{}]  timing {}{}\n", first.collective,
+                                first.backend, first.num_ranks, domains_text(first), first.timing,
+                                first.simulated ? "  SIMULATED (SimGrid SMPI): times are simulated, not measured" : "");
   out += fmt::format("#{:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6}\n",
                      "size", "count", "type", "redop", "algo", "scope", "place", "time", "p99", "algbw", "busbw",
                      "#wrong", "samples", "%bound");

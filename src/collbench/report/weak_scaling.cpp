@@ -446,6 +446,7 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
         m.notes.push_back(
             fmt::format("uneven packing {}: the smallest domain sets the off-domain share of its ranks", m.packing));
       }
+      m.simulated = r.simulated;
       if (r.extra.contains("source") && r.extra["source"] == "nccl-tests") {
         m.notes.push_back("imported from nccl-tests: placement unknown, one time per size (no interval)");
       }
@@ -687,6 +688,7 @@ nlohmann::json weak_scaling_json(const WeakScalingReport& rep) {
       }
       points.push_back({{"num_ranks", m.num_ranks},
                         {"projected", false},
+                        {"simulated", m.simulated},
                         {"efficiency", opt_json(m.efficiency)},
                         {"efficiency_ci", interval_json(m.efficiency_ci)},
                         {"pct_bound", opt_json(m.pct_bound)},

@@ -86,6 +86,7 @@ struct MeasuredPoint {
   std::string packing;  // "4x64", "3x72+40"
   bool uneven = false;  // domains of different sizes
   std::string file, run_id, algo_used;
+  bool simulated = false;  // the record came from a simulation (SimGrid SMPI), not a measurement
   int line = 0;
   std::size_t samples = 0;
   double p50_us = 0, p99_us = 0, algbw_gbps = 0, busbw_gbps = 0;

@@ -1,4 +1,4 @@
-// Fault injection (INTERFACES.md section 6): COLLBENCH_FAULT="kind:key=value,...;..." with
+// Fault injection (docs/interfaces.md section 6): COLLBENCH_FAULT="kind:key=value,...;..." with
 // kinds corrupt, delay, slow, slow-pair, hang; `case=K` and `iter=I` select where an item
 // applies (default everywhere). Test-only; every affected record carries the string.
 #pragma once

@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "collbench/coll/moe_plan.hpp"
 #include "collbench/coll/pattern.hpp"
+#include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/coll/sendrecv.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/workload/profile.hpp"
@@ -20,9 +23,8 @@
 namespace collbench::run {
 namespace {
 
-void sleep_us(double us) {
-  if (us > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us));
-}
+// Injected delays: simulated time in a simulation build (a host sleep would not move it).
+void sleep_us(double us) { backend::sim::sleep_seconds(us * 1e-6); }
 
 // World rank of `peer`, a rank of the measured communicator that holds this rank as `self`:
 // the world communicator for scope global, else this rank's domain (split in world-rank order).
@@ -80,9 +82,35 @@ CaseBuffers allocate_and_fill(const MeasureInput& in, const coll::Shape& shape, 
   return b;
 }
 
+// The verification launch. A library that refuses the case as unsupported at the call
+// (backend::Unsupported: NCCL's ncclInvalidUsage for a forced algorithm it has no use of on this
+// communicator) on every rank makes the case a waiver, with rank 0's reason, agreed by an
+// all-reduce of the refusals. On some ranks only it stays a failure: the other ranks' launches
+// wait for peers that never join.
+std::optional<std::string> launch_or_refusal(const MeasureInput& in, CaseBuffers& b, const coll::Shape& shape,
+                                             const coll::CaseContext& ctx) {
+  std::string why;
+  try {
+    in.collective->launch(*in.comm, b.send_ptr, b.recv_ptr, shape, ctx);
+  } catch (const backend::Unsupported& e) {
+    why = e.what();
+  }
+  const int mine = why.empty() ? 0 : 1;
+  int refused = 0;
+  MPI_Allreduce(&mine, &refused, 1, MPI_INT, MPI_SUM, in.control->comm());
+  if (refused == 0) return std::nullopt;
+  if (refused < in.control->size()) {
+    throw RuntimeFailure(fmt::format("the library refused the case on {} of {} ranks{}", refused, in.control->size(),
+                                     why.empty() ? std::string() : ": " + why));
+  }
+  return in.control->broadcast_string(why);
+}
+
+// Launch, wait, check; `refused` set (and nothing checked) when every rank's library refused.
 std::uint64_t verify_once(const MeasureInput& in, CaseBuffers& b, const coll::Shape& shape,
-                          const coll::CaseContext& ctx) {
-  in.collective->launch(*in.comm, b.send_ptr, b.recv_ptr, shape, ctx);
+                          const coll::CaseContext& ctx, std::optional<std::string>& refused) {
+  refused = launch_or_refusal(in, b, shape, ctx);
+  if (refused) return 0;
   in.comm->synchronize();
   const std::size_t elem = dtype_size(ctx.dtype);
   std::vector<unsigned char> host(std::max<std::size_t>(b.recv->bytes(), 1));
@@ -199,13 +227,15 @@ Measurement measure(const MeasureInput& in) {
   std::uint64_t wrong = 0;
   if (spec.check) {
     if (compute) compute->start();
-    wrong = verify_once(in, buffers, m.shape, ctx);
+    wrong = verify_once(in, buffers, m.shape, ctx, m.waived);
     if (compute) compute->wait();
     for (auto& cb : chunk_buffers) {
+      if (m.waived) break;
       compute->start();
-      wrong += verify_once(in, cb, chunk_shape, chunk_ctx);
+      wrong += verify_once(in, cb, chunk_shape, chunk_ctx, m.waived);
       compute->wait();
     }
+    if (m.waived) return m;  // every rank agreed: nothing was run
     m.checked = true;
   }
   m.wrong_by_rank = control.gather(wrong);

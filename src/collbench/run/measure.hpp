@@ -1,10 +1,11 @@
 // Measuring one case on one communicator: verification before timing, warm-up, then timed
-// rounds until the stopping rule says enough (DESIGN.md "Measurement rules"). All ranks take
+// rounds until the stopping rule says enough (docs/design.md "Measurement rules"). All ranks take
 // part; rank 0 receives the per-iteration max over ranks and decides when to stop.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ struct Measurement {
   // Overlap mode (spec->overlap set): the three timings and what ran beside the collective.
   using Overlap = OverlapMeasurement;
   std::optional<Overlap> overlap;
+  // Set on every rank when the library refused the verification launch as unsupported on all of
+  // them (backend::Unsupported): the case is waived with this reason and nothing else was measured.
+  std::optional<std::string> waived;
 };
 
 Measurement measure(const MeasureInput& in);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "collbench/backend/hierarchical.hpp"
+#include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/backend/registry.hpp"
 #ifdef COLLBENCH_HAVE_NCCL
 #include "collbench/backend/nccl/nccl_backend.hpp"
@@ -97,8 +98,33 @@ std::string describe_config_difference(const nlohmann::json& stored, const nlohm
   return parts.empty() ? "no field differs" : join(parts, "; ");
 }
 
+// What a simulation (SimGrid SMPI, docs/simulation.md) does not model: waived with the reason.
+std::optional<std::string> simulation_waiver(const plan::Case& c) {
+  if (!backend::sim::active()) return std::nullopt;
+  if (c.algo == "nvls" || c.algo == "nvlstree" || c.algo == "cb-multimem") {
+    return fmt::format("simulation: SMPI models no in-switch reduction (NVLink SHARP), so '{}' cannot be simulated",
+                       c.algo);
+  }
+  if (!c.overlap.empty()) {
+    return std::string("simulation: --overlap's compute load runs on host time, which does not advance the simulated "
+                       "clock");
+  }
+  return std::nullopt;
+}
+
+// The run header's `simulated` object (null for a measured run).
+nlohmann::json simulated_json() {
+  const auto sim = backend::sim::info();
+  if (!sim) return nullptr;
+  return {{"engine", sim->engine},         {"version", sim->version},
+          {"platform", sim->platform},     {"platform_sha256", sim->platform_sha256},
+          {"config", sim->config},         {"shared_buffers", sim->shared_buffers},
+          {"watchdog", sim->watchdog}};
+}
+
 // Algorithms a case can run with; others become waived records with the reason.
 std::optional<std::string> algo_waiver(const plan::Case& c, const Placement& placement) {
+  if (auto sim = simulation_waiver(c)) return sim;
   if (c.algo == "hierarchical") {
     if (c.scope != Scope::global) return std::string("hierarchical spans domains: use --scope global");
     return backend::hierarchical_waiver(c.collective, placement.uniform(), placement.num_domains());
@@ -570,6 +596,7 @@ RunSummary Runner::run(const plan::Sweep& requested) {
     header.system = system ? nlohmann::json{{"name", system->name}, {"digest", system->digest}, {"path", system->path}}
                            : nlohmann::json(nullptr);
     if (!faults.empty()) header.fault = faults.text();
+    header.simulated = simulated_json();
     if (writer && !has_header) writer->write(record::to_json(header));
   }
 
@@ -614,6 +641,7 @@ RunSummary Runner::run(const plan::Sweep& requested) {
 #endif
     const coll::Shape shape0 = waiver ? coll::Shape{} : coll.shape_for(c.bytes, ctx0);
     record::CaseRecord rec = skeleton(c, coll, shape0, placement, comm_size, run_id);
+    rec.simulated = backend::sim::active();
     std::string size_label = coll.size_label(shape0, ctx0);
     if (!c.overlap.empty()) {  // overlap cases stay distinct from the plain case of the same size
       size_label += fmt::format("{}overlap={}", size_label.empty() ? "" : ";", c.overlap);
@@ -657,7 +685,12 @@ RunSummary Runner::run(const plan::Sweep& requested) {
       in.timeout_s = case_timeout(c);
       in.placement = &placement;
       const Measurement m = measure(in);
-      if (root) {
+      if (m.waived) {  // the library refused the case on every rank (backend::Unsupported)
+        rec.status = "waived";
+        rec.reason = *m.waived;
+        rec.stop_reason = "waived";
+        ++summary.cases_waived;
+      } else if (root) {
         fill_measurement(rec, m, coll, comm_size, options_.max_samples_kept);
         if (m.overlap) {
           rec.overlap = overlap_record(*m.overlap, case_progress);
@@ -681,7 +714,7 @@ RunSummary Runner::run(const plan::Sweep& requested) {
           annotate_with_model(rec, c, placement, *system);
         }
       }
-      const std::string used = comm.algo_used();
+      const std::string used = m.waived ? std::string() : comm.algo_used();
       if (!used.empty() && !levels) rec.algo_used = used;  // levels: the library's own ops, not "hierarchical"
     }
     ++summary.cases_run;

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/mpi/mpi_types.hpp"
+#include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/launcher.hpp"
 
@@ -120,7 +122,8 @@ ProcessInfo gather_process_info(const Control& control) {
   // Host names and pids of every rank.
   constexpr int kHostLen = 256;
   std::array<char, kHostLen> host{};
-  gethostname(host.data(), kHostLen - 1);
+  const std::string my_host = backend::sim::host_name();  // the simulated host under SMPI
+  std::memcpy(host.data(), my_host.data(), std::min<std::size_t>(my_host.size(), kHostLen - 1));
   std::vector<char> hosts(static_cast<std::size_t>(info.size) * kHostLen);
   CB_CHECK_MPI(MPI_Allgather(host.data(), kHostLen, MPI_CHAR, hosts.data(), kHostLen, MPI_CHAR, control.comm()));
   const long pid = static_cast<long>(getpid());
@@ -158,6 +161,12 @@ Placement resolve_placement(const ProcessInfo& info, const PlacementOptions& opt
 }
 
 backend::Progress choose_progress(const std::string& mode, const ProcessInfo& info) {
+  if (backend::sim::active()) {
+    // SMPI charges simulated time for every MPI_Test of a yield loop (an 8-byte all-reduce read
+    // 5.65 ms instead of 12 us): a simulation always spins (docs/simulation.md).
+    if (mode == "yield") throw InputError("--progress yield: a simulation (SimGrid SMPI) runs with --progress spin only");
+    return backend::Progress::spin;
+  }
   if (mode == "spin") return backend::Progress::spin;
   if (mode == "yield") return backend::Progress::yield;
   if (mode != "auto") throw InputError(unknown_name_message("progress mode", mode, {"auto", "spin", "yield"}));

@@ -79,7 +79,7 @@ class Control {
 
 ProcessInfo gather_process_info(const Control& control);
 
-// Resolves domains (INTERFACES.md section 2): explicit flags > system profile > host.
+// Resolves domains (docs/interfaces.md section 2): explicit flags > system profile > host.
 // `warning` receives the "a host is not a rack" note when the host fallback is used.
 Placement resolve_placement(const ProcessInfo& info, const PlacementOptions& options,
                             std::optional<int> profile_ranks_per_domain, std::string& warning);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/run/session.hpp"
 
 #ifdef COLLBENCH_HAVE_NCCL
@@ -80,6 +81,11 @@ Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
   MPI_Query_thread(&provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  if (backend::sim::active()) {  // the reason is recorded in the run header's `simulated.watchdog`
+    if (rank_ == 0) std::fprintf(stderr, "collbench: note: simulation: the watchdog is off (%s)\n",
+                                 backend::sim::info()->watchdog.c_str());
+    return;
+  }
   enabled_ = provided == MPI_THREAD_MULTIPLE;
   if (!enabled_) {
     if (rank_ == 0) std::fprintf(stderr, "collbench: warning: MPI gives no MPI_THREAD_MULTIPLE: the watchdog is off\n");

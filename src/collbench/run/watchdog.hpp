@@ -3,7 +3,7 @@
 // watches. When rank 0's deadline passes, its thread asks every rank where it is over a
 // private communicator that the stuck collective does not use, names the case, the iteration
 // and the ranks that did not arrive (or did not answer at all), and aborts the job with exit
-// code 3 (INTERFACES.md section 4). Needs MPI_THREAD_MULTIPLE; without it the watchdog is off
+// code 3 (docs/interfaces.md section 4). Needs MPI_THREAD_MULTIPLE; without it the watchdog is off
 // and says so.
 #pragma once
 

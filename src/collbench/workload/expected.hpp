@@ -1,4 +1,4 @@
-// Closed forms and exact expectations for MoE dispatch traffic (CONTEXT.md section 6), and the
+// Closed forms and exact expectations for MoE dispatch traffic (docs/hardware-context.md section 6), and the
 // search that turns an imbalance target (`--imbalance 1.25`) into a log-normal sigma. Pure
 // functions; no hardware needed.
 //

@@ -1,4 +1,4 @@
-// Row payloads for exact verification of MoE dispatch and combine (INTERFACES.md section 8).
+// Row payloads for exact verification of MoE dispatch and combine (docs/interfaces.md section 8).
 // Pure functions that the MPI and NCCL harnesses (host or device) share; no hardware needed.
 //
 // Dispatch: element i of the row that source rank s sends for token t carries

@@ -401,11 +401,12 @@ RoutingGenerator::RoutingGenerator(const RoutingConfig& config) : config_(config
   }
   ep_size_ = s.ep_size > 0 ? s.ep_size : n;
   if (ep_size_ > num_experts || num_experts % ep_size_ != 0) {
+    // The hint names a valid ep_size: the largest that divides both the experts and the ranks.
+    const int valid = std::gcd(n, num_experts);
     throw InputError(fmt::format(
         "routing: ep_size {} does not divide the {} experts into whole experts per rank; {} experts cover at most {} "
         "ranks per EP group, so run several EP groups at once (set ep_size, e.g. {} for {} groups of {})",
-        ep_size_, num_experts, num_experts, num_experts, std::min(ep_size_, num_experts),
-        std::max(1, n / std::min(ep_size_, num_experts)), std::min(ep_size_, num_experts)));
+        ep_size_, num_experts, num_experts, num_experts, valid, n / valid, valid));
   }
   if (n % ep_size_ != 0) {
     throw InputError(fmt::format("routing: {} ranks do not form whole EP groups of ep_size {}", n, ep_size_));

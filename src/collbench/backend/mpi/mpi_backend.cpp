@@ -13,6 +13,7 @@
 
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/mpi/mpi_types.hpp"
+#include "collbench/backend/mpi/simulation.hpp"
 
 namespace collbench::backend {
 
@@ -107,16 +108,10 @@ std::vector<int> to_int_counts(std::span<const std::size_t> counts) {
 
 class HostBuffer final : public Buffer {
  public:
-  explicit HostBuffer(std::size_t bytes) : bytes_(bytes) {
-    // 64-byte alignment, at least one cache line so data() is never null.
-    const std::size_t alloc = ((bytes + 63) / 64) * 64 + 64;
-    data_ = std::aligned_alloc(64, alloc);
-    if (data_ == nullptr) throw RuntimeFailure(fmt::format("cannot allocate {} bytes of host memory", bytes));
-    std::memset(data_, 0, alloc);
-  }
+  explicit HostBuffer(std::size_t bytes) : data_(sim::allocate_host(bytes)), bytes_(bytes) {}
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
-  ~HostBuffer() override { std::free(data_); }
+  ~HostBuffer() override { sim::free_host(data_); }
   void* data() override { return data_; }
   [[nodiscard]] std::size_t bytes() const override { return bytes_; }
 

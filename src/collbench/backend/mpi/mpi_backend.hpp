@@ -1,6 +1,6 @@
 // The MPI backend: host buffers, MPI-3 collectives. With Progress::yield every call is the
 // non-blocking variant polled with MPI_Test + sched_yield, so oversubscribed ranks (more
-// ranks than cores) give their core away instead of busy-polling (INTERFACES.md section 7).
+// ranks than cores) give their core away instead of busy-polling (docs/interfaces.md section 7).
 #pragma once
 
 #include <mpi.h>

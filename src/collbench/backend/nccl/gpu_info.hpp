@@ -1,6 +1,6 @@
-// Facts about one GPU for the run header (INTERFACES.md section 3, `hosts`): name, UUID, PCI bus
+// Facts about one GPU for the run header (docs/interfaces.md section 3, `hosts`): name, UUID, PCI bus
 // id, compute capability, clocks, multicast (NVLink SHARP) support and the NVLink fabric clique
-// (used for domain detection, INTERFACES.md section 2). CUDA runtime for the basics; the driver
+// (used for domain detection, docs/interfaces.md section 2). CUDA runtime for the basics; the driver
 // API only through cudaGetDriverEntryPointByVersion and NVML only through dlopen, so nothing
 // here links libcuda or libnvidia-ml and every optional fact is simply absent when unavailable.
 #pragma once

@@ -256,7 +256,8 @@ ncclResult_t MultimemDevComm::create(ncclComm_t comm, std::unique_ptr<MultimemDe
   ncclDevCommRequirements reqs{};  // NCCL 2.28.9 has no initializer macro: all fields zero
   reqs.lsaMultimem = true;
   reqs.lsaBarrierCount = static_cast<int>(mm::kMaxBlocks);
-  const ncclResult_t rc = ncclDevCommCreate(comm, &reqs, &impl->dev);
+  ncclResult_t rc = ncclDevCommCreate(comm, &reqs, &impl->dev);
+  if (rc == ncclInProgress) rc = wait_in_progress(comm);  // a non-blocking communicator
   if (rc == ncclSuccess) out.reset(new MultimemDevComm(std::move(impl)));
   return rc;
 }

@@ -61,6 +61,9 @@ static_assert(std::is_trivially_copyable_v<hd::Segment> && std::is_trivially_cop
 
 std::atomic<bool> g_abort_requested{false};
 
+// A call's result, text and place, for NcclComm::check_collective.
+#define CB_CALL(call) (call), #call, __FILE__, __LINE__
+
 class CommOwner;
 class DeviceBuffer;
 
@@ -214,6 +217,7 @@ CommOwner::~CommOwner() {
     return;
   }
   ncclResult_t rc = ncclCommFinalize(comm_);
+  if (rc == ncclInProgress) rc = wait_in_progress(comm_);
   if (rc == ncclSuccess) rc = ncclCommDestroy(comm_);
   if (rc != ncclSuccess) {
     std::fprintf(stderr, "collbench: warning: releasing NCCL communicator %s failed: %s; aborting it\n", label_.c_str(),
@@ -298,6 +302,7 @@ void DeviceBuffer::forget(const CommOwner& comm, bool deregister) noexcept {
       ncclResult_t rc = ncclSuccess;
       if (it->window != nullptr) rc = ncclCommWindowDeregister(comm.get(), it->window);
       if (it->handle != nullptr) rc = ncclCommDeregister(comm.get(), it->handle);
+      if (rc == ncclInProgress) rc = wait_in_progress(comm.get());
       if (rc != ncclSuccess) {
         std::fprintf(stderr, "collbench: warning: deregistering a buffer from %s failed: %s\n", comm.label().c_str(),
                      ncclGetErrorString(rc));
@@ -347,9 +352,13 @@ void Context::synchronize() {
   check_async_errors();
 }
 
+// Every communicator is created in blocking mode, said explicitly (docs/nccl-backend.md): NCCL
+// calls return when done, never ncclInProgress. NCCL lets NCCL_COMM_BLOCKING override this field
+// (init.cc envConfigOverride), so creation also runs under comm_creation_env (nccl_host.hpp).
 ncclConfig_t make_config(const char* name) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = name;
+  config.blocking = 1;
   return config;
 }
 
@@ -375,6 +384,7 @@ InSwitchProbe CommOwner::probe() const {
   InSwitchProbe p;
   p.nccl_version = ctx_->nccl_runtime_version;
   p.nvls_enable = env_or_empty("NCCL_NVLS_ENABLE");
+  p.pat_enable = env_or_empty("NCCL_PAT_ENABLE");
   for (int w : members_) {
     const auto i = static_cast<std::size_t>(w);
     p.ranks.push_back(i < ctx_->world_in_switch.size() ? ctx_->world_in_switch[i] : InSwitchRank{});
@@ -421,7 +431,7 @@ class NcclComm final : public Comm {
       return;
     }
     const ncclDataType_t dt = data_type(dtype, true);
-    CB_CHECK_NCCL_COMM(c(), ncclAllReduce(send, recv, count, dt, red_op(redop), c(), op_stream()));
+    check_collective(NcclOp::allreduce, CB_CALL(ncclAllReduce(send, recv, count, dt, red_op(redop), c(), op_stream())));
     last_op_ = NcclOp::allreduce;
   }
 
@@ -438,7 +448,8 @@ class NcclComm final : public Comm {
       return;
     }
     const ncclDataType_t dt = data_type(dtype, true);
-    CB_CHECK_NCCL_COMM(c(), ncclReduceScatter(send, out, recvcount, dt, red_op(redop), c(), op_stream()));
+    check_collective(NcclOp::reducescatter,
+                     CB_CALL(ncclReduceScatter(send, out, recvcount, dt, red_op(redop), c(), op_stream())));
     last_op_ = NcclOp::reducescatter;
   }
 
@@ -455,7 +466,8 @@ class NcclComm final : public Comm {
       last_op_ = NcclOp::allgather;
       return;
     }
-    CB_CHECK_NCCL_COMM(c(), ncclAllGather(send, recv, sendcount, data_type(dtype, false), c(), op_stream()));
+    check_collective(NcclOp::allgather,
+                     CB_CALL(ncclAllGather(send, recv, sendcount, data_type(dtype, false), c(), op_stream())));
     last_op_ = NcclOp::allgather;
   }
 
@@ -507,7 +519,8 @@ class NcclComm final : public Comm {
   }
 
   void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) override {
-    CB_CHECK_NCCL_COMM(c(), ncclBroadcast(send, recv, count, data_type(dtype, false), root, c(), op_stream()));
+    check_collective(NcclOp::broadcast,
+                     CB_CALL(ncclBroadcast(send, recv, count, data_type(dtype, false), root, c(), op_stream())));
     last_op_ = NcclOp::broadcast;
   }
 
@@ -612,6 +625,21 @@ class NcclComm final : public Comm {
   [[nodiscard]] ncclComm_t c() const {
     if (owner_->get() == nullptr) throw RuntimeFailure("NCCL communicator " + owner_->label() + " was aborted");
     return owner_->get();
+  }
+
+  // The result of a collective that NCCL_ALGO applies to (CB_CALL: the call, its text and place).
+  // With a forced algorithm NCCL answers ncclInvalidUsage at the call when it has no algorithm
+  // left for it (PAT on several GPUs per node, CollNet without a plugin): backend::Unsupported,
+  // which the runner waives when every rank got it; the communicator is unharmed.
+  void check_collective(NcclOp op, ncclResult_t rc, const char* call, const char* file, int line) {
+    if (rc == ncclInProgress) rc = wait_in_progress(c());
+    if (rc == ncclSuccess) return;
+    if (rc == ncclInvalidUsage && !algo_used_for(ctx_->algo, op).empty()) {
+      throw Unsupported(fmt::format("NCCL refused {} with --algo {} (NCCL_ALGO={}) on communicator {}: {}",
+                                    to_string(op), ctx_->algo.algo, ctx_->algo.nccl_algo, owner_->label(),
+                                    nccl_error_text(rc, c())));
+    }
+    throw_nccl_error(rc, c(), call, file, line);
   }
 
   // ---- cb-multimem ----
@@ -814,8 +842,8 @@ class NcclBackend final : public Backend, public DevicePatterns {
     const std::string label = fmt::format("collbench-split-c{}", color);
     ncclConfig_t config = make_config(label.c_str());
     {
-      ScopedEnv env(algo_env(ctx_->algo));
-      CB_CHECK_NCCL_COMM(root_->get(), ncclCommSplit(root_->get(), color, key, &child, &config));
+      ScopedEnv env(comm_creation_env(ctx_->algo));
+      CB_CHECK_NCCL_COMM(child, ncclCommSplit(root_->get(), color, key, &child, &config));
     }
     if (child == nullptr) throw RuntimeFailure(fmt::format("ncclCommSplit(color {}) returned no communicator", color));
     return std::make_unique<NcclComm>(ctx_, adopt(ctx_, child, label, split_members(color, key)));
@@ -893,10 +921,11 @@ class NcclBackend final : public Backend, public DevicePatterns {
   void gather_provenance();
 
  public:
-  // See capability_waiver() in nccl_backend.hpp.
+  // See capability_waiver() in nccl_backend.hpp (in-switch algorithms, and PAT's node rule).
   std::optional<std::string> in_switch_case_waiver(NcclComm& comm, std::string_view collective, Dtype dtype,
                                                    Redop redop) {
     const std::string& algo = ctx_->algo.algo;
+    if (algo == "pat") return agree(pat_waiver(collective, comm.owner().probe()));
     if (!is_in_switch_algo(algo)) return std::nullopt;
     CommOwner& owner = comm.owner();
     auto why = agree(in_switch_waiver(algo, collective, dtype, redop, owner.probe()));
@@ -973,6 +1002,39 @@ NcclBackend::NcclBackend(const BackendOptions& options) : ctx_(std::make_shared<
   create_world();
 }
 
+// What each rank of this host (`local`) sees of its GPUs: CUDA_VISIBLE_DEVICES, how many, and the
+// UUID of its device 0 (core/launcher.hpp RankGpuView). `count`: this rank's cudaGetDeviceCount,
+// -1 when it failed. Collective over `local`.
+std::vector<RankGpuView> gpu_views_on_host(MPI_Comm local, int count) {
+  struct Wire {
+    std::array<char, 256> visible{};
+    std::array<char, 64> id{};
+    int count = -1;
+  };
+  Wire mine;
+  mine.count = count;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
+    std::snprintf(mine.visible.data(), mine.visible.size(), "%s", v);
+  cudaDeviceProp prop{};
+  if (count == 1 && cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+    unsigned char uuid[16];
+    std::memcpy(uuid, prop.uuid.bytes, sizeof uuid);
+    std::snprintf(mine.id.data(), mine.id.size(), "%s", format_gpu_uuid(uuid).c_str());
+  }
+  (void)cudaGetLastError();
+  int ranks = 1;
+  MPI_Comm_size(local, &ranks);
+  std::vector<Wire> all(static_cast<std::size_t>(ranks));
+  CB_CHECK_MPI(MPI_Allgather(&mine, static_cast<int>(sizeof(Wire)), MPI_BYTE, all.data(),
+                             static_cast<int>(sizeof(Wire)), MPI_BYTE, local));
+  std::vector<RankGpuView> views;
+  for (const Wire& w : all) {
+    views.push_back({std::string(w.visible.data(), strnlen(w.visible.data(), w.visible.size())), w.count,
+                     std::string(w.id.data(), strnlen(w.id.data(), w.id.size()))});
+  }
+  return views;
+}
+
 // One rank per GPU, by local rank. Every rank learns whether all ranks found their GPU, so a
 // machine without one fails the same way everywhere (InputError, exit 2), with the message of
 // the first rank that failed (rank 0 prints it).
@@ -982,18 +1044,6 @@ void NcclBackend::select_device(const BackendOptions&) {
   MpiCommHandle local_owner(local);
   MPI_Comm_rank(local, &ctx_->local_rank);
   MPI_Comm_size(local, &ctx_->ranks_on_host);
-  // Did the launcher give each process its own GPU (CUDA_VISIBLE_DEVICES differs per rank)?
-  constexpr int kVisibleLen = 256;
-  std::array<char, kVisibleLen> visible{};
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) std::snprintf(visible.data(), visible.size(), "%s", v);
-  std::vector<char> all_visible(static_cast<std::size_t>(ctx_->ranks_on_host) * kVisibleLen);
-  CB_CHECK_MPI(MPI_Allgather(visible.data(), kVisibleLen, MPI_CHAR, all_visible.data(), kVisibleLen, MPI_CHAR, local));
-  std::vector<std::string> visible_per_rank;
-  for (int r = 0; r < ctx_->ranks_on_host; ++r) {
-    const char* text = all_visible.data() + static_cast<std::size_t>(r) * kVisibleLen;
-    visible_per_rank.emplace_back(text, strnlen(text, kVisibleLen));
-  }
-  const bool launcher_bound = launcher_bound_one_gpu_per_rank(visible_per_rank);
 
   std::string problem;
   int count = 0;
@@ -1001,7 +1051,14 @@ void NcclBackend::select_device(const BackendOptions&) {
   if (rc != cudaSuccess) {
     problem = fmt::format("cudaGetDeviceCount failed: {}", cuda_error_text(rc));
     (void)cudaGetLastError();
-  } else if (const auto dev = device_for_local_rank(ctx_->local_rank, ctx_->ranks_on_host, count, problem, launcher_bound)) {
+    count = -1;
+  }
+  // Did the launcher give each process its own GPU (each rank sees one, different GPUs)?
+  const bool launcher_bound = launcher_bound_one_gpu_per_rank(gpu_views_on_host(local, count));
+  const auto dev = problem.empty()
+                       ? device_for_local_rank(ctx_->local_rank, ctx_->ranks_on_host, count, problem, launcher_bound)
+                       : std::nullopt;
+  if (dev) {
     ctx_->device = *dev;
     cudaDeviceProp prop{};
     cudaError_t rc2 = cudaSetDevice(*dev);
@@ -1054,8 +1111,8 @@ void NcclBackend::create_world() {
   const std::string label = "collbench-world";
   ncclConfig_t config = make_config(label.c_str());
   {
-    ScopedEnv env(algo_env(ctx_->algo));
-    CB_CHECK_NCCL(ncclCommInitRankConfig(&comm, ctx_->world_size, msg.id, ctx_->world_rank, &config));
+    ScopedEnv env(comm_creation_env(ctx_->algo));
+    CB_CHECK_NCCL_COMM(comm, ncclCommInitRankConfig(&comm, ctx_->world_size, msg.id, ctx_->world_rank, &config));
   }
   std::vector<int> members(static_cast<std::size_t>(ctx_->world_size));
   for (int r = 0; r < ctx_->world_size; ++r) members[static_cast<std::size_t>(r)] = r;

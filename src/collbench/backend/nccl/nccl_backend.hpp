@@ -54,8 +54,10 @@ DevicePatterns* device_patterns(Backend& backend);
 // when `backend` is not the NCCL backend). The decision is nvls_host.hpp's in_switch_waiver()
 // over this communicator's probe: multicast support, GPU generation, NCCL version, ranks per
 // NCCL node, and for cb-multimem NCCL's LSA team and the device communicator, which the first
-// call on a communicator creates. Collective over every rank of the world (MPI must be
-// initialised): all ranks get the same verdict, so a case is waived everywhere or nowhere.
+// call on a communicator creates. --algo pat is judged the same way by pat_waiver() (NCCL runs
+// PAT only with one GPU per node unless NCCL_PAT_ENABLE says otherwise). Collective over every
+// rank of the world (MPI must be initialised): all ranks get the same verdict, so a case is
+// waived everywhere or nowhere.
 std::optional<std::string> capability_waiver(Backend& backend, Comm& comm, std::string_view collective, Dtype dtype,
                                              Redop redop);
 

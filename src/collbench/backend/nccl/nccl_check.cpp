@@ -2,6 +2,7 @@
 #include "collbench/backend/nccl/nccl_check.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <atomic>
 
@@ -9,6 +10,17 @@ namespace collbench::backend::nccl {
 namespace {
 std::atomic<bool> g_failure{false};
 }  // namespace
+
+ncclResult_t wait_in_progress(ncclComm_t comm) noexcept {
+  if (comm == nullptr) return ncclInProgress;
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t rc = ncclCommGetAsyncError(comm, &state);
+    if (rc != ncclSuccess) return rc;
+    if (state != ncclInProgress) return state;
+    sched_yield();
+  }
+}
 
 bool failure_seen() noexcept {
   return g_failure.load(std::memory_order_relaxed);

@@ -22,6 +22,13 @@ std::string nccl_error_text(ncclResult_t code, ncclComm_t comm);
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);
 [[noreturn]] void throw_nccl_error(ncclResult_t code, ncclComm_t comm, const char* call, const char* file, int line);
 
+// NCCL in non-blocking mode (NCCL_COMM_BLOCKING=0 overrides ncclConfig_t.blocking) answers
+// ncclInProgress and finishes the call in the background: polls ncclCommGetAsyncError(comm) until
+// the communicator leaves that state and returns its result. The backend creates communicators
+// in blocking mode (docs/nccl-backend.md), so this is the fallback for a mode it did not ask for.
+// nullptr: nothing to poll, ncclInProgress is returned.
+ncclResult_t wait_in_progress(ncclComm_t comm) noexcept;
+
 // True once any CUDA or NCCL call of this process failed (or an abort was requested).
 bool failure_seen() noexcept;
 void mark_failure() noexcept;
@@ -35,12 +42,14 @@ void mark_failure() noexcept;
       ::collbench::backend::nccl::throw_cuda_error(cb_cuda_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
-// `comm` may be nullptr (NCCL then reports the thread's last error).
-#define CB_CHECK_NCCL_COMM(comm, call)                                                              \
-  do {                                                                                              \
-    const ncclResult_t cb_nccl_rc_ = (call);                                                        \
-    if (cb_nccl_rc_ != ncclSuccess)                                                                 \
-      ::collbench::backend::nccl::throw_nccl_error(cb_nccl_rc_, (comm), #call, __FILE__, __LINE__); \
+// `comm` may be nullptr (NCCL then reports the thread's last error). It is read after the call,
+// so a call that creates a communicator names it (ncclInProgress is then waited for on it).
+#define CB_CHECK_NCCL_COMM(comm, call)                                                                     \
+  do {                                                                                                     \
+    ncclResult_t cb_nccl_rc_ = (call);                                                                     \
+    if (cb_nccl_rc_ == ncclInProgress) cb_nccl_rc_ = ::collbench::backend::nccl::wait_in_progress((comm)); \
+    if (cb_nccl_rc_ != ncclSuccess)                                                                        \
+      ::collbench::backend::nccl::throw_nccl_error(cb_nccl_rc_, (comm), #call, __FILE__, __LINE__);        \
   } while (0)
 
 #define CB_CHECK_NCCL(call) CB_CHECK_NCCL_COMM(nullptr, call)

@@ -3,7 +3,7 @@
 //   - NCCL/CUDA version codes and their strings;
 //   - dtype and reduction mapping onto NCCL's enum values (a stable ABI: nccl_backend.cpp
 //     static_asserts them against nccl.h) and which dtypes a given NCCL supports;
-//   - the --algo names of INTERFACES.md section 1 -> NCCL_ALGO / NCCL_PROTO (+ the environment
+//   - the --algo names of docs/interfaces.md section 1 -> NCCL_ALGO / NCCL_PROTO (+ the environment
 //     a communicator is created under) and what algo_used() can truthfully report;
 //   - --buffers kinds;
 //   - the grouped send/recv list of an all-to-all-v.
@@ -146,7 +146,7 @@ constexpr std::string_view to_string(NcclOp op) {
 // is created (tuning happens in ncclCommInitRank / ncclCommSplit), so each setting needs its own
 // communicators: the backend sets `env` around communicator creation and restores it after.
 struct AlgoSettings {
-  std::string algo;                                            // the collbench name (INTERFACES.md section 1)
+  std::string algo;                                            // the collbench name (docs/interfaces.md section 1)
   std::string nccl_algo;                                       // NCCL_ALGO value; empty: leave the environment alone
   std::string nccl_proto;                                      // NCCL_PROTO value; empty: leave the environment alone
   std::vector<std::pair<std::string, std::string>> extra_env;  // e.g. NCCL_COLLNET_ENABLE=1
@@ -295,6 +295,17 @@ inline std::vector<EnvChange> algo_env(const AlgoSettings& s) {
   if (!s.nccl_algo.empty()) env.push_back({"NCCL_ALGO", s.nccl_algo});
   if (!s.nccl_proto.empty()) env.push_back({"NCCL_PROTO", s.nccl_proto});
   for (const auto& [name, value] : s.extra_env) env.push_back({name, value});
+  return env;
+}
+
+// The environment every communicator is created under: the algorithm's (algo_env), and
+// NCCL_COMM_BLOCKING=1. The backend asks for blocking mode in ncclConfig_t.blocking, but NCCL lets
+// the environment override that field (NCCL 2.28 src/init.cc envConfigOverride), and a user's
+// NCCL_COMM_BLOCKING=0 would make init, split, window registration and device-communicator
+// creation return ncclInProgress. NCCL reads the variable once, at the first communicator.
+inline std::vector<EnvChange> comm_creation_env(const AlgoSettings& s) {
+  std::vector<EnvChange> env = algo_env(s);
+  env.push_back({"NCCL_COMM_BLOCKING", "1"});
   return env;
 }
 

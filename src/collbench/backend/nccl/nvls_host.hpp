@@ -81,6 +81,7 @@ struct InSwitchProbe {
   std::vector<InSwitchRank> ranks;  // in communicator rank order
   int nccl_version = 0;             // ncclGetVersion() of the loaded libnccl
   std::string nvls_enable;          // NCCL_NVLS_ENABLE as set in the environment ("" = unset)
+  std::string pat_enable;           // NCCL_PAT_ENABLE as set in the environment ("" = unset)
   int lsa_ranks = 0;                // ncclTeamLsa(comm).nRanks; 0 = not probed, -1 = ncclTeamLsa failed
   std::optional<std::string> devcomm_error;  // ncclDevCommCreate(lsaMultimem) failed: NCCL's text
 
@@ -248,6 +249,35 @@ inline std::optional<std::string> in_switch_waiver(std::string_view algo, std::s
   }
   if (multimem && p.devcomm_error) {
     return fmt::format("ncclDevCommCreate with lsaMultimem failed: {}", *p.devcomm_error);
+  }
+  return std::nullopt;
+}
+
+// ---- PAT ---------------------------------------------------------------------------------------
+
+// Why NCCL would refuse --algo pat for `collective` on the probed communicator, or nullopt. NCCL
+// 2.28.9 src/graph/tuning.cc, ncclPatEnable: PAT needs sm_60 or newer on every rank; then
+// NCCL_PAT_ENABLE=0 or 1 decides, and unset (2) it is on only with one GPU per node (nNodes ==
+// nRanks) and without network device offload (not known here: NCCL's refusal covers it, see
+// backend::Unsupported). PAT runs reduce-scatter and all-gather only (nccl_algo_waiver says so
+// for the others). Forced alone, a disabled PAT leaves NCCL no algorithm: ncclInvalidUsage.
+inline std::optional<std::string> pat_waiver(std::string_view collective, const InSwitchProbe& p) {
+  if (collective != "reducescatter" && collective != "allgather") return std::nullopt;
+  for (std::size_t r = 0; r < p.ranks.size(); ++r) {
+    if (p.ranks[r].cc_major > 0 && p.ranks[r].cc_major < 6) {
+      return fmt::format("NCCL's PAT needs sm_60 or newer GPUs (tuning.cc); rank {} is sm_{}x", r, p.ranks[r].cc_major);
+    }
+  }
+  if (p.pat_enable == "0") return std::string("NCCL_PAT_ENABLE=0 in the environment turns PAT off in NCCL");
+  if (p.pat_enable == "1") return std::nullopt;
+  int largest = 0;
+  const auto per_node = p.ranks_per_node();
+  for (const auto& [node, n] : per_node) largest = std::max(largest, n);
+  if (largest > 1) {
+    return fmt::format(
+        "NCCL runs PAT only with one GPU per node (tuning.cc ncclPatEnable: nNodes == nRanks); this communicator has "
+        "{} ranks on {} node(s), up to {} on one (use ring; NCCL_PAT_ENABLE=1 overrides NCCL's rule)",
+        p.ranks.size(), per_node.size(), largest);
   }
   return std::nullopt;
 }
