@@ -318,22 +318,29 @@ def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[st
                 kind = "simulated (SimGrid SMPI)" if measured and all(p.get("simulated") for p in measured) else "measured"
                 ax.errorbar(mx, my, yerr=[lo_err, hi_err], marker="o", capsize=3, linewidth=1.4,
                             color="tab:blue", label=kind + (" (95% CI)" if any(lo_err + hi_err) else ""))
-            px = [p["num_ranks"] for p in projected if number(p.get(value_key)) is not None]
-            py = [float(p[value_key]) for p in projected if number(p.get(value_key)) is not None]
+            near = [p for p in projected if not p.get("model_only") and number(p.get(value_key)) is not None]
+            far = [p for p in projected if p.get("model_only") and number(p.get(value_key)) is not None]
+            px = [p["num_ranks"] for p in near]
+            py = [float(p[value_key]) for p in near]
             if px:
-                # Continue the measured line into the projection, then shade the interval.
-                anchor_x = mx[-1:] if mx and mx[-1] < px[0] else []
-                anchor_y = my[-1:] if anchor_x else []
+                # Continue from the calibration point into the projection, then shade the interval.
+                cal = (g.get("calibration") or {}).get("num_ranks")
+                anchor = [(n, y) for n, y in zip(mx, my) if n == cal] or list(zip(mx, my))[-1:]
+                anchor_x = [anchor[0][0]] if anchor and anchor[0][0] < px[0] else []
+                anchor_y = [anchor[0][1]] if anchor_x else []
                 ax.plot(anchor_x + px, anchor_y + py, "--", marker="o", markerfacecolor="white",
                         color="tab:orange", linewidth=1.2, label="projected")
-                band = [(p["num_ranks"], p.get(pi_key)) for p in projected
-                        if number(p.get(value_key)) is not None and p.get(pi_key)]
+                band = [(p["num_ranks"], p.get(pi_key)) for p in near if p.get(pi_key)]
                 if band:
                     bx = anchor_x + [b[0] for b in band]
                     blo = anchor_y + [b[1][0] for b in band]
                     bhi = anchor_y + [b[1][1] for b in band]
                     ax.fill_between(bx, blo, bhi, color="tab:orange", alpha=0.2, linewidth=0,
                                     label="prediction interval")
+            if far:
+                # More than 4x beyond the largest measured N: the model alone, drawn apart.
+                ax.plot([p["num_ranks"] for p in far], [float(p[value_key]) for p in far], ":", marker="s",
+                        markerfacecolor="white", color="tab:gray", linewidth=1.2, label="model only (> 4x measured N)")
             ax.axhline(ideal, color="gray", linewidth=0.8, linestyle=":", label="ideal" if ideal == 1.0 else "bound")
             all_n = sorted({p["num_ranks"] for p in points})
             ax.set_xscale("log", base=2)
@@ -343,7 +350,7 @@ def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[st
             ax.set_xlabel("ranks N")
             ax.set_ylabel(ylabel)
             ax.grid(True, linewidth=0.3, alpha=0.6)
-            if mx or px:
+            if mx or px or far:
                 ax.legend(fontsize=8, loc="best")
             else:
                 ax.text(0.5, 0.5, "no values", transform=ax.transAxes, ha="center", va="center", color="gray")

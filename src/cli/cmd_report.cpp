@@ -59,6 +59,7 @@ struct WeakScalingFlags {
   std::optional<std::string> system;
   std::optional<std::string> project_onto;
   std::string ranks = "256,512,1024";
+  std::optional<int> calibrate_at;
   std::string metric = "busbw";
   std::string out = "weak-scaling-report";
   std::uint64_t seed = 1;
@@ -311,6 +312,7 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   opt.metric = report::parse_metric(f.metric);
   opt.seed = f.seed;
   opt.resamples = f.resamples;
+  opt.calibrate_at = f.calibrate_at;
   if (f.system) opt.system = model::load_system_profile(*f.system);
   if (f.project_onto) opt.project_onto = model::load_system_profile(*f.project_onto);
   check_html_path(f.html);
@@ -490,6 +492,10 @@ Action setup(CLI::App& app) {
                  "Project the measurements onto this system profile (explicitly cross-system; said in the title)");
   ws->add_option("--ranks", w->ranks, "Rank counts to report; those not measured are projected (or 'none')")
       ->default_str("256,512,1024");
+  ws->add_option("--calibrate-at", w->calibrate_at,
+                 "Calibrate projections on the point at this N (default: the largest measured N) and project every "
+                 "requested N above it, measured or not (a projection beside the points it predicts)")
+      ->check(CLI::PositiveNumber);
   ws->add_option("--metric", w->metric, "Per-GPU metric of E(N): busbw or time")->default_str("busbw");
   ws->add_option("--out", w->out, "Output folder (report.md, report.json, *.png)")->default_str("weak-scaling-report");
   ws->add_option("--seed", w->seed, "Seed of the bootstrap")->default_str("1");

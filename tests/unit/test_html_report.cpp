@@ -177,10 +177,14 @@ TEST(HtmlReport, WeakScalingShowsMeasuredSolidAndProjectedHollowAndLabelled) {
   EXPECT_EQ(count(page, "<tr class=\"projected\">"), 2u);
   EXPECT_NE(page.find("Projected (model, not measured)"), std::string::npos);
   // Two charts (E(N), % bound): 3 measured markers each (E(2) = 1 is the reference), 2 hollow
-  // projected markers each, each labelled "projected".
+  // projected markers each: N=16 labelled "projected", N=64 (8x the largest measured N, beyond 4x)
+  // "model only", in a dotted series of its own.
   EXPECT_EQ(count(page, "class=\"marker hollow\""), 4u);
   EXPECT_EQ(count(page, "class=\"point-label\""), 4u);
-  EXPECT_GE(count(page, ">projected</text>"), 4u);
+  EXPECT_GE(count(page, ">projected</text>"), 2u);
+  EXPECT_GE(count(page, ">model only</text>"), 2u);
+  EXPECT_NE(page.find("model only (&gt; 4x measured N)"), std::string::npos);
+  EXPECT_NE(page.find("model only: beyond 4x"), std::string::npos);
   EXPECT_NE(page.find(">16 (projected)<"), std::string::npos);
   EXPECT_NE(page.find("perfect weak scaling (1.0)"), std::string::npos);
   EXPECT_NE(page.find("bound (100%)"), std::string::npos);

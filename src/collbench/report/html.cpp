@@ -623,14 +623,19 @@ std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::ve
     // with its measured marker) and runs through the projected points (hollow markers).
     svg::Series e_link{"", {}, svg::Stroke::dashed, false, false, "", 1};
     svg::Series b_link = e_link;
+    // More than 4x beyond the largest measured N: "model only", a dotted series of its own.
+    svg::Series e_model{"model only (> 4x measured N)", {}, svg::Stroke::dotted, true, true, "model only", 2};
+    svg::Series b_model = e_model;
     for (const auto& p : g.projected) {
       const double n = p.num_ranks;
+      auto& es = p.extrapolation_warning ? e_model : e_proj;
+      auto& bs = p.extrapolation_warning ? b_model : b_proj;
       if (p.efficiency) {
-        e_proj.points.push_back({n, *p.efficiency, p.pi ? std::optional(p.pi->low) : std::nullopt,
-                                 p.pi ? std::optional(p.pi->high) : std::nullopt});
+        es.points.push_back({n, *p.efficiency, p.pi ? std::optional(p.pi->low) : std::nullopt,
+                             p.pi ? std::optional(p.pi->high) : std::nullopt});
       }
-      b_proj.points.push_back({n, p.pct_bound, p.pct_bound_pi ? std::optional(p.pct_bound_pi->low) : std::nullopt,
-                               p.pct_bound_pi ? std::optional(p.pct_bound_pi->high) : std::nullopt});
+      bs.points.push_back({n, p.pct_bound, p.pct_bound_pi ? std::optional(p.pct_bound_pi->low) : std::nullopt,
+                           p.pct_bound_pi ? std::optional(p.pct_bound_pi->high) : std::nullopt});
     }
     if (last && last->efficiency && !e_proj.points.empty()) {
       e_link.points = {{static_cast<double>(last->num_ranks), *last->efficiency, {}, {}}, e_proj.points.front()};
@@ -643,7 +648,7 @@ std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::ve
     // A system far below its bound (a CPU run against a GPU profile) would be a flat line at 0
     // under the 100% line: then the axis follows the data and the title says where the bound is.
     double pct_max = 0.0;
-    for (const auto* s : {&b_meas, &b_proj}) {
+    for (const auto* s : {&b_meas, &b_proj, &b_model}) {
       for (const auto& pt : s->points) pct_max = std::max({pct_max, pt.y, pt.y_high.value_or(0.0)});
     }
     if (pct_max > 0.0 && pct_max < 10.0) {
@@ -654,6 +659,8 @@ std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::ve
     b_chart.series = {b_link, b_meas};
     if (!e_proj.points.empty()) e_chart.series.push_back(e_proj);
     if (!b_proj.points.empty()) b_chart.series.push_back(b_proj);
+    if (!e_model.points.empty()) e_chart.series.push_back(e_model);
+    if (!b_model.points.empty()) b_chart.series.push_back(b_model);
     body += "<div class=\"charts\">\n" + svg::render_line_chart(e_chart) + "\n" + svg::render_line_chart(b_chart) +
             "\n</div>\n";
 
@@ -722,7 +729,8 @@ std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::ve
       for (const auto& p : g.projected) {
         std::string extra = fmt::format("{:.3g}x", p.extrapolation);
         if (p.extrapolation_warning) {
-          extra += fmt::format(" <span class=\"badge fail\">beyond {:g}x</span>", rep.extrapolation_warn_factor);
+          extra += fmt::format(" <span class=\"badge fail\">model only: beyond {:g}x</span>",
+                               rep.extrapolation_warn_factor);
         }
         body += "<tr class=\"projected\">" + td(fmt::format("{} (projected)", p.num_ranks), "n") +
                 td(esc(p.packing) + (p.uneven ? " <span class=\"badge fail\">uneven</span>" : "")) + td(esc(p.system)) +

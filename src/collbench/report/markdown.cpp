@@ -226,7 +226,9 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
             p.packing, p.uneven ? " (uneven)" : "", p.system, p.bound_time_us, p.bound_busbw_gbps, p.projected_time_us,
             p.projected_busbw_gbps, number_text(p.efficiency, 3), interval_text(p.pi, 3), number_text(p.pct_bound, 1),
             interval_text(p.pct_bound_pi, 1), p.extrapolation,
-            p.extrapolation_warning ? fmt::format(" **warning: beyond {:g}x**", rep.extrapolation_warn_factor) : "");
+            p.extrapolation_warning
+                ? fmt::format(" **model only** (beyond {:g}x the largest measured N)", rep.extrapolation_warn_factor)
+                : "");
       }
       out += "\n";
       for (const auto& p : g.projected) {

@@ -325,6 +325,20 @@ Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOp
 
 }  // namespace
 
+ProjectedInterval projected_interval(double pct_bound, const Interval& rel, double k, std::optional<double> efficiency) {
+  ProjectedInterval out;
+  const double low = pct_bound * std::max(0.0, 1.0 - k * (1.0 - rel.low));
+  const double high = pct_bound * (1.0 + k * (rel.high - 1.0));
+  out.unclipped_high = high;
+  out.clipped = high > 100.0;
+  out.pct_bound = Interval{std::min(low, 100.0), std::min(high, 100.0)};
+  if (efficiency && pct_bound > 0.0) {
+    const double scale = *efficiency / pct_bound;
+    out.efficiency = Interval{out.pct_bound.low * scale, out.pct_bound.high * scale};
+  }
+  return out;
+}
+
 WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const WeakScalingOptions& opt) {
   check_bootstrap_args(opt.confidence, opt.resamples);
   WeakScalingReport rep;
@@ -535,8 +549,20 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
       }
     }
 
-    // Projections to requested rank counts without a measurement.
-    const std::size_t last = points.size() - 1;
+    // Projections to requested rank counts without a measurement (or above --calibrate-at).
+    std::size_t last = points.size() - 1;
+    const int largest_measured = g.measured[last].num_ranks;
+    if (opt.calibrate_at) {
+      const auto at = std::find_if(g.measured.begin(), g.measured.end(),
+                                   [&](const auto& m) { return m.num_ranks == *opt.calibrate_at; });
+      if (at == g.measured.end()) {
+        g.notes.push_back(fmt::format("no projection: --calibrate-at {}: no point at N={} in this group",
+                                      *opt.calibrate_at, *opt.calibrate_at));
+        rep.groups.push_back(std::move(g));
+        continue;
+      }
+      last = static_cast<std::size_t>(at - g.measured.begin());
+    }
     const auto& lm = g.measured[last];
     g.calibration_ranks = lm.num_ranks;
     if (lm.pct_bound) {
@@ -547,7 +573,7 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
     for (int n : rep.requested_ranks) {
       const bool have =
           std::any_of(g.measured.begin(), g.measured.end(), [n](const auto& m) { return m.num_ranks == n; });
-      if (!have && n > 0) wanted.push_back(n);
+      if (opt.calibrate_at ? n > lm.num_ranks : !have && n > 0) wanted.push_back(n);
     }
     if (systems.projection && !wanted.empty()) {
       if (!g.calibration_efficiency) {
@@ -560,11 +586,6 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
         // Relative interval of the calibration, widened below by the extrapolation.
         std::optional<Interval> rel_eff;
         if (g.calibration_ci) rel_eff = Interval{g.calibration_ci->low / eff, g.calibration_ci->high / eff};
-        std::optional<Interval> rel_e = rel_eff;
-        if (lm.efficiency && *lm.efficiency > 0.0 && lm.efficiency_ci && g.reference_ranks != lm.num_ranks) {
-          const Interval rl{lm.efficiency_ci->low / *lm.efficiency, lm.efficiency_ci->high / *lm.efficiency};
-          rel_e = rel_e ? Interval{std::min(rel_e->low, rl.low), std::max(rel_e->high, rl.high)} : rl;
-        }
         const int ranks_per_domain = *std::max_element(lm.domain_sizes.begin(), lm.domain_sizes.end());
         for (int n : wanted) {
           ProjectedPoint pp;
@@ -587,34 +608,39 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
           pp.pct_bound = 100.0 * eff;
           pp.extrapolation = static_cast<double>(n) / lm.num_ranks;
           pp.widening = 1.0 + std::log2(std::max(1.0, pp.extrapolation));
-          const double k = pp.widening;
-          const auto widen = [k](double value, const Interval& rel) {
-            return Interval{value * std::max(0.0, 1.0 - k * (1.0 - rel.low)), value * (1.0 + k * (rel.high - 1.0))};
-          };
-          if (rel_eff) pp.pct_bound_pi = widen(pp.pct_bound, *rel_eff);
           if (ref) {
             const CaseRecord& r0 = *points[*ref].rec;
             pp.efficiency = opt.metric == Metric::busbw ? pp.projected_busbw_gbps / r0.busbw_gbps
                                                         : r0.time_us->p50 / pp.projected_time_us;
-            if (rel_e) {
-              pp.pi = widen(*pp.efficiency, *rel_e);
-            } else {
-              pp.notes.push_back("no prediction interval: the calibration point has fewer than two samples");
-            }
           } else {
             pp.notes.push_back("no E(N): the group has no reference point");
+          }
+          if (rel_eff) {
+            const ProjectedInterval iv = projected_interval(pp.pct_bound, *rel_eff, pp.widening, pp.efficiency);
+            pp.pct_bound_pi = iv.pct_bound;
+            pp.pi = iv.efficiency;
+            pp.interval_clipped = iv.clipped;
+            if (iv.clipped) {
+              pp.notes.push_back(fmt::format(
+                  "prediction interval clipped at the bound: the widened calibration spread reached {:.1f}% of the "
+                  "bound (% bound at most 100, E(N) at most bound_busbw(N) / busbw(N0))",
+                  iv.unclipped_high));
+            }
+          } else {
+            pp.notes.push_back("no prediction interval: the calibration point has fewer than two samples");
           }
           if (pp.uneven)
             pp.notes.push_back(
                 fmt::format("uneven packing {} (same ranks per domain as N={})", pp.packing, lm.num_ranks));
-          if (pp.extrapolation > opt.extrapolation_warn_factor) {
+          const double beyond_largest = static_cast<double>(n) / largest_measured;
+          if (beyond_largest > opt.extrapolation_warn_factor) {
             pp.extrapolation_warning = true;
             const std::string w = fmt::format(
-                "{}: projecting to N={} is {:.3g}x the largest measured N={} (more than {:g}x): the model's bound "
-                "carries the projection, the measurements only calibrate it",
-                group_label(g), n, pp.extrapolation, lm.num_ranks, opt.extrapolation_warn_factor);
+                "{}: projecting to N={} is {:.3g}x the largest measured N={} (more than {:g}x): model only, the "
+                "model's bound carries the projection, the measurements only calibrate it",
+                group_label(g), n, beyond_largest, largest_measured, opt.extrapolation_warn_factor);
             pp.notes.push_back(w);
-            far_projections.push_back({n, lm.num_ranks, pp.extrapolation});
+            far_projections.push_back({n, largest_measured, beyond_largest});
           }
           g.projected.push_back(std::move(pp));
         }
@@ -741,6 +767,8 @@ nlohmann::json weak_scaling_json(const WeakScalingReport& rep) {
                         {"extrapolation", p.extrapolation},
                         {"widening", p.widening},
                         {"extrapolation_warning", p.extrapolation_warning},
+                        {"model_only", p.extrapolation_warning},
+                        {"interval_clipped", p.interval_clipped},
                         {"notes", p.notes}});
     }
     json key = {{"collective", g.collective},

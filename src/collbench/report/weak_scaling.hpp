@@ -75,7 +75,26 @@ struct WeakScalingOptions {
   int resamples = 2000;
   std::uint64_t seed = 1;
   double extrapolation_warn_factor = 4.0;  // warn when N > factor x the largest measured N
+  // --calibrate-at N: calibrate projections on the point at N (default: the largest measured N) and
+  // project every requested rank count above it, measured or not, so a projection from a small
+  // point can be drawn beside the measured (or simulated) points it tries to predict.
+  std::optional<int> calibrate_at;
 };
+
+// A projected point's prediction interval (docs/report.md, "Intervals within the physics"): the
+// calibration's relative interval `rel` (its ends over the calibration efficiency) widened by k,
+// applied to the projected %bound, and clipped to [0, 100]: no projection implies beating the
+// bound. E(N) at a fixed N is proportional to the efficiency, so its interval is the same one
+// scaled by efficiency / pct_bound, and both panels of a plot show one interval; its upper end is
+// then at most bound_busbw(N) / busbw(N0). `clipped` when the upper end was cut (the widened
+// calibration spread reached `unclipped_high` percent).
+struct ProjectedInterval {
+  Interval pct_bound;
+  std::optional<Interval> efficiency;
+  bool clipped = false;
+  double unclipped_high = 0.0;
+};
+ProjectedInterval projected_interval(double pct_bound, const Interval& rel, double k, std::optional<double> efficiency);
 
 // ---- the report --------------------------------------------------------------------------------
 
@@ -119,7 +138,8 @@ struct ProjectedPoint {
   std::optional<Interval> pct_bound_pi;
   double extrapolation = 1.0;  // N / largest measured N
   double widening = 1.0;       // k = 1 + log2(max(1, N / L))
-  bool extrapolation_warning = false;
+  bool extrapolation_warning = false;  // N > extrapolation_warn_factor x L: "model only", drawn dashed
+  bool interval_clipped = false;       // the prediction interval was cut at the bound (a note says by how much)
   std::vector<std::string> notes;
 };
 
@@ -132,7 +152,7 @@ struct WeakScalingGroup {
   int reference_ranks = 0;                // N0; 0 when no point has a positive metric
   std::vector<MeasuredPoint> measured;    // ascending N
   std::vector<ProjectedPoint> projected;  // ascending N
-  // Calibration of projections: efficiency vs bound at the largest measured N.
+  // Calibration of projections: efficiency vs bound at the largest measured N (or --calibrate-at).
   int calibration_ranks = 0;
   std::optional<double> calibration_efficiency;
   std::optional<Interval> calibration_ci;
