@@ -288,6 +288,18 @@ def _key_title(key: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def measured_kind(points: Sequence[dict[str, Any]]) -> str:
+    """Legend word for a group's non-projected points: simulated runs (docs/simulation.md) are never
+    called measured."""
+    return "simulated (SimGrid SMPI)" if points and all(p.get("simulated") for p in points) else "measured"
+
+
+def split_projected(points: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Projected points within 4x of the largest measured N, and those beyond ("model only")."""
+    projected = [p for p in points if p.get("projected")]
+    return [p for p in projected if not p.get("model_only")], [p for p in projected if p.get("model_only")]
+
+
 def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[str] = DEFAULT_FORMATS) -> list[str]:
     """Per group: E(N) (left) and % of bound (right) vs N; measured points with their
     confidence intervals, projected points hollow with the prediction-interval band."""
@@ -315,11 +327,10 @@ def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[st
                     v = float(p[value_key])
                     lo_err.append(max(0.0, v - ci[0]) if ci else 0.0)
                     hi_err.append(max(0.0, ci[1] - v) if ci else 0.0)
-                kind = "simulated (SimGrid SMPI)" if measured and all(p.get("simulated") for p in measured) else "measured"
+                kind = measured_kind(measured)
                 ax.errorbar(mx, my, yerr=[lo_err, hi_err], marker="o", capsize=3, linewidth=1.4,
                             color="tab:blue", label=kind + (" (95% CI)" if any(lo_err + hi_err) else ""))
-            near = [p for p in projected if not p.get("model_only") and number(p.get(value_key)) is not None]
-            far = [p for p in projected if p.get("model_only") and number(p.get(value_key)) is not None]
+            near, far = ([p for p in part if number(p.get(value_key)) is not None] for part in split_projected(points))
             px = [p["num_ranks"] for p in near]
             py = [float(p[value_key]) for p in near]
             if px:
@@ -357,6 +368,8 @@ def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[st
         title = g.get("label") or _key_title(g["key"])
         if report.get("system"):
             title += f" — {report['system']}"
+        if measured_kind(measured) != "measured":
+            title += " — SIMULATED (SimGrid SMPI), not measured"
         fig.suptitle(title, fontsize=10)
         stem = _unique_stem(slug("weak_scaling", gi, *[v for v in g["key"].values() if not isinstance(v, (list, dict))]),
                             used)

@@ -102,6 +102,21 @@ def test_weak_scaling_plot(tmp_path):
     assert len(paths) == 4
 
 
+def test_weak_scaling_labels_simulated_and_model_only(tmp_path):
+    report = weak_scaling_report()
+    points = report["groups"][0]["points"]
+    assert plots.measured_kind([p for p in points if not p["projected"]]) == "measured"
+    for p in points:
+        p["simulated"] = not p["projected"]
+    points[-1]["model_only"] = True
+    assert plots.measured_kind([p for p in points if not p["projected"]]) == "simulated (SimGrid SMPI)"
+    near, far = plots.split_projected(points)
+    assert [p["num_ranks"] for p in near] == [256] and [p["num_ranks"] for p in far] == [1024]
+    report_path = tmp_path / "weak.json"
+    report_path.write_text(json.dumps(report))
+    check_outputs(plots.plot_weak_scaling(plots.load_weak_scaling(str(report_path)), str(tmp_path / "o")))
+
+
 @pytest.mark.parametrize(
     "mutate, message",
     [

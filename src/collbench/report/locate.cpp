@@ -178,6 +178,7 @@ PairwiseMatrix build_pairwise_matrix(const std::vector<PairwiseRound>& rounds) {
   if (rounds.empty()) throw InputError("pairwise: no rounds to build a matrix from");
   m.num_ranks = rounds.front().record.num_ranks;
   m.bytes = rounds.front().record.bytes;
+  m.domain_sizes = rounds.front().record.domain_sizes;
   const auto cells = static_cast<std::size_t>(m.num_ranks) * static_cast<std::size_t>(m.num_ranks);
   m.time_us.assign(cells, kNaN);
   m.gbps.assign(cells, kNaN);
@@ -203,15 +204,45 @@ PairwiseMatrix build_pairwise_matrix(const std::vector<PairwiseRound>& rounds) {
   return m;
 }
 
+namespace {
+
+// Domain of every rank from rank-major domain sizes; every rank in domain 0 when they do not cover
+// the ranks (unknown placement).
+std::vector<int> domain_of_ranks(const PairwiseMatrix& m) {
+  std::vector<int> of(static_cast<std::size_t>(m.num_ranks), 0);
+  int total = 0;
+  for (int s : m.domain_sizes) total += s;
+  if (total != m.num_ranks) return of;
+  std::size_t r = 0;
+  for (std::size_t d = 0; d < m.domain_sizes.size(); ++d) {
+    for (int i = 0; i < m.domain_sizes[d]; ++i) of[r++] = static_cast<int>(d);
+  }
+  return of;
+}
+
+}  // namespace
+
+std::string pairwise_reference_text(const PairwiseReport& p) {
+  if (p.cross_reference_gbps) {
+    return fmt::format("its class's reference ({:.3g} GB/s inside a domain, {:.3g} GB/s between domains)",
+                       p.reference_gbps, *p.cross_reference_gbps);
+  }
+  return fmt::format("the reference {:.3g} GB/s (upper quartile)", p.reference_gbps);
+}
+
 PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOptions& options) {
   PairwiseReport out;
   out.matrix = matrix;
   out.slow_fraction = options.slow_fraction;
   const int n = matrix.num_ranks;
-  std::vector<double> all;
+  const std::vector<int> domain = domain_of_ranks(matrix);
+  std::vector<double> all, inside, across;
   for (int a = 0; a < n; ++a) {
     for (int b = a + 1; b < n; ++b) {
-      if (std::isfinite(matrix.at_gbps(a, b))) all.push_back(matrix.at_gbps(a, b));
+      const double g = matrix.at_gbps(a, b);
+      if (!std::isfinite(g)) continue;
+      all.push_back(g);
+      (domain[static_cast<std::size_t>(a)] == domain[static_cast<std::size_t>(b)] ? inside : across).push_back(g);
     }
   }
   out.links_measured = static_cast<int>(all.size());
@@ -226,6 +257,20 @@ PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOpti
   // The reference is the upper quartile, "a typical good link": with one bad rank among four,
   // half of the six links are slow and the median would sit between the two groups.
   out.reference_gbps = stats::percentile_sorted(all, 0.75);
+  if (inside.size() >= 3 && across.size() >= 3) {
+    std::sort(inside.begin(), inside.end());
+    std::sort(across.begin(), across.end());
+    out.reference_gbps = stats::percentile_sorted(inside, 0.75);
+    out.cross_reference_gbps = stats::percentile_sorted(across, 0.75);
+    out.observations.push_back(fmt::format(
+        "links judged by class: {} inside domains against {:.3g} GB/s, {} between domains against {:.3g} GB/s "
+        "(upper quartile of each class)",
+        inside.size(), out.reference_gbps, across.size(), *out.cross_reference_gbps));
+  }
+  const auto reference_of = [&](int a, int b) {
+    const bool cross = domain[static_cast<std::size_t>(a)] != domain[static_cast<std::size_t>(b)];
+    return cross && out.cross_reference_gbps ? *out.cross_reference_gbps : out.reference_gbps;
+  };
   if (out.links_measured < 3) {
     out.observations.push_back(fmt::format(
         "only {} link(s): nothing to compare a link with (pairwise needs 3 or more ranks)", out.links_measured));
@@ -238,8 +283,9 @@ PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOpti
       if (!std::isfinite(g)) continue;
       ++link_count[static_cast<std::size_t>(a)];
       ++link_count[static_cast<std::size_t>(b)];
-      if (g < options.slow_fraction * out.reference_gbps) {
-        out.slow_links.push_back({a, b, g, g / out.reference_gbps});
+      const double ref = reference_of(a, b);
+      if (g < options.slow_fraction * ref) {
+        out.slow_links.push_back({a, b, g, g / ref});
         ++slow_count[static_cast<std::size_t>(a)];
         ++slow_count[static_cast<std::size_t>(b)];
       }
@@ -258,10 +304,9 @@ PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOpti
     if (!explained) out.suspect_links.push_back(l);
   }
   if (out.slow_links.empty()) {
-    out.observations.push_back(
-        fmt::format("no slow link: every link is within {:.0f}% of the reference {:.3g} GB/s "
-                    "(upper quartile of {} links)",
-                    100.0 * options.slow_fraction, out.reference_gbps, out.links_measured));
+    out.observations.push_back(fmt::format("no slow link: every link is within {:.0f}% of {} ({} links)",
+                                           100.0 * options.slow_fraction, pairwise_reference_text(out),
+                                           out.links_measured));
   }
   return out;
 }
@@ -472,8 +517,8 @@ void collect_suspects(LocateReport& report) {
         }
       }
       add_rank(s.rank, "pairwise",
-               fmt::format("common to {} of its {} links, all slow (< {:.0f}% of the reference {:.3g} GB/s): {}",
-                           s.slow_links, s.links, 100.0 * p.slow_fraction, p.reference_gbps, links));
+               fmt::format("common to {} of its {} links, all slow (< {:.0f}% of {}): {}", s.slow_links, s.links,
+                           100.0 * p.slow_fraction, pairwise_reference_text(p), links));
     }
     for (const auto& l : p.suspect_links) {
       Suspect s;
@@ -484,9 +529,8 @@ void collect_suspects(LocateReport& report) {
       if (!ha.empty() || !hb.empty()) s.host = ha == hb ? ha : ha + " - " + hb;
       s.found_by = "pairwise";
       s.evidence.push_back(fmt::format(
-          "pairwise: {:.3g} GB/s, {:.0f}% of the reference {:.3g} GB/s (upper quartile of {} links); ranks {} and {} "
-          "are fine on their other links",
-          l.gbps, 100.0 * l.fraction_of_reference, p.reference_gbps, p.links_measured, l.a, l.b));
+          "pairwise: {:.3g} GB/s, {:.0f}% of {} ({} links); ranks {} and {} are fine on their other links", l.gbps,
+          100.0 * l.fraction_of_reference, pairwise_reference_text(p), p.links_measured, l.a, l.b));
       report.suspects.push_back(std::move(s));
     }
   }
@@ -509,6 +553,8 @@ void collect_suspects(LocateReport& report) {
 }
 
 namespace {
+
+constexpr int kMaxConsoleMatrix = 32;  // ranks up to which the console prints the pairwise matrix
 
 nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
@@ -607,6 +653,8 @@ nlohmann::json locate_to_json(const LocateReport& r) {
                        {"matrix_time_us", tu},
                        {"median_gbps", p.median_gbps},
                        {"reference_gbps", p.reference_gbps},
+                       {"cross_reference_gbps", p.cross_reference_gbps ? nlohmann::json(*p.cross_reference_gbps)
+                                                                       : nlohmann::json(nullptr)},
                        {"links_measured", p.links_measured},
                        {"slow_links", slow},
                        {"ranks_common_to_slow_links", common},
@@ -667,19 +715,24 @@ std::string render_locate_text(const LocateReport& r) {
     const int n = p.matrix.num_ranks;
     out += fmt::format("\n## pairwise: round-robin send/recv, {} per pair, GB/s (one direction, both at once)\n",
                        format_bytes(p.matrix.bytes));
-    out += "  rank";
-    for (int b = 0; b < n; ++b) out += fmt::format(" {:>8}", b);
-    out += '\n';
-    for (int a = 0; a < n; ++a) {
-      out += fmt::format("  {:>4}", a);
-      for (int b = 0; b < n; ++b) {
-        const double g = p.matrix.at_gbps(a, b);
-        out += std::isfinite(g) ? fmt::format(" {:>8.3g}", g) : fmt::format(" {:>8}", "-");
-      }
+    if (n <= kMaxConsoleMatrix) {
+      out += "  rank";
+      for (int b = 0; b < n; ++b) out += fmt::format(" {:>8}", b);
       out += '\n';
+      for (int a = 0; a < n; ++a) {
+        out += fmt::format("  {:>4}", a);
+        for (int b = 0; b < n; ++b) {
+          const double g = p.matrix.at_gbps(a, b);
+          out += std::isfinite(g) ? fmt::format(" {:>8.3g}", g) : fmt::format(" {:>8}", "-");
+        }
+        out += '\n';
+      }
+    } else {  // n^2 numbers are no console reading: the matrix goes to pairwise.csv (--out-dir)
+      out += fmt::format("  the {} x {} matrix is in pairwise.csv (--out-dir); the console shows it up to {} ranks\n", n,
+                         n, kMaxConsoleMatrix);
     }
-    out += fmt::format("  median link {:.3g} GB/s, reference (upper quartile) {:.3g} GB/s, {} link(s) measured\n",
-                       p.median_gbps, p.reference_gbps, p.links_measured);
+    out += fmt::format("  median link {:.3g} GB/s, {}, {} link(s) measured\n", p.median_gbps,
+                       pairwise_reference_text(p), p.links_measured);
     for (const auto& l : p.slow_links) {
       out += fmt::format("  slow link {}-{}: {:.3g} GB/s ({:.0f}% of the reference)\n", l.a, l.b, l.gbps,
                          100.0 * l.fraction_of_reference);

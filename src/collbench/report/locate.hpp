@@ -79,6 +79,10 @@ struct PairwiseMatrix {
   std::uint64_t bytes = 0;
   std::vector<double> time_us;  // row-major n x n, symmetric
   std::vector<double> gbps;     // bytes / time (one direction; both directions run at once)
+  // The rounds' placement (rank-major domain sizes; one domain when unknown). A link inside a
+  // domain (NVLink) and a link between domains (NICs) are different classes of link, each judged
+  // against its own class.
+  std::vector<int> domain_sizes;
 
   [[nodiscard]] double at_time(int a, int b) const { return time_us[index(a, b)]; }
   [[nodiscard]] double at_gbps(int a, int b) const { return gbps[index(a, b)]; }
@@ -120,7 +124,11 @@ struct PairwiseRankSuspect {
 struct PairwiseReport {
   PairwiseMatrix matrix;
   double median_gbps = 0.0;
-  double reference_gbps = 0.0;  // upper quartile of the links: a typical good link
+  double reference_gbps = 0.0;  // upper quartile of the links: a typical good link (in-domain links, when classed)
+  // With two or more domains: the upper quartile of the links between domains, against which those
+  // links are judged (an NVLink pair and a NIC pair are not comparable). Absent with one domain, or
+  // when either class has fewer than 3 links (then every link is judged against reference_gbps).
+  std::optional<double> cross_reference_gbps;
   double slow_fraction = 0.0;   // the options' threshold
   int links_measured = 0;
   std::vector<LinkSuspect> slow_links;             // every link below the threshold
@@ -131,6 +139,10 @@ struct PairwiseReport {
 };
 
 PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOptions& options = {});
+
+// "the reference 552 GB/s (upper quartile)", or with classes "its class's reference (552 GB/s
+// inside a domain, 85.9 GB/s between domains)".
+std::string pairwise_reference_text(const PairwiseReport& p);
 
 // CSV of the matrix: header "rank,0,1,...", one row per rank, GB/s, empty where not measured.
 std::string pairwise_matrix_csv(const PairwiseMatrix& matrix);
