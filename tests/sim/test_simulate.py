@@ -123,3 +123,16 @@ def test_platform_refuses_to_overwrite(tmp_path):
     proc = run(["simulate", "platform", "--system", "gb300-nvl72", "--gpus", "8", "--out", out])
     assert proc.returncode == 2 and "exists; pass --force" in proc.stderr
     assert out.read_text() == before
+
+
+def test_front_page_figures_script_runs_at_reduced_size(tmp_path):
+    """scripts/front-page-figures --reduced: the README figure's pipeline (simulated runs at 16, 32 and
+    64 ranks, weak-scaling reports calibrated at 16, plots) still runs end to end."""
+    env = dict(os.environ)
+    env["BUILD_DIR"] = str(Path(BIN).resolve().parents[1])
+    env["TMPDIR"] = str(tmp_path)
+    proc = subprocess.run([str(SOURCE_DIR / "scripts" / "front-page-figures"), "--reduced"], capture_output=True,
+                          text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "weak-scaling-sim-gb300-allreduce.png" in proc.stdout
+    assert "weak-scaling-sim-gb300-alltoall.png" in proc.stdout

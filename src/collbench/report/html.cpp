@@ -566,9 +566,11 @@ std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::ve
       "<p>E(N) = {}, N0 = the smallest measured N with a positive metric; 1.0 is perfect weak scaling. Intervals: "
       "{:g}% percentile bootstrap over the per-iteration samples of both records ({} resamples, seed {}). % bound = "
       "100 x bound time / measured p50. <strong>Projections</strong> (hollow markers, dashed lines, labelled "
-      "<em>projected</em>; never measured): the model's bound at N, with the ranks per domain of the largest "
-      "measured N, times the efficiency vs bound measured there; the prediction interval widens that efficiency's "
-      "interval by k = 1 + log2(N / N_largest). Method: docs/report.md.</p>\n",
+      "<em>projected</em>; never measured): the model's bound at N, with the ranks per domain of the calibration "
+      "point (the largest measured N, or --calibrate-at), times the efficiency vs bound measured there; the "
+      "prediction interval widens that efficiency's interval by k = 1 + log2(N / N_cal), clipped at the bound "
+      "(E(N) from the same interval). More than 4x beyond the largest measured N: <em>model only</em>. Method: "
+      "docs/report.md.</p>\n",
       esc(metric_text), 100.0 * rep.confidence, rep.resamples, rep.seed);
   if (rep.cross_system) {
     body += "<div class=\"callout\">Cross-system projection (asked for with --project-onto): measured on " +

@@ -137,9 +137,10 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
       "E(N) = {}, N0 = the smallest measured N with a positive metric; 1.0 is perfect weak scaling. Intervals: "
       "{:g}% percentile bootstrap over the per-iteration samples (`samples_us`) of both records ({} resamples, seed "
       "{}). % bound = 100 x bound time / measured p50. Projections (labelled *projected*, never measured): the "
-      "model's bound at N, with the ranks per domain of the largest measured N, times the efficiency vs bound "
-      "measured there; the prediction interval widens that efficiency's interval by k = 1 + log2(N / N_largest). "
-      "Method: docs/report.md.\n\n",
+      "model's bound at N, with the ranks per domain of the calibration point (the largest measured N, or "
+      "--calibrate-at), times the efficiency vs bound measured there; the prediction interval widens that "
+      "efficiency's interval by k = 1 + log2(N / N_cal), clipped at the bound (E(N) from the same interval). More "
+      "than 4x beyond the largest measured N: *model only*. Method: docs/report.md.\n\n",
       metric_text, 100.0 * rep.confidence, rep.resamples, rep.seed);
   out += "Inputs: " + fmt::format("{}", fmt::join(rep.inputs, ", ")) + "\n\n";
   if (rep.measured_system) out += fmt::format("Measured on: {}\n\n", *rep.measured_system);
