@@ -349,8 +349,8 @@ def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[st
                     ax.fill_between(bx, blo, bhi, color="tab:orange", alpha=0.2, linewidth=0,
                                     label="prediction interval")
             if far:
-                # More than 4x beyond the largest measured N: the model alone, drawn apart.
-                ax.plot([p["num_ranks"] for p in far], [float(p[value_key]) for p in far], ":", marker="s",
+                # More than 4x beyond the largest measured N: the model alone, dashed, gray, labelled.
+                ax.plot([p["num_ranks"] for p in far], [float(p[value_key]) for p in far], "--", marker="s",
                         markerfacecolor="white", color="tab:gray", linewidth=1.2, label="model only (> 4x measured N)")
             ax.axhline(ideal, color="gray", linewidth=0.8, linestyle=":", label="ideal" if ideal == 1.0 else "bound")
             all_n = sorted({p["num_ranks"] for p in points})

@@ -136,3 +136,4 @@ def test_front_page_figures_script_runs_at_reduced_size(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "weak-scaling-sim-gb300-allreduce.png" in proc.stdout
     assert "weak-scaling-sim-gb300-alltoall.png" in proc.stdout
+    assert "busbw-nccl-tests-2x8xH100.png" in proc.stdout

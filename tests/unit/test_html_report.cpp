@@ -178,7 +178,7 @@ TEST(HtmlReport, WeakScalingShowsMeasuredSolidAndProjectedHollowAndLabelled) {
   EXPECT_NE(page.find("Projected (model, not measured)"), std::string::npos);
   // Two charts (E(N), % bound): 3 measured markers each (E(2) = 1 is the reference), 2 hollow
   // projected markers each: N=16 labelled "projected", N=64 (8x the largest measured N, beyond 4x)
-  // "model only", in a dotted series of its own.
+  // "model only", in a dashed series of its own.
   EXPECT_EQ(count(page, "class=\"marker hollow\""), 4u);
   EXPECT_EQ(count(page, "class=\"point-label\""), 4u);
   EXPECT_GE(count(page, ">projected</text>"), 2u);

@@ -625,8 +625,8 @@ std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::ve
     // with its measured marker) and runs through the projected points (hollow markers).
     svg::Series e_link{"", {}, svg::Stroke::dashed, false, false, "", 1};
     svg::Series b_link = e_link;
-    // More than 4x beyond the largest measured N: "model only", a dotted series of its own.
-    svg::Series e_model{"model only (> 4x measured N)", {}, svg::Stroke::dotted, true, true, "model only", 2};
+    // More than 4x beyond the largest measured N: "model only", a dashed series of its own colour.
+    svg::Series e_model{"model only (> 4x measured N)", {}, svg::Stroke::dashed, true, true, "model only", 2};
     svg::Series b_model = e_model;
     for (const auto& p : g.projected) {
       const double n = p.num_ranks;
