@@ -119,9 +119,13 @@ class Measurer {
       out.out = (std::filesystem::path(*f_.out_dir) / fmt::format("records-{}.jsonl", name)).string();
       files_.push_back(out.out);
     }
+    // The user's placement (--ranks-per-domain, --domain-sizes) for skew and pairwise, so the
+    // records carry the domains the pairwise analysis classes links by; bisection's own split.
     PlacementFlags placement = f_.placement;
-    placement.ranks_per_domain.reset();
-    placement.domain_sizes = domain_sizes;
+    if (domain_sizes) {
+      placement.ranks_per_domain.reset();
+      placement.domain_sizes = domain_sizes;
+    }
     if (control_.rank() == 0) {
       std::fprintf(stderr, "collbench: locate: %s: %zu case(s)%s\n", name.c_str(), sweep.cases.size(),
                    domain_sizes ? fmt::format(" on domains {}", *domain_sizes).c_str() : "");
