@@ -54,7 +54,8 @@ int run_platform(const PlatformFlags& f) {
   write_file_atomic(hostfile, pl.hostfile);
   std::printf("# simulated platform: %s, %d GPUs in %zu domain(s) of up to %d (last %d)\n", pl.system.c_str(), pl.gpus,
               pl.domain_sizes.size(), pl.ranks_per_domain, pl.domain_sizes.back());
-  std::printf("# per direction: nvl-G %.1f GB/s, nic-G %.1f GB/s, uplink-0 %.1f GB/s\n", profile.scale_up.bytes_per_s / 1e9,
+  std::printf("# per direction: nvl-G %.1f GB/s, nic-G %.1f GB/s, uplink-0 %.1f GB/s\n",
+              profile.scale_up.bytes_per_s / 1e9,
               profile.scale_out.nics_per_gpu * profile.scale_out.nic_bytes_per_s / 1e9,
               pl.links[3 * static_cast<std::size_t>(pl.gpus)].bytes_per_s / 1e9);
   for (const auto& [link, factor] : spec.degrade) std::printf("# degraded: %s x %g\n", link.c_str(), factor);

@@ -87,7 +87,8 @@ TEST(ProjectedInterval, PropertyReportJsonNeverPromisesMoreThanTheBound) {
     o.system = system;
     o.requested_ranks = {16, 32, 64, 128};
     o.resamples = 200;
-    const std::vector<InputFile> files{point(4, t(rng), frac(rng), spread(rng)), point(8, t(rng), frac(rng), spread(rng))};
+    const std::vector<InputFile> files{point(4, t(rng), frac(rng), spread(rng)),
+                                       point(8, t(rng), frac(rng), spread(rng))};
     const auto rep = build_weak_scaling(files, o);
     const auto j = weak_scaling_json(rep);
     const auto& pts = j["groups"][0]["points"];

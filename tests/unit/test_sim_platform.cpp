@@ -48,8 +48,9 @@ TEST(SimPlatformTest, RatesAndLatenciesFromTheProfile) {
 
 TEST(SimPlatformTest, RoutesInsideAndAcrossDomains) {
   const Platform p = make_platform(gb300(), {4, 2, {}});
-  EXPECT_NE(p.xml.find("<link id=\"nvl-1\" bandwidth=\"900000000000Bps\" latency=\"0.3us\" sharing_policy=\"SPLITDUPLEX\"/>"),
-            std::string::npos);
+  EXPECT_NE(
+      p.xml.find("<link id=\"nvl-1\" bandwidth=\"900000000000Bps\" latency=\"0.3us\" sharing_policy=\"SPLITDUPLEX\"/>"),
+      std::string::npos);
   EXPECT_NE(p.xml.find("<route src=\"gpu-0\" dst=\"gpu-1\" symmetrical=\"NO\"><link_ctn id=\"nvl-0\" direction=\"UP\"/>"
                        "<link_ctn id=\"nvl-1\" direction=\"DOWN\"/></route>"),
             std::string::npos);

@@ -109,7 +109,8 @@ std::string progress_of(const record::CaseRecord& r) {
 std::vector<std::string> incomparability(const record::CaseRecord& baseline,
                                          const std::optional<record::RunHeader>& baseline_header,
                                          const record::CaseRecord& current,
-                                         const std::optional<record::RunHeader>& current_header) {
+                                         const std::optional<record::RunHeader>& current_header,
+                                         bool allow_simulated) {
   std::vector<std::string> why;
   for (const auto* side : {&baseline, &current}) {
     if (side->status != "ok") {
@@ -141,6 +142,12 @@ std::vector<std::string> incomparability(const record::CaseRecord& baseline,
   const std::string pb = progress_of(baseline), pc = progress_of(current);
   if (!pb.empty() && !pc.empty() && pb != pc) {
     why.push_back(fmt::format("MPI progress mode differs: {} vs {}", pb, pc));
+  }
+  if (baseline.simulated != current.simulated && !allow_simulated) {
+    why.push_back(
+        fmt::format("{} is simulated and {} measured (docs/simulation.md); pass --allow-simulated to "
+                    "compare them anyway",
+                    baseline.simulated ? "baseline" : "current", baseline.simulated ? "current" : "baseline"));
   }
   return why;
 }
@@ -320,12 +327,7 @@ GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile
     v.baseline_p50_us = p50_of(b);
     v.current_p50_us = p50_of(c);
     v.floor = floor_check(c, policy);
-    auto why = incomparability(b, baseline.header, c, current.header);
-    if (b.simulated != c.simulated && !options.allow_simulated) {
-      why.push_back(fmt::format("{} is simulated and {} measured (docs/simulation.md); pass --allow-simulated to "
-                                "compare them anyway",
-                                b.simulated ? "baseline" : "current", b.simulated ? "current" : "baseline"));
-    }
+    const auto why = incomparability(b, baseline.header, c, current.header, options.allow_simulated);
     if (!why.empty()) {
       v.verdict = Verdict::incomparable;
       v.reason = join(why, "; ");

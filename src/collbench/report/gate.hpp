@@ -131,11 +131,13 @@ GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile
                     const GateOptions& options = {});
 
 // The comparability check of two matched records (with their files' run headers): the list of
-// reasons they cannot be compared, empty when they can.
+// reasons they cannot be compared, empty when they can. A simulated record and a measured one are
+// incomparable unless `allow_simulated` (gate --allow-simulated).
 std::vector<std::string> incomparability(const record::CaseRecord& baseline,
                                          const std::optional<record::RunHeader>& baseline_header,
                                          const record::CaseRecord& current,
-                                         const std::optional<record::RunHeader>& current_header);
+                                         const std::optional<record::RunHeader>& current_header,
+                                         bool allow_simulated = false);
 
 // Number of distinct hosts in a run header (0 when unknown).
 std::size_t host_count(const std::optional<record::RunHeader>& header);

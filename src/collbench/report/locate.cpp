@@ -728,8 +728,8 @@ std::string render_locate_text(const LocateReport& r) {
         out += '\n';
       }
     } else {  // n^2 numbers are no console reading: the matrix goes to pairwise.csv (--out-dir)
-      out += fmt::format("  the {} x {} matrix is in pairwise.csv (--out-dir); the console shows it up to {} ranks\n", n,
-                         n, kMaxConsoleMatrix);
+      out += fmt::format("  the {} x {} matrix is in pairwise.csv (--out-dir); the console shows it up to {} ranks\n",
+                         n, n, kMaxConsoleMatrix);
     }
     out += fmt::format("  median link {:.3g} GB/s, {}, {} link(s) measured\n", p.median_gbps,
                        pairwise_reference_text(p), p.links_measured);

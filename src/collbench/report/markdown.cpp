@@ -180,10 +180,10 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
                               m.median_rank_mean_us.value_or(0.0));
       }
       out += fmt::format("| {} | {} | {}{} | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {} |\n",
-                         fmt::format("{}{}", m.num_ranks, m.simulated ? " (sim)" : ""), m.num_domains, m.packing, m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us,
-                         m.algbw_gbps, m.busbw_gbps, number_text(m.pct_bound, 1), interval_text(m.pct_bound_ci, 1),
-                         number_text(m.pct_expected, 1), number_text(m.efficiency, 3), interval_text(m.efficiency_ci, 3), slowest,
-                         m.samples);
+                         fmt::format("{}{}", m.num_ranks, m.simulated ? " (sim)" : ""), m.num_domains, m.packing,
+                         m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us, m.algbw_gbps, m.busbw_gbps,
+                         number_text(m.pct_bound, 1), interval_text(m.pct_bound_ci, 1), number_text(m.pct_expected, 1),
+                         number_text(m.efficiency, 3), interval_text(m.efficiency_ci, 3), slowest, m.samples);
     }
     out += "\n";
     std::vector<std::string> sources;

@@ -325,7 +325,8 @@ Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOp
 
 }  // namespace
 
-ProjectedInterval projected_interval(double pct_bound, const Interval& rel, double k, std::optional<double> efficiency) {
+ProjectedInterval projected_interval(double pct_bound, const Interval& rel, double k,
+                                     std::optional<double> efficiency) {
   ProjectedInterval out;
   const double low = pct_bound * std::max(0.0, 1.0 - k * (1.0 - rel.low));
   const double high = pct_bound * (1.0 + k * (rel.high - 1.0));

@@ -12,9 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/coll/moe_plan.hpp"
 #include "collbench/coll/pattern.hpp"
-#include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/coll/sendrecv.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/workload/profile.hpp"

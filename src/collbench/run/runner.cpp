@@ -664,11 +664,14 @@ RunSummary Runner::run(const plan::Sweep& requested) {
       std::fflush(stderr);
     }
 
-    if (waiver) {
+    const auto waive = [&](const std::string& reason) {
       rec.status = "waived";
-      rec.reason = *waiver;
+      rec.reason = reason;
       rec.stop_reason = "waived";
       ++summary.cases_waived;
+    };
+    if (waiver) {
+      waive(*waiver);
     } else {
       MeasureInput in;
       in.spec = &c;
@@ -686,10 +689,7 @@ RunSummary Runner::run(const plan::Sweep& requested) {
       in.placement = &placement;
       const Measurement m = measure(in);
       if (m.waived) {  // the library refused the case on every rank (backend::Unsupported)
-        rec.status = "waived";
-        rec.reason = *m.waived;
-        rec.stop_reason = "waived";
-        ++summary.cases_waived;
+        waive(*m.waived);
       } else if (root) {
         fill_measurement(rec, m, coll, comm_size, options_.max_samples_kept);
         if (m.overlap) {

@@ -40,8 +40,9 @@ void check_spec(const model::SystemProfile& p, const PlatformSpec& spec, int per
                                  p.name));
   }
   if (p.scale_up.domain_size > 0 && per_domain > p.scale_up.domain_size) {
-    throw InputError(fmt::format("--ranks-per-domain {}: system '{}' has {} GPUs per scale-up domain; accepted: 1 to {}",
-                                 per_domain, p.name, p.scale_up.domain_size, p.scale_up.domain_size));
+    throw InputError(
+        fmt::format("--ranks-per-domain {}: system '{}' has {} GPUs per scale-up domain; accepted: 1 to {}", per_domain,
+                    p.name, p.scale_up.domain_size, p.scale_up.domain_size));
   }
   if (p.scale_up.bytes_per_s <= 0 || p.scale_out.nic_bytes_per_s <= 0 || p.scale_out.nics_per_gpu < 1) {
     throw InputError(fmt::format("system '{}' lacks scale_up.bandwidth or scale_out.nic_bandwidth/nics_per_gpu, which "
@@ -74,9 +75,10 @@ void apply_degrade(std::vector<LinkSpec>& links, const std::map<std::string, dou
   for (const auto& [name, factor] : degrade) {
     auto it = std::find_if(links.begin(), links.end(), [&](const LinkSpec& l) { return l.name == name; });
     if (it == links.end()) {
-      throw InputError(fmt::format("--degrade {}: no such link; accepted: nvl-G or nic-G with G in 0..{}, uplink-D with "
-                                   "D in 0..{}",
-                                   name, gpus - 1, domains - 1));
+      throw InputError(
+          fmt::format("--degrade {}: no such link; accepted: nvl-G or nic-G with G in 0..{}, uplink-D with "
+                      "D in 0..{}",
+                      name, gpus - 1, domains - 1));
     }
     it->bytes_per_s *= factor;
   }
@@ -94,7 +96,9 @@ void append_domain(std::string& xml, const std::vector<LinkSpec>& links, int d, 
     const std::string ha = fmt::format("gpu-{}", a);
     append_route(xml, ha, ha, {{fmt::format("loop-{}", a), "UP"}});
     for (int b = first; b < first + size; ++b) {
-      if (a != b) append_route(xml, ha, fmt::format("gpu-{}", b), {{fmt::format("nvl-{}", a), "UP"}, {fmt::format("nvl-{}", b), "DOWN"}});
+      if (a != b)
+        append_route(xml, ha, fmt::format("gpu-{}", b),
+                     {{fmt::format("nvl-{}", a), "UP"}, {fmt::format("nvl-{}", b), "DOWN"}});
     }
     append_route(xml, ha, gw, {{fmt::format("nic-{}", a), "UP"}});
     append_route(xml, gw, ha, {{fmt::format("nic-{}", a), "DOWN"}});
