@@ -11,46 +11,24 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "collbench/model/system_profile.hpp"
 #include "collbench/report/compare.hpp"
+#include "collbench/stats/median_bootstrap.hpp"
 
 namespace collbench::report {
 
 inline constexpr const char* kWeakScalingSchema = "collbench.weak_scaling/1";
 
-// ---- bootstrap ---------------------------------------------------------------------------------
+// ---- bootstrap (stats/median_bootstrap.hpp) ------------------------------------------------------
 
-struct Interval {
-  double low = 0.0;
-  double high = 0.0;
-};
-
-// The median of one bootstrap resample of `sorted` (ascending, non-empty), drawn exactly without
-// materialising the resample: resampling n values with replacement and taking the median is the
-// same as taking sorted[floor(n U_(k))], where U_(k) is the k-th order statistic of n uniforms
-// (Beta(k, n-k+1)); even n averages the k-th and (k+1)-th (U_(k+1) = U_(k) + (1 - U_(k)) x
-// Beta(1, n-k)). O(1) per resample instead of O(n): a report over 1,024-rank files with 1,000
-// samples per case needs thousands of intervals (stats::bootstrap_ratio_ci materialises each
-// resample and is kept for general statistics). Draws use only mt19937_64's raw output, so a
-// seed gives the same interval with every standard library.
-double resampled_median(std::span<const double> sorted, std::mt19937_64& rng);
-
-// Percentile-bootstrap confidence interval of the median of `samples`; nullopt with fewer than
-// two samples. `seed` makes it reproducible.
-std::optional<Interval> bootstrap_median_ci(std::span<const double> samples, double confidence, int resamples,
-                                            std::uint64_t seed);
-
-// Percentile-bootstrap confidence interval of median(numerator) / median(denominator), each
-// sample set resampled independently; nullopt unless both hold two or more samples.
-std::optional<Interval> bootstrap_median_ratio_ci(std::span<const double> numerator,
-                                                  std::span<const double> denominator, double confidence, int resamples,
-                                                  std::uint64_t seed);
+using stats::bootstrap_median_ci;
+using stats::bootstrap_median_ratio_ci;
+using stats::Interval;
+using stats::resampled_median;
 
 // ---- options -----------------------------------------------------------------------------------
 
