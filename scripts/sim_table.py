@@ -2,7 +2,8 @@
 """Simulated time beside the model (docs/simulation.md): reads simulated collbench JSONL files and
 prints a Markdown table of each case's simulated p50, the model's bound and expected time for the
 algorithm the simulation ran (flat all-reduce -> SMPI's ring 'lr' -> model 'ring'; hierarchical ->
-'hierarchical'; all-to-all -> 'auto'), and simulated / expected. Figures are SIMULATED.
+'hierarchical'; all-to-all -> 'auto'; MoE dispatch/combine -> the record's own traffic-matrix
+model), and simulated / expected. Figures are SIMULATED.
 
   scripts/sim_table.py --collbench build/src/collbench results/simulated/*.jsonl
 """
@@ -43,11 +44,21 @@ def main():
     for _, rec in cases(args.files):
         if rec["status"] != "ok":
             continue
+        sim = rec["time_us"]["p50"]
+        if rec["collective"].startswith("moe-"):
+            # The record's model: the bound and expected time of its own routing's traffic matrix.
+            m = rec.get("model") or {}
+            if "bound_time_us" not in m:
+                continue
+            sizes = rec["domain_sizes"]
+            packing = f"{len(sizes)}x{sizes[0]}" if len(sizes) > 1 else str(sizes[0])
+            rows.append((rec["collective"], rec["algo_used"] or rec["algo_requested"], "traffic", rec["num_ranks"],
+                         packing, rec["bytes"], sim, m["bound_time_us"], m["expected_time_us"]))
+            continue
         algo = MODEL_ALGO.get((rec["collective"], rec["algo_requested"]))
         if algo is None:
             continue
         m = model_row(args.collbench, rec, algo)
-        sim = rec["time_us"]["p50"]
         rows.append((rec["collective"], rec["algo_requested"], algo, rec["num_ranks"], m["packing"], rec["bytes"], sim,
                      m["bound_time_us"], m["expected_time_us"]))
     rows.sort(key=lambda r: (r[0], r[1], r[5], r[3]))

@@ -108,8 +108,10 @@ int run_accept(const AcceptFlags& f) {
     if (!f.dry_run) throw InputError("--assume-ranks applies to --dry-run only");
     if (*f.assume_ranks < 1) throw InputError("--assume-ranks must be at least 1");
     info.size = *f.assume_ranks;  // one host: domains come from --ranks-per-domain, --domain-sizes or the system
-    info.hosts.assign(static_cast<std::size_t>(info.size), info.hosts.front());
+    const record::HostInfo first = info.hosts.empty() ? record::HostInfo{} : info.hosts.front();
+    info.hosts.assign(static_cast<std::size_t>(info.size), first);
     for (std::size_t r = 0; r < info.hosts.size(); ++r) info.hosts[r].rank = static_cast<int>(r);
+    info.host_index.assign(static_cast<std::size_t>(info.size), 0);
   }
   if (const std::string problem = accept::rank_count_problem(profile, info.size); !problem.empty()) {
     throw InputError(problem);

@@ -20,6 +20,7 @@
 #include "cli/common_options.hpp"
 #include "cli/out_dir.hpp"
 #include "cli/subcommand.hpp"
+#include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/pairing.hpp"
@@ -51,6 +52,7 @@ struct LocateFlags {
   double slow_link = 0.5;
   double min_ratio = 1.5;
   int bisect_repetitions = 3;
+  int pair_rounds = 0;  // 0: every round-robin round
   PlacementFlags placement;
 };
 
@@ -247,6 +249,12 @@ int locate_from_files(const LocateFlags& f, const Methods& methods) {
   return finish(f, rep);
 }
 
+// Every rank at the same point, then rank 0's clock (simulated time in a simulation).
+double cluster_clock(const run::Control& control) {
+  MPI_Barrier(control.comm());
+  return backend::sim::now_seconds();
+}
+
 int locate_run(const LocateFlags& f, const Methods& methods) {
   run::Control control;
   const run::ProcessInfo info = run::gather_process_info(control);
@@ -265,6 +273,14 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
 
   report::LocateReport rep;
   rep.num_ranks = n;
+  rep.clock = backend::sim::active() ? "simulated" : "wall";
+  // Runs one method's cases and records what it cost the cluster.
+  const auto timed = [&](const char* method, std::size_t num_cases, const auto& body) {
+    const double t0 = cluster_clock(control);
+    auto records = body();
+    rep.costs.push_back({method, cluster_clock(control) - t0, static_cast<int>(num_cases)});
+    return records;
+  };
   for (const auto& h : info.hosts) rep.hosts.push_back(h.host);
   if (const auto faults = run::FaultPlan::from_env(); !faults.empty()) rep.fault = faults.text();
   if (methods.pairwise && f.slow_link > 0.25 && info.ranks_on_host > info.cores_available) {
@@ -279,22 +295,26 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
   if (methods.skew) {
     std::vector<plan::Case> cases;
     for (const auto bytes : skew_sizes) cases.push_back(base_case(f, "allreduce", bytes));
-    const auto records = measurer.run("skew", cases, std::nullopt);
+    const auto records = timed("skew", cases.size(), [&] { return measurer.run("skew", cases, std::nullopt); });
     if (root) rep.skew = report::analyse_skew(records, skew_options(f));
   }
   if (methods.pairwise) {
     std::vector<plan::Case> cases;
-    for (int round = 0; round < round_robin_rounds(n); ++round) {
+    const std::vector<int> picked = sampled_rounds(n, f.pair_rounds);
+    for (const int round : picked) {
       plan::Case c = base_case(f, "sendrecv", pair_sizes.front());
       c.params["pairing"] = "round-robin";
       c.params["round"] = std::to_string(round);
       cases.push_back(c);
     }
-    const auto records = measurer.run("pairwise", cases, std::nullopt);
+    const auto records = timed("pairwise", cases.size(), [&] { return measurer.run("pairwise", cases, std::nullopt); });
     if (root) {
       std::vector<report::PairwiseRound> rounds;
-      for (std::size_t i = 0; i < records.size(); ++i) rounds.push_back({static_cast<int>(i), records[i]});
-      rep.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rounds), {f.slow_link});
+      for (std::size_t i = 0; i < records.size(); ++i) rounds.push_back({picked[i], records[i]});
+      report::PairwiseOptions o{f.slow_link};
+      o.rounds_measured = static_cast<int>(picked.size());
+      o.rounds_total = round_robin_rounds(n);
+      rep.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rounds), o);
     }
   }
   if (methods.bisect) {
@@ -325,7 +345,9 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
     };
     report::BisectOptions o;
     o.min_ratio = f.min_ratio;
+    const auto t0 = cluster_clock(control);
     rep.bisection = report::bisect(n, measure, o);
+    rep.costs.push_back({"bisect", cluster_clock(control) - t0, step * f.bisect_repetitions});
   }
   int code = 0;
   std::string error;
@@ -349,6 +371,10 @@ Action setup(CLI::App& app) {
   app.add_option("--methods", f->methods, "Comma list of skew, pairwise, bisect")->default_str("skew,pairwise,bisect");
   app.add_option("--skew-bytes", f->skew_bytes, "All-reduce sizes of the skew run (comma list)")->default_str("64K,4M");
   app.add_option("--pair-bytes", f->pair_bytes, "Bytes each pair exchanges per round-robin round")->default_str("4M");
+  app.add_option("--pair-rounds", f->pair_rounds,
+                 "Pairwise: measure this many of the n-1 round-robin rounds, spread evenly (each rank meets this "
+                 "many partners); default every round")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--bisect-bytes", f->bisect_bytes, "All-reduce size of the bisection runs")->default_str("4M");
   app.add_option("--backend", f->backend, "mpi or nccl")->default_str("mpi");
   app.add_option("--out-dir", f->out_dir, "Write locate.json, pairwise-matrix.csv and records-*.jsonl here");

@@ -197,7 +197,7 @@ def test_existing_results_need_force(tmp_path):
 def test_list_and_dry_run():
     p = run(["accept", "--list"])
     assert p.returncode == 0
-    assert p.stdout.split() == ["cpu-local", "gb200-nvl72", "gb300-nvl72", "h100-hgx", "testbed"]
+    assert p.stdout.split() == ["cpu-local", "gb200-nvl72", "gb300-nvl72", "gb300-nvl72-sim", "h100-hgx", "testbed"]
     p = run(["accept", "gb300-nvl72", "--dry-run", "--assume-ranks", "144"])
     assert p.returncode == 0, p.stderr
     assert "domains 72,72" in p.stdout

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <numeric>
+#include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -63,19 +65,18 @@ Placement placement_from_keys(const std::vector<std::string>& key_per_rank, bool
                               std::string source) {
   Placement p;
   p.source = std::move(source);
-  std::vector<std::string> seen;
+  std::unordered_map<std::string, int> seen;  // key -> domain: O(N) for N ranks on N hosts, too
   std::vector<int> domain_of_rank;
   bool contiguous = true;
   for (std::size_t r = 0; r < key_per_rank.size(); ++r) {
     const auto& key = key_per_rank[r];
-    const auto it = std::find(seen.begin(), seen.end(), key);
-    if (it == seen.end()) {
-      seen.push_back(key);
+    const auto [it, added] = seen.try_emplace(key, static_cast<int>(seen.size()));
+    if (added) {
       p.domain_sizes.push_back(1);
-      domain_of_rank.push_back(static_cast<int>(seen.size()) - 1);
+      domain_of_rank.push_back(it->second);
       continue;
     }
-    const int d = static_cast<int>(it - seen.begin());
+    const int d = it->second;
     if (d != domain_of_rank.back()) {
       if (!allow_interleaved) {
         throw InputError(fmt::format(

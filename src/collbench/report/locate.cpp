@@ -249,7 +249,11 @@ PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOpti
   const int expected_links = n * (n - 1) / 2;
   if (out.links_measured < expected_links) {
     out.observations.push_back(
-        fmt::format("{} of {} links measured (rounds missing, waived or failed)", out.links_measured, expected_links));
+        options.rounds_total > 0 && options.rounds_measured < options.rounds_total
+            ? fmt::format("{} of {} links measured: {} of {} round-robin rounds, sampled (--pair-rounds)",
+                          out.links_measured, expected_links, options.rounds_measured, options.rounds_total)
+            : fmt::format("{} of {} links measured (rounds missing, waived or failed)", out.links_measured,
+                          expected_links));
   }
   if (all.empty()) return out;
   out.median_gbps = median_of(all);
@@ -577,6 +581,13 @@ std::string order_name(HalfOrder o) {
   return "neither";
 }
 
+// "850 ms", "12.3 s", "4.2 min".
+std::string seconds_text(double s) {
+  if (s < 1.0) return fmt::format("{:.3g} ms", s * 1e3);
+  if (s < 120.0) return fmt::format("{:.3g} s", s);
+  return fmt::format("{:.3g} min", s / 60.0);
+}
+
 }  // namespace
 
 nlohmann::json locate_to_json(const LocateReport& r) {
@@ -586,6 +597,15 @@ nlohmann::json locate_to_json(const LocateReport& r) {
            {"hosts", r.hosts},
            {"fault", r.fault ? json(*r.fault) : json(nullptr)},
            {"notes", r.notes}};
+  if (!r.costs.empty()) {
+    json costs = json::array();
+    double total = 0.0;
+    for (const auto& c : r.costs) {
+      costs.push_back({{"method", c.method}, {"seconds", c.seconds}, {"cases", c.cases}});
+      total += c.seconds;
+    }
+    out["cost"] = {{"clock", r.clock}, {"methods", costs}, {"total_seconds", total}};
+  }
   json suspects = json::array();
   for (const auto& s : r.suspects) {
     json j{{"kind", s.kind}, {"found_by", s.found_by}, {"evidence", s.evidence}, {"host", s.host}};
@@ -728,14 +748,20 @@ std::string render_locate_text(const LocateReport& r) {
         out += '\n';
       }
     } else {  // n^2 numbers are no console reading: the matrix goes to pairwise.csv (--out-dir)
-      out += fmt::format("  the {} x {} matrix is in pairwise.csv (--out-dir); the console shows it up to {} ranks\n",
-                         n, n, kMaxConsoleMatrix);
+      out += fmt::format(
+          "  the {} x {} matrix is in pairwise-matrix.csv (--out-dir); the console shows it up to {} ranks\n", n, n,
+          kMaxConsoleMatrix);
     }
     out += fmt::format("  median link {:.3g} GB/s, {}, {} link(s) measured\n", p.median_gbps,
                        pairwise_reference_text(p), p.links_measured);
-    for (const auto& l : p.slow_links) {
+    constexpr std::size_t kMaxConsoleLinks = 24;  // the rest are in locate.json
+    for (std::size_t i = 0; i < p.slow_links.size() && i < kMaxConsoleLinks; ++i) {
+      const auto& l = p.slow_links[i];
       out += fmt::format("  slow link {}-{}: {:.3g} GB/s ({:.0f}% of the reference)\n", l.a, l.b, l.gbps,
                          100.0 * l.fraction_of_reference);
+    }
+    if (p.slow_links.size() > kMaxConsoleLinks) {
+      out += fmt::format("  ... {} more slow links (locate.json, --out-dir)\n", p.slow_links.size() - kMaxConsoleLinks);
     }
     for (const auto& s : p.ranks) {
       out += fmt::format("  rank {} is common to {} of the slow links ({} of its {} links slow)\n", s.rank,
@@ -749,6 +775,16 @@ std::string render_locate_text(const LocateReport& r) {
                        b.steps.size());
     for (std::size_t i = 0; i < b.steps.size(); ++i) out += fmt::format("  step {}: {}\n", i + 1, b.steps[i].evidence);
     out += "  -> " + b.conclusion + "\n";
+  }
+  if (!r.costs.empty()) {
+    std::string parts;
+    double total = 0.0;
+    for (const auto& c : r.costs) {
+      parts +=
+          fmt::format("{}{} {} ({} case(s))", parts.empty() ? "" : ", ", c.method, seconds_text(c.seconds), c.cases);
+      total += c.seconds;
+    }
+    out += fmt::format("\n## cost: {} of cluster time ({} clock): {}\n", seconds_text(total), r.clock, parts);
   }
   out += "\n## suspects\n";
   if (r.suspects.empty()) out += "  none: nothing found\n";

@@ -107,6 +107,8 @@ PairwiseMatrix build_pairwise_matrix(const std::vector<PairwiseRound>& rounds);
 
 struct PairwiseOptions {
   double slow_fraction = 0.5;  // a link is slow below this fraction of the median link's GB/s
+  int rounds_measured = 0;     // with a sample of the rounds (--pair-rounds): how many of...
+  int rounds_total = 0;        // ...how many (0: the whole round robin was asked for)
 };
 
 struct LinkSuspect {
@@ -223,8 +225,18 @@ struct Suspect {
   std::vector<std::string> evidence;
 };
 
+// What one method cost the cluster: time from the barrier before its first case to the barrier
+// after its last, on rank 0's clock (simulated time under SMPI), and the cases it ran.
+struct MethodCost {
+  std::string method;  // skew, pairwise, bisect
+  double seconds = 0.0;
+  int cases = 0;
+};
+
 struct LocateReport {
   int num_ranks = 0;
+  std::vector<MethodCost> costs;     // measured runs only (none when analysing files)
+  std::string clock = "wall";        // "wall", or "simulated" under SimGrid SMPI
   std::vector<std::string> hosts;    // per rank, when known
   std::optional<std::string> fault;  // injected (tests)
   std::optional<SkewReport> skew;

@@ -13,6 +13,7 @@
 #include <ctime>
 #include <random>
 #include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -106,6 +107,63 @@ std::string Control::broadcast_string(const std::string& s) const {
   return out;
 }
 
+namespace {
+
+constexpr int kHostLen = 256;
+
+// Host names and pids. Rank 0 gathers them (N x 256 bytes there, nowhere else) and numbers the
+// hosts in order of first appearance; every rank receives the host number of every rank (N ints,
+// what the placement needs). Outside a simulation every rank also receives the names and pids:
+// the watchdog names the hosts of late ranks on whichever rank it fires. A simulation holds all
+// ranks in one process, where N names on each of N ranks would be the tool's own O(N^2) memory
+// (256 MiB at 1,024 ranks); there only rank 0 keeps them (its watchdog is off).
+void gather_hosts(const Control& control, ProcessInfo& info) {
+  const auto n = static_cast<std::size_t>(info.size);
+  const bool root = info.rank == 0;
+  std::array<char, kHostLen> host{};
+  const std::string my_host = backend::sim::host_name();  // the simulated host under SMPI
+  std::memcpy(host.data(), my_host.data(), std::min<std::size_t>(my_host.size(), kHostLen - 1));
+  std::vector<char> names(root ? n * kHostLen : 0);
+  CB_CHECK_MPI(MPI_Gather(host.data(), kHostLen, MPI_CHAR, names.data(), kHostLen, MPI_CHAR, 0, control.comm()));
+  const long pid = static_cast<long>(getpid());
+  std::vector<long> pids(root ? n : 0);
+  CB_CHECK_MPI(MPI_Gather(&pid, 1, MPI_LONG, pids.data(), 1, MPI_LONG, 0, control.comm()));
+  // Rank 0 numbers the hosts; `unique` holds each distinct name once.
+  info.host_index.assign(n, 0);
+  std::vector<char> unique;
+  if (root) {
+    std::unordered_map<std::string, int> number;
+    for (std::size_t r = 0; r < n; ++r) {
+      const char* name = names.data() + r * kHostLen;
+      const auto [it, added] =
+          number.try_emplace(std::string(name, strnlen(name, kHostLen)), static_cast<int>(number.size()));
+      if (added) unique.insert(unique.end(), name, name + kHostLen);
+      info.host_index[r] = it->second;
+    }
+  }
+  CB_CHECK_MPI(MPI_Bcast(info.host_index.data(), info.size, MPI_INT, 0, control.comm()));
+  if (!backend::sim::active()) {
+    int count = static_cast<int>(unique.size() / kHostLen);
+    CB_CHECK_MPI(MPI_Bcast(&count, 1, MPI_INT, 0, control.comm()));
+    unique.resize(static_cast<std::size_t>(count) * kHostLen);
+    CB_CHECK_MPI(MPI_Bcast(unique.data(), count * kHostLen, MPI_CHAR, 0, control.comm()));
+    pids.resize(n);
+    CB_CHECK_MPI(MPI_Bcast(pids.data(), info.size, MPI_LONG, 0, control.comm()));
+  } else if (!root) {
+    return;  // simulation: the names stay on rank 0
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    record::HostInfo h;
+    h.rank = static_cast<int>(r);
+    const char* name = unique.data() + static_cast<std::size_t>(info.host_index[r]) * kHostLen;
+    h.host = std::string(name, strnlen(name, kHostLen));
+    h.pid = pids[r];
+    info.hosts.push_back(std::move(h));
+  }
+}
+
+}  // namespace
+
 ProcessInfo gather_process_info(const Control& control) {
   ProcessInfo info;
   info.rank = control.rank();
@@ -119,24 +177,7 @@ ProcessInfo gather_process_info(const Control& control) {
   cpu_set_t set;
   CPU_ZERO(&set);
   info.cores_available = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  // Host names and pids of every rank.
-  constexpr int kHostLen = 256;
-  std::array<char, kHostLen> host{};
-  const std::string my_host = backend::sim::host_name();  // the simulated host under SMPI
-  std::memcpy(host.data(), my_host.data(), std::min<std::size_t>(my_host.size(), kHostLen - 1));
-  std::vector<char> hosts(static_cast<std::size_t>(info.size) * kHostLen);
-  CB_CHECK_MPI(MPI_Allgather(host.data(), kHostLen, MPI_CHAR, hosts.data(), kHostLen, MPI_CHAR, control.comm()));
-  const long pid = static_cast<long>(getpid());
-  std::vector<long> pids(static_cast<std::size_t>(info.size));
-  CB_CHECK_MPI(MPI_Allgather(&pid, 1, MPI_LONG, pids.data(), 1, MPI_LONG, control.comm()));
-  for (int r = 0; r < info.size; ++r) {
-    record::HostInfo h;
-    h.rank = r;
-    const char* name = hosts.data() + static_cast<std::size_t>(r) * kHostLen;
-    h.host = std::string(name, strnlen(name, kHostLen));
-    h.pid = pids[static_cast<std::size_t>(r)];
-    info.hosts.push_back(std::move(h));
-  }
+  gather_hosts(control, info);
   info.launcher = detect_launcher(control.comm());
   return info;
 }
@@ -150,8 +191,13 @@ Placement resolve_placement(const ProcessInfo& info, const PlacementOptions& opt
     p.source = "system";
     return p;
   }
+  // Host names where this rank has them, else the hosts' numbers (the same domains).
   std::vector<std::string> keys;
-  for (const auto& h : info.hosts) keys.push_back(h.host);
+  if (info.hosts.size() == static_cast<std::size_t>(info.size)) {
+    for (const auto& h : info.hosts) keys.push_back(h.host);
+  } else {
+    for (const int h : info.host_index) keys.push_back(fmt::format("host #{}", h));
+  }
   Placement p = placement_from_keys(keys, options.allow_interleaved, "host");
   warning = fmt::format(
       "domains taken from hosts ({} domain(s) of [{}] ranks): a host is not a rack; pass --ranks-per-domain or "

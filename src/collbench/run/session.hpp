@@ -51,7 +51,9 @@ struct ProcessInfo {
   int local_rank = 0;       // rank among the ranks on this host
   int ranks_on_host = 1;
   int cores_available = 1;  // CPUs this process may run on
-  std::vector<record::HostInfo> hosts;  // per rank (gathered on every rank)
+  // Per rank: on rank 0 always; on every rank outside a simulation (gather_hosts in session.cpp).
+  std::vector<record::HostInfo> hosts;
+  std::vector<int> host_index;  // per rank, on every rank: hosts numbered in order of first appearance
   std::string launcher = "singleton";   // run header's `launcher`, agreed by all ranks (detect_launcher)
 };
 
