@@ -10,13 +10,55 @@
 #include <set>
 
 #include "collbench/core/units.hpp"
-#include "collbench/report/number_text.hpp"
 #include "collbench/report/escape.hpp"
+#include "collbench/report/html_detail.hpp"
+#include "collbench/report/number_text.hpp"
 #include "collbench/report/svg.hpp"
 
 namespace collbench::report {
 
 using record::CaseRecord;
+
+namespace html_detail {
+
+std::string esc(std::string_view s) {
+  return xml_escape(s);
+}
+
+std::string opt_text(const std::optional<std::string>& v) {
+  return v ? esc(*v) : std::string("–");
+}
+
+std::string size_cell(std::uint64_t bytes) {
+  return fmt::format(R"(<td class="n" title="{} bytes">{}</td>)", bytes, esc(format_bytes(bytes)));
+}
+
+std::string td(std::string_view html_text, std::string_view cls) {
+  return cls.empty() ? fmt::format("<td>{}</td>", html_text) : fmt::format(R"(<td class="{}">{}</td>)", cls, html_text);
+}
+
+std::string th_row(const std::vector<std::pair<std::string, bool>>& cols) {
+  std::string out = "<thead><tr>";
+  for (const auto& [name, numeric] : cols)
+    out += numeric ? "<th class=\"n\">" + name + "</th>" : "<th>" + name + "</th>";
+  return out + "</tr></thead>";
+}
+
+std::string list_items(const std::vector<std::string>& items, std::string_view prefix) {
+  if (items.empty()) return "";
+  std::string out = "<ul class=\"notes\">";
+  for (const auto& i : items) out += "<li>" + esc(std::string(prefix) + i) + "</li>";
+  return out + "</ul>";
+}
+
+}  // namespace html_detail
+
+using html_detail::esc;
+using html_detail::list_items;
+using html_detail::opt_text;
+using html_detail::size_cell;
+using html_detail::td;
+using html_detail::th_row;
 
 namespace {
 
@@ -74,36 +116,6 @@ footer{color:var(--muted);font-size:12px;padding:8px 32px 32px;max-width:1280px;
 @media print{body{background:#fff} header.top{background:#fff;color:#000;border-bottom:2px solid #000}
 header.top .subtitle{color:#333} section{border:none;padding:0;break-inside:avoid-page} .charts svg{border:none}}
 )css";
-
-std::string esc(std::string_view s) {
-  return xml_escape(s);
-}
-
-std::string opt_text(const std::optional<std::string>& v) {
-  return v ? esc(*v) : std::string("–");
-}
-
-std::string size_cell(std::uint64_t bytes) {
-  return fmt::format(R"(<td class="n" title="{} bytes">{}</td>)", bytes, esc(format_bytes(bytes)));
-}
-
-std::string td(std::string_view html_text, std::string_view cls = "") {
-  return cls.empty() ? fmt::format("<td>{}</td>", html_text) : fmt::format(R"(<td class="{}">{}</td>)", cls, html_text);
-}
-
-std::string th_row(const std::vector<std::pair<std::string, bool>>& cols) {
-  std::string out = "<thead><tr>";
-  for (const auto& [name, numeric] : cols)
-    out += numeric ? "<th class=\"n\">" + name + "</th>" : "<th>" + name + "</th>";
-  return out + "</tr></thead>";
-}
-
-std::string list_items(const std::vector<std::string>& items, std::string_view prefix = "") {
-  if (items.empty()) return "";
-  std::string out = "<ul class=\"notes\">";
-  for (const auto& i : items) out += "<li>" + esc(std::string(prefix) + i) + "</li>";
-  return out + "</ul>";
-}
 
 std::string system_name(const nlohmann::json& system) {
   if (system.is_object() && system.contains("name") && system["name"].is_string()) {
@@ -544,222 +556,6 @@ std::string render_cases_html(const std::vector<InputFile>& files, const Compari
                            : html::badge("FAIL") + fmt::format(" {} failed case(s), {} case(s) with wrong elements",
                                                                failed, wrong_cases));
   return html::page("collbench report", subtitle, body, ctx);
-}
-
-std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::vector<InputFile>& files,
-                                     const HtmlContext& ctx) {
-  std::size_t measured = 0, projected = 0, flagged = 0;
-  for (const auto& g : rep.groups) {
-    measured += g.measured.size();
-    projected += g.projected.size();
-    for (const auto& p : g.projected) flagged += p.extrapolation_warning;
-  }
-  std::string body = "<section class=\"summary\"><h2>Summary</h2>\n";
-  body += html::cards({{"groups", fmt::format("{}", rep.groups.size()), ""},
-                       {"measured points", fmt::format("{}", measured), ""},
-                       {"projected points", fmt::format("{}", projected), ""},
-                       {"metric", std::string(to_string(rep.metric)), ""},
-                       {"measured on", rep.measured_system.value_or("unknown"), ""},
-                       {"projected with", rep.projection_system.value_or("none"), ""}});
-  const std::string_view metric_text = efficiency_definition(rep.metric);
-  body += fmt::format(
-      "<p>E(N) = {}, N0 = the smallest measured N with a positive metric; 1.0 is perfect weak scaling. Intervals: "
-      "{:g}% percentile bootstrap over the per-iteration samples of both records ({} resamples, seed {}). % bound = "
-      "100 x bound time / measured p50. <strong>Projections</strong> (hollow markers, dashed lines, labelled "
-      "<em>projected</em>; never measured): the model's bound at N, with the ranks per domain of the calibration "
-      "point (the largest measured N, or --calibrate-at), times the efficiency vs bound measured there; the "
-      "prediction interval widens that efficiency's interval by k = 1 + log2(N / N_cal), clipped at the bound "
-      "(E(N) from the same interval). More than 4x beyond the largest measured N: <em>model only</em>. Method: "
-      "docs/report.md.</p>\n",
-      esc(metric_text), 100.0 * rep.confidence, rep.resamples, rep.seed);
-  if (rep.cross_system) {
-    body += "<div class=\"callout\">Cross-system projection (asked for with --project-onto): measured on " +
-            esc(rep.measured_system.value_or("unknown")) + ", projected onto " +
-            esc(rep.projection_system.value_or("?")) + ".</div>\n";
-  }
-  if (!rep.projection_status.empty()) body += "<div class=\"callout\">" + esc(rep.projection_status) + "</div>\n";
-  for (const auto& w : rep.warnings) body += "<div class=\"warning\">warning: " + esc(w) + "</div>\n";
-  body += "</section>\n";
-
-  for (std::size_t gi = 0; gi < rep.groups.size(); ++gi) {
-    const auto& g = rep.groups[gi];
-    const std::string title = fmt::format("{} · {} · {} · {}/rank · {} · {} · {}{}", g.collective, g.algo, g.dtype,
-                                          format_bytes(g.bytes_per_rank), g.scope, g.backend,
-                                          g.in_place ? "in-place" : "out-of-place", g.redop ? " · " + *g.redop : "");
-    body += fmt::format("<section class=\"group\" id=\"group-{}\"><h2>{}</h2>\n", gi, esc(title));
-    body += fmt::format("<p class=\"muted\">bytes per rank {}, timing {}, reference N0 = {}</p>\n", g.bytes_per_rank,
-                        esc(g.timing), g.reference_ranks > 0 ? std::to_string(g.reference_ranks) : std::string("none"));
-
-    // Charts: E(N) and % of bound vs N.
-    svg::LineChart e_chart;
-    e_chart.title = "weak-scaling efficiency E(N)";
-    e_chart.x_label = "ranks N (log2)";
-    e_chart.y_label = "E(N)";
-    e_chart.x_format = svg::TickFormat::number;
-    e_chart.references.push_back({1.0, "perfect weak scaling (1.0)", svg::Stroke::dotted});
-    svg::LineChart b_chart = e_chart;
-    b_chart.title = "% of the analytic bound";
-    b_chart.y_label = "% of bound";
-    b_chart.references = {{100.0, "bound (100%)", svg::Stroke::dashed}};
-    const bool all_simulated = !g.measured.empty() && std::all_of(g.measured.begin(), g.measured.end(),
-                                                                   [](const auto& m) { return m.simulated; });
-    svg::Series e_meas{all_simulated ? "simulated, SimGrid SMPI (95% CI)" : "measured (95% CI)", {}, svg::Stroke::solid,
-                       true, false, "", 0};
-    svg::Series b_meas = e_meas;
-    svg::Series e_proj{"projected (prediction interval)", {}, svg::Stroke::dashed, true, true, "projected", 1};
-    svg::Series b_proj = e_proj;
-    const MeasuredPoint* last = nullptr;
-    for (const auto& m : g.measured) {
-      const double n = m.num_ranks;
-      if (m.efficiency) {
-        e_meas.points.push_back({n, *m.efficiency, m.efficiency_ci ? std::optional(m.efficiency_ci->low) : std::nullopt,
-                                 m.efficiency_ci ? std::optional(m.efficiency_ci->high) : std::nullopt});
-      }
-      if (m.pct_bound) {
-        b_meas.points.push_back({n, *m.pct_bound, m.pct_bound_ci ? std::optional(m.pct_bound_ci->low) : std::nullopt,
-                                 m.pct_bound_ci ? std::optional(m.pct_bound_ci->high) : std::nullopt});
-      }
-      if (m.num_ranks == g.calibration_ranks) last = &m;
-    }
-    // The dashed projection line starts at the calibration point (the largest measured N, drawn
-    // with its measured marker) and runs through the projected points (hollow markers).
-    svg::Series e_link{"", {}, svg::Stroke::dashed, false, false, "", 1};
-    svg::Series b_link = e_link;
-    // More than 4x beyond the largest measured N: "model only", a dashed series of its own colour.
-    svg::Series e_model{"model only (> 4x measured N)", {}, svg::Stroke::dashed, true, true, "model only", 2};
-    svg::Series b_model = e_model;
-    for (const auto& p : g.projected) {
-      const double n = p.num_ranks;
-      auto& es = p.extrapolation_warning ? e_model : e_proj;
-      auto& bs = p.extrapolation_warning ? b_model : b_proj;
-      if (p.efficiency) {
-        es.points.push_back({n, *p.efficiency, p.pi ? std::optional(p.pi->low) : std::nullopt,
-                             p.pi ? std::optional(p.pi->high) : std::nullopt});
-      }
-      bs.points.push_back({n, p.pct_bound, p.pct_bound_pi ? std::optional(p.pct_bound_pi->low) : std::nullopt,
-                           p.pct_bound_pi ? std::optional(p.pct_bound_pi->high) : std::nullopt});
-    }
-    if (last && last->efficiency && !e_proj.points.empty()) {
-      e_link.points = {{static_cast<double>(last->num_ranks), *last->efficiency, {}, {}}, e_proj.points.front()};
-      e_link.points.back().y_low = e_link.points.back().y_high = std::nullopt;
-    }
-    if (last && last->pct_bound && !b_proj.points.empty()) {
-      b_link.points = {{static_cast<double>(last->num_ranks), *last->pct_bound, {}, {}}, b_proj.points.front()};
-      b_link.points.back().y_low = b_link.points.back().y_high = std::nullopt;
-    }
-    // A system far below its bound (a CPU run against a GPU profile) would be a flat line at 0
-    // under the 100% line: then the axis follows the data and the title says where the bound is.
-    double pct_max = 0.0;
-    for (const auto* s : {&b_meas, &b_proj, &b_model}) {
-      for (const auto& pt : s->points) pct_max = std::max({pct_max, pt.y, pt.y_high.value_or(0.0)});
-    }
-    if (pct_max > 0.0 && pct_max < 10.0) {
-      b_chart.references.clear();
-      b_chart.title += " (the bound, 100%, is off this scale)";
-    }
-    e_chart.series = {e_link, e_meas};
-    b_chart.series = {b_link, b_meas};
-    if (!e_proj.points.empty()) e_chart.series.push_back(e_proj);
-    if (!b_proj.points.empty()) b_chart.series.push_back(b_proj);
-    if (!e_model.points.empty()) e_chart.series.push_back(e_model);
-    if (!b_model.points.empty()) b_chart.series.push_back(b_model);
-    body += "<div class=\"charts\">\n" + svg::render_line_chart(e_chart) + "\n" + svg::render_line_chart(b_chart) +
-            "\n</div>\n";
-
-    body += "<h3>Measured</h3>\n<div class=\"table-wrap\"><table class=\"measured\">";
-    body += th_row({{"N", true},
-                    {"domains", true},
-                    {"packing", false},
-                    {"time p50 (us)", true},
-                    {"p99 (us)", true},
-                    {"algbw (GB/s)", true},
-                    {"busbw (GB/s)", true},
-                    {"% bound", true},
-                    {"% bound CI", false},
-                    {"% expected", true},
-                    {"E(N)", true},
-                    {"E(N) CI", false},
-                    {"slowest rank (host)", false},
-                    {"samples", true}});
-    body += "<tbody>\n";
-    for (const auto& m : g.measured) {
-      std::string slowest = "–";
-      if (m.slowest_rank) {
-        slowest = esc(fmt::format("{} ({}) {:.2f} us vs median {:.2f} us", *m.slowest_rank,
-                                  m.slowest_host.value_or("host unknown"), m.slowest_rank_mean_us.value_or(0.0),
-                                  m.median_rank_mean_us.value_or(0.0)));
-      }
-      body += "<tr class=\"measured-point\">" + td(fmt::format("{}", m.num_ranks), "n") +
-              td(fmt::format("{}", m.num_domains), "n") +
-              td(esc(m.packing) + (m.uneven ? " <span class=\"badge fail\">uneven</span>" : "")) +
-              td(number_text(m.p50_us, 2), "n") + td(number_text(m.p99_us, 2), "n") + td(number_text(m.algbw_gbps, 3), "n") +
-              td(number_text(m.busbw_gbps, 3), "n") + td(number_text(m.pct_bound, 1), "n") +
-              td(interval_text(m.pct_bound_ci, 1)) + td(number_text(m.pct_expected, 1), "n") +
-              td(number_text(m.efficiency, 3), "n") + td(interval_text(m.efficiency_ci, 3)) + td(slowest, "wrap") +
-              td(fmt::format("{}", m.samples), "n") + "</tr>\n";
-    }
-    body += "</tbody></table></div>\n";
-    std::vector<std::string> sources, notes;
-    for (const auto& m : g.measured) {
-      if (!m.bound_source.empty() && std::find(sources.begin(), sources.end(), m.bound_source) == sources.end()) {
-        sources.push_back(m.bound_source);
-      }
-      for (const auto& n : m.notes) notes.push_back(fmt::format("N={} ({}:{}): {}", m.num_ranks, m.file, m.line, n));
-    }
-    if (!sources.empty())
-      body += "<p class=\"muted\">Bounds from: " + esc(fmt::format("{}", fmt::join(sources, "; "))) + ".</p>\n";
-    body += list_items(notes);
-    if (!g.projected.empty()) {
-      body += "<h3>Projected (model, not measured) " + html::badge("projected") + "</h3>\n";
-      body += fmt::format("<p class=\"muted\">Calibrated at N={}: efficiency vs bound {} {}.</p>\n",
-                          g.calibration_ranks, number_text(g.calibration_efficiency, 3), interval_text(g.calibration_ci, 3));
-      body += "<div class=\"table-wrap\"><table class=\"projected\">";
-      body += th_row({{"N", true},
-                      {"packing", false},
-                      {"system", false},
-                      {"bound time (us)", true},
-                      {"bound busbw (GB/s)", true},
-                      {"projected time (us)", true},
-                      {"projected busbw (GB/s)", true},
-                      {"projected E(N)", true},
-                      {"E(N) prediction interval", false},
-                      {"projected % bound", true},
-                      {"% bound PI", false},
-                      {"extrapolation", false}});
-      body += "<tbody>\n";
-      std::vector<std::string> pnotes;
-      for (const auto& p : g.projected) {
-        std::string extra = fmt::format("{:.3g}x", p.extrapolation);
-        if (p.extrapolation_warning) {
-          extra += fmt::format(" <span class=\"badge fail\">model only: beyond {:g}x</span>",
-                               rep.extrapolation_warn_factor);
-        }
-        body += "<tr class=\"projected\">" + td(fmt::format("{} (projected)", p.num_ranks), "n") +
-                td(esc(p.packing) + (p.uneven ? " <span class=\"badge fail\">uneven</span>" : "")) + td(esc(p.system)) +
-                td(number_text(p.bound_time_us, 2), "n") + td(number_text(p.bound_busbw_gbps, 3), "n") +
-                td(number_text(p.projected_time_us, 2), "n") + td(number_text(p.projected_busbw_gbps, 3), "n") +
-                td(number_text(p.efficiency, 3), "n") + td(interval_text(p.pi, 3)) + td(number_text(p.pct_bound, 1), "n") +
-                td(interval_text(p.pct_bound_pi, 1)) + td(extra) + "</tr>\n";
-        for (const auto& n : p.notes) pnotes.push_back(fmt::format("projected N={}: {}", p.num_ranks, n));
-      }
-      body += "</tbody></table></div>\n" + list_items(pnotes);
-    }
-    body += list_items(g.notes);
-    body += "</section>\n";
-  }
-  if (!rep.notes.empty()) body += "<section class=\"notes\"><h2>Notes</h2>" + list_items(rep.notes) + "</section>\n";
-
-  std::string inputs = "<section class=\"inputs\"><h2>busbw vs message size per input</h2>\n";
-  for (const auto& f : files) inputs += fmt::format("<h3><code>{}</code></h3>\n", esc(f.path)) + html::busbw_charts(f);
-  body += inputs + "</section>\n";
-  body += html::provenance_section(files);
-  std::string subtitle = esc(fmt::format("{} group(s) from {} file(s)", rep.groups.size(), files.size()));
-  if (rep.projection_system) {
-    subtitle += fmt::format(" · {} projected point(s) on {}", projected, esc(*rep.projection_system));
-  }
-  if (flagged)
-    subtitle += fmt::format(" · {} beyond {:g}x the largest measured N", flagged, rep.extrapolation_warn_factor);
-  return html::page(rep.title, subtitle, body, ctx);
 }
 
 }  // namespace collbench::report
