@@ -16,6 +16,8 @@
 
 #include "cli/subcommand.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/moe_plan.hpp"
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
@@ -138,12 +140,11 @@ std::vector<Placement> resolve_placements(const ModelFlags& f, const model::Syst
 
 std::vector<Row> build_rows(const ModelFlags& f, const model::SystemProfile& s) {
   const auto& traits = coll::find_collective(f.collective);
-  const auto& modelled = model::modelled_collectives();
-  if (std::find(modelled.begin(), modelled.end(), f.collective) == modelled.end()) {
+  if (!traits.facts().modelled) {
     throw InputError(
         fmt::format("'{}' is not modelled per collective call (MoE exchanges are modelled from their "
                     "traffic matrix by the workload harness); modelled here: {}",
-                    f.collective, join(modelled)));
+                    f.collective, join(model::modelled_collectives())));
   }
   std::vector<Dtype> dtypes;
   for (const auto& d : split_list(f.dtypes, "-d/--dtype")) dtypes.push_back(parse_dtype(d));
@@ -316,7 +317,8 @@ void print_csv(const ModelFlags& f, const model::SystemProfile& s, const std::ve
 // MoE: the message sizes of one dispatch and combine per GPU, per EP size (docs/hardware-context.md section 6).
 
 bool is_moe(std::string_view collective) {
-  return collective.rfind("moe-", 0) == 0;
+  const auto id = collective_id(collective);
+  return id == CollectiveId::moe_dispatch || id == CollectiveId::moe_combine || id == CollectiveId::moe_roundtrip;
 }
 
 struct MoeRow {
@@ -364,7 +366,7 @@ MoeTable build_moe_table(const ModelFlags& f, const std::optional<model::SystemP
     }
     ep_sizes.push_back(p);
   }
-  const auto op = f.collective == "moe-combine" ? 1 : f.collective == "moe-roundtrip" ? 2 : 0;
+  const coll::MoeOp op = coll::moe_op_of(f.collective);
   for (const int p : ep_sizes) {
     MoeRow r;
     r.ep_size = p;
@@ -403,8 +405,8 @@ MoeTable build_moe_table(const ModelFlags& f, const std::optional<model::SystemP
       r.placement = resolve_placements(one, *system).front();
       // Uniform expected matrix: every pair (self included) carries T x rows per token / P rows.
       const double per_pair_rows = static_cast<double>(t.tokens_per_rank) * r.rows_per_token / p;
-      const double row_bytes =
-          static_cast<double>((op != 1 ? pr.dispatch.bytes_per_row : 0) + (op != 0 ? pr.combine.bytes_per_row : 0));
+      const double row_bytes = static_cast<double>((op != coll::MoeOp::combine ? pr.dispatch.bytes_per_row : 0) +
+                                                   (op != coll::MoeOp::dispatch ? pr.combine.bytes_per_row : 0));
       model::TrafficMatrix m;
       m.num_ranks = p;
       m.bytes.assign(static_cast<std::size_t>(p) * static_cast<std::size_t>(p),

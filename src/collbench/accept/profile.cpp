@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "collbench/coll/collective.hpp"
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/paths.hpp"
 #include "collbench/core/placement.hpp"
@@ -272,8 +273,8 @@ Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, co
   check.domain_sizes = s.domain_sizes;
   if (s.base.stop.min_iters > s.base.stop.max_iters) r.fail(entry.Mark(), cpath, "min_iters is larger than max_iters");
   const auto pairing = s.base.params.find("pairing");
-  if (s.base.collective == "sendrecv" && pairing != s.base.params.end() && pairing->second != "ring" &&
-      s.base.params.count("round") == 0) {
+  if (collective_id(s.base.collective) == CollectiveId::sendrecv && pairing != s.base.params.end() &&
+      pairing->second != "ring" && s.base.params.count("round") == 0) {
     check.all_rounds = true;
   }
   if (check.all_rounds && pairing->second == "rail" && s.base.scope != Scope::global) {

@@ -1,13 +1,32 @@
 // Hierarchical compositions.
 #include "collbench/backend/hierarchical.hpp"
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 
 namespace collbench::backend {
+namespace {
+
+// The families HierarchicalComm composes (hierarchical.hpp): all-reduce, all-to-all and MoE's
+// all-to-all-v exchanges.
+bool has_hierarchical_composition(std::optional<CollectiveId> id) {
+  if (!id) return false;
+  switch (*id) {
+    case CollectiveId::allreduce:
+    case CollectiveId::alltoall:
+    case CollectiveId::moe_dispatch:
+    case CollectiveId::moe_combine:
+    case CollectiveId::moe_roundtrip:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
 
 std::optional<std::string> hierarchical_waiver(const std::string& collective, bool uniform_domains, int num_domains) {
-  const bool moe = collective == "moe-dispatch" || collective == "moe-combine" || collective == "moe-roundtrip";
-  if (collective != "allreduce" && collective != "alltoall" && !moe) {
+  if (!has_hierarchical_composition(collective_id(collective))) {
     return "hierarchical is implemented for allreduce, alltoall and moe-*, not " + collective;
   }
   if (!uniform_domains) return std::string("hierarchical needs equal domain sizes (the placement is uneven)");

@@ -7,10 +7,8 @@ namespace {
 
 class AllGather final : public Collective {
  public:
-  [[nodiscard]] std::string_view name() const override { return "allgather"; }
+  AllGather() : Collective(CollectiveId::allgather) {}
   [[nodiscard]] std::string_view description() const override { return "all-gather"; }
-  [[nodiscard]] std::string_view bytes_convention() const override { return "total output per rank (n x chunk)"; }
-  [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
     Shape s;

@@ -7,11 +7,8 @@ namespace {
 
 class AllReduce final : public Collective {
  public:
-  [[nodiscard]] std::string_view name() const override { return "allreduce"; }
+  AllReduce() : Collective(CollectiveId::allreduce) {}
   [[nodiscard]] std::string_view description() const override { return "all-reduce (sum/prod/min/max)"; }
-  [[nodiscard]] std::string_view bytes_convention() const override { return "per-rank buffer"; }
-  [[nodiscard]] bool has_redop() const override { return true; }
-  [[nodiscard]] double busbw_factor(int n) const override { return 2.0 * (n - 1) / n; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int /*n*/) const override {
     Shape s;

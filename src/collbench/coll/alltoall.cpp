@@ -8,10 +8,8 @@ namespace {
 
 class AllToAll final : public Collective {
  public:
-  [[nodiscard]] std::string_view name() const override { return "alltoall"; }
+  AllToAll() : Collective(CollectiveId::alltoall) {}
   [[nodiscard]] std::string_view description() const override { return "all-to-all, uniform blocks"; }
-  [[nodiscard]] std::string_view bytes_convention() const override { return "per-rank send total (n x per-peer block)"; }
-  [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
     Shape s;

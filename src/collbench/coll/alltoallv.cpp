@@ -15,15 +15,10 @@ constexpr std::uint64_t weight(int src, int dst) { return 1 + static_cast<std::u
 
 class AllToAllV final : public Collective {
  public:
-  [[nodiscard]] std::string_view name() const override { return "alltoallv"; }
+  AllToAllV() : Collective(CollectiveId::alltoallv) {}
   [[nodiscard]] std::string_view description() const override {
     return "all-to-all-v, deterministic 1:2:3 imbalance between peers";
   }
-  [[nodiscard]] std::string_view bytes_convention() const override {
-    return "max over ranks of send or receive total (bytes_max_rank)";
-  }
-  [[nodiscard]] bool supports_in_place() const override { return false; }
-  [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int rank, int n) const override {
     const std::uint64_t elem = dtype_size(dtype);

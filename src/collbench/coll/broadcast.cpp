@@ -7,10 +7,8 @@ namespace {
 
 class Broadcast final : public Collective {
  public:
-  [[nodiscard]] std::string_view name() const override { return "broadcast"; }
+  Broadcast() : Collective(CollectiveId::broadcast) {}
   [[nodiscard]] std::string_view description() const override { return "broadcast from the root rank"; }
-  [[nodiscard]] std::string_view bytes_convention() const override { return "buffer"; }
-  [[nodiscard]] double busbw_factor(int /*n*/) const override { return 1.0; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int /*n*/) const override {
     Shape s;

@@ -1,7 +1,8 @@
-// A collective family's traits: its name, byte convention, busbw factor, buffer shapes, how to
-// fill inputs so that results are exactly known, how to verify, and how to launch it on any
-// backend communicator. One file per family (allreduce.cpp, alltoall.cpp, ...) defines one
-// subclass; registry.cpp lists them. A new collective is one new file plus its tests.
+// A collective family's traits: its facts (name, byte convention, busbw factor, ...: one row of
+// core/collective_facts.cpp), buffer shapes, how to fill inputs so that results are exactly
+// known, how to verify, and how to launch it on any backend communicator. One file per family
+// (allreduce.cpp, alltoall.cpp, ...) defines one subclass; registry.cpp lists them. A new
+// collective is one new file, a row of facts and its tests.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collbench/backend/backend.hpp"
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/placement.hpp"
@@ -75,15 +77,21 @@ struct CaseContext {
 
 class Collective {
  public:
+  explicit Collective(CollectiveId id) : facts_(collective_facts(id)) {}
   virtual ~Collective() = default;
-  [[nodiscard]] virtual std::string_view name() const = 0;
+  Collective(const Collective&) = delete;
+  Collective& operator=(const Collective&) = delete;
+  // The family's facts (core/collective_facts.hpp): name, byte convention, busbw factor, ...
+  [[nodiscard]] const CollectiveFacts& facts() const { return facts_; }
+  [[nodiscard]] CollectiveId id() const { return facts_.id; }
+  [[nodiscard]] std::string_view name() const { return facts_.name; }
   [[nodiscard]] virtual std::string_view description() const = 0;
   // What `bytes` means for this family (printed by --list and in docs).
-  [[nodiscard]] virtual std::string_view bytes_convention() const = 0;
-  [[nodiscard]] virtual bool has_redop() const { return false; }
-  [[nodiscard]] virtual bool supports_in_place() const { return true; }
+  [[nodiscard]] std::string_view bytes_convention() const { return facts_.bytes_convention; }
+  [[nodiscard]] bool has_redop() const { return facts_.reduces; }
+  [[nodiscard]] bool supports_in_place() const { return facts_.in_place; }
   // busbw = algbw x factor(n) (nccl-tests conventions; n = the communicator's rank count).
-  [[nodiscard]] virtual double busbw_factor(int num_ranks) const = 0;
+  [[nodiscard]] double busbw_factor(int num_ranks) const { return collbench::busbw_factor(facts_.busbw, num_ranks); }
   [[nodiscard]] virtual Shape shape(std::uint64_t requested_bytes, Dtype dtype, int rank, int num_ranks) const = 0;
   // The shape with the case's parameters and placement (ctx.params, ctx.algo, ctx.placement).
   // Families without parameters use shape(); the runner always calls this one.
@@ -155,6 +163,9 @@ class Collective {
   [[nodiscard]] virtual std::string size_label(const Shape& /*shape*/, const CaseContext& /*ctx*/) const { return {}; }
   // The record's `workload` object (MoE), or null.
   [[nodiscard]] virtual nlohmann::json workload_record(const Shape& /*shape*/) const { return nullptr; }
+
+ private:
+  const CollectiveFacts& facts_;
 };
 
 const std::vector<std::unique_ptr<Collective>>& collective_registry();

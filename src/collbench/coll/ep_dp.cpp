@@ -24,7 +24,7 @@
 namespace collbench::coll {
 namespace {
 
-constexpr const char* kName = "ep-dp-concurrent";
+const std::string_view kName = to_string(CollectiveId::ep_dp_concurrent);
 constexpr const char* kDpBytes = "dp_bytes";
 
 // Where this rank sits: m ranks per domain, D domains, its domain and local index.
@@ -83,17 +83,10 @@ CaseContext dp_context(const CaseContext& ctx, const Levels& l) {
 
 class EpDpConcurrent final : public Collective {
  public:
-  [[nodiscard]] std::string_view name() const override { return kName; }
+  EpDpConcurrent() : Collective(CollectiveId::ep_dp_concurrent) {}
   [[nodiscard]] std::string_view description() const override {
     return "EP all-to-all inside every domain concurrently with DP all-reduce across domains (dp_bytes)";
   }
-  [[nodiscard]] std::string_view bytes_convention() const override {
-    return "per-rank all-to-all send total inside the domain; the all-reduce buffer is dp_bytes (default the same)";
-  }
-  [[nodiscard]] bool has_redop() const override { return true; }
-  // No bus bandwidth for two operations on different links at once: busbw is 0 and the case is
-  // judged on time (the bound is the slowest part; docs/model.md).
-  [[nodiscard]] double busbw_factor(int /*num_ranks*/) const override { return 0.0; }
   [[nodiscard]] bool uses_levels() const override { return true; }
 
   void check_params(const std::map<std::string, std::string>& params) const override {
@@ -230,14 +223,14 @@ class EpDpConcurrent final : public Collective {
     const Levels& l = d.levels;
     ConcurrentPart ep_part;
     ep_part.name = "ep";
-    ep_part.collective = "alltoall";
+    ep_part.collective = to_string(CollectiveId::alltoall);
     ep_part.bytes = s.bytes;
     ep_part.ranks = l.domain_size;
     ep_part.placement = ctx.placement;  // one all-to-all in every domain at once
     ep_part.scope = Scope::domain;
     ConcurrentPart dp_part;
     dp_part.name = "dp";
-    dp_part.collective = "allreduce";
+    dp_part.collective = to_string(CollectiveId::allreduce);
     dp_part.bytes = d.dp_elems * dtype_size(ctx.dtype);
     dp_part.ranks = l.num_domains;
     // One rank per domain: every hop crosses the scale-out network (m such all-reduces at once,

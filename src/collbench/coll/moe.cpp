@@ -279,9 +279,8 @@ void run_plan(backend::Comm& comm, const ExchangePlan& plan, const void* send, v
 
 class MoeCollective final : public Collective {
  public:
-  explicit MoeCollective(MoeOp op) : op_(op) {}
+  explicit MoeCollective(MoeOp op) : Collective(collective_id_of(op)), op_(op) {}
 
-  [[nodiscard]] std::string_view name() const override { return to_string(op_); }
   [[nodiscard]] std::string_view description() const override {
     switch (op_) {
       case MoeOp::dispatch:
@@ -293,12 +292,6 @@ class MoeCollective final : public Collective {
     }
     return "";
   }
-  [[nodiscard]] std::string_view bytes_convention() const override {
-    return "max over ranks of send or receive total (bytes_max_rank) for the workload's routing; set by "
-           "--workload/--tokens (-b/-e do not apply)";
-  }
-  [[nodiscard]] bool supports_in_place() const override { return false; }
-  [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
 
   // Without parameters (tests that walk the registry): the default workload with as many tokens
   // per rank as dispatch rows fit in requested_bytes.

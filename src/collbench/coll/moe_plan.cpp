@@ -480,22 +480,31 @@ model::TrafficMatrix moe_traffic(const CountsMatrix& counts, std::int64_t dispat
   return t;
 }
 
-std::string_view to_string(MoeOp op) {
+CollectiveId collective_id_of(MoeOp op) {
   switch (op) {
     case MoeOp::dispatch:
-      return "moe-dispatch";
+      return CollectiveId::moe_dispatch;
     case MoeOp::combine:
-      return "moe-combine";
+      return CollectiveId::moe_combine;
     case MoeOp::roundtrip:
-      return "moe-roundtrip";
+      return CollectiveId::moe_roundtrip;
   }
-  return "moe-dispatch";
+  return CollectiveId::moe_dispatch;
+}
+
+std::string_view to_string(MoeOp op) {
+  return to_string(collective_id_of(op));
 }
 
 MoeOp moe_op_of(std::string_view collective) {
-  if (collective == "moe-combine") return MoeOp::combine;
-  if (collective == "moe-roundtrip") return MoeOp::roundtrip;
-  return MoeOp::dispatch;
+  switch (collective_id(collective).value_or(CollectiveId::moe_dispatch)) {
+    case CollectiveId::moe_combine:
+      return MoeOp::combine;
+    case CollectiveId::moe_roundtrip:
+      return MoeOp::roundtrip;
+    default:
+      return MoeOp::dispatch;
+  }
 }
 
 MoeAlgo moe_algo_of(std::string_view algo) { return algo == "hierarchical" ? MoeAlgo::hierarchical : MoeAlgo::flat; }

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/model/traffic.hpp"
 #include "collbench/workload/payload.hpp"
@@ -156,6 +157,7 @@ MoeLayout moe_layout(const workload::CountsMatrix& counts, std::int64_t dispatch
 model::TrafficMatrix moe_traffic(const workload::CountsMatrix& counts, std::int64_t dispatch_row_bytes,
                                  std::int64_t combine_row_bytes, MoeOp op);
 
+CollectiveId collective_id_of(MoeOp op);
 std::string_view to_string(MoeOp op);
 MoeOp moe_op_of(std::string_view collective);  // "moe-dispatch" -> dispatch, ...
 MoeAlgo moe_algo_of(std::string_view algo);      // hierarchical, else flat

@@ -8,11 +8,8 @@ namespace {
 
 class ReduceScatter final : public Collective {
  public:
-  [[nodiscard]] std::string_view name() const override { return "reducescatter"; }
+  ReduceScatter() : Collective(CollectiveId::reducescatter) {}
   [[nodiscard]] std::string_view description() const override { return "reduce-scatter (sum/prod/min/max)"; }
-  [[nodiscard]] std::string_view bytes_convention() const override { return "total input per rank (n x chunk)"; }
-  [[nodiscard]] bool has_redop() const override { return true; }
-  [[nodiscard]] double busbw_factor(int n) const override { return static_cast<double>(n - 1) / n; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
     Shape s;

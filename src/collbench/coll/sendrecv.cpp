@@ -54,13 +54,10 @@ int rail_partner(const CaseContext& ctx, int round) {
 
 class SendRecv final : public Collective {
  public:
-  [[nodiscard]] std::string_view name() const override { return "sendrecv"; }
+  SendRecv() : Collective(CollectiveId::sendrecv) {}
   [[nodiscard]] std::string_view description() const override {
     return "send to rank+1, receive from rank-1 (pairing: ring); or one round of disjoint pairs (round-robin, rail)";
   }
-  [[nodiscard]] std::string_view bytes_convention() const override { return "buffer"; }
-  [[nodiscard]] bool supports_in_place() const override { return false; }
-  [[nodiscard]] double busbw_factor(int /*n*/) const override { return 1.0; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int /*n*/) const override {
     Shape s;

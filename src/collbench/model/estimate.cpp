@@ -1,6 +1,6 @@
 // Composition of the formulas in bounds.hpp into per-case estimates.
 //
-// Each algorithm is described as a Plan: phases run one after another (or, when pipelined,
+// Each algorithm is described as a Plan (algorithm_plans.cpp): phases run one after another (or, when pipelined,
 // overlapped), each phase moving some bytes per rank over some link classes at once. The
 // bound and the expected value are the same Plan evaluated with two sets of rates:
 //   bound:    line rates (per direction), no latency, no calibrated caps;
@@ -13,476 +13,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
-#include <map>
-#include <numeric>
 #include <variant>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
-#include "collbench/model/bounds.hpp"
+#include "collbench/model/algorithm_plans.hpp"
 
 namespace collbench::model {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// NCCL does not run NVLS reduce-scatter / all-gather with more local ranks than this
-// (NCCL_MAX_NVLS_ARITY in src/include/device.h); all-reduce has no such limit.
-constexpr int kNcclMaxNvlsArity = 32;
-
-// NCCL's own model of its tree all-reduce relative to ring bandwidth (busBw * .92 in
-// src/graph/tuning.cc): an implementation property, used in expected values only.
-constexpr double kNcclTreeEfficiency = 0.92;
-
-enum class Link { scale_up, scale_out, switch_reduce };
-
-struct Term {
-  Link link;
-  double bytes;                // per rank, per direction, on this link class (the bound's)
-  double expected_bytes = -1;  // when the expected traffic exceeds the provable minimum
-  // Expected traffic is never below the bound's, so expected can never beat the bound.
-  [[nodiscard]] double for_estimate(bool expected) const { return expected ? std::max(expected_bytes, bytes) : bytes; }
-};
-
-struct Phase {
-  Phase() = default;
-  Phase(std::vector<Term> concurrent, double latency) : terms(std::move(concurrent)), latency_s(latency) {}
-  std::vector<Term> terms;  // concurrent within the phase
-  double latency_s = 0.0;
-};
-
-struct Plan {
-  Plan() = default;
-  Plan(std::string name, double wire_bytes, int calls = 1, bool overlap = false)
-      : algo(std::move(name)), pipelined(overlap), library_calls(calls), wire_bytes_per_rank(wire_bytes) {}
-  std::string algo;
-  std::vector<Phase> phases;
-  bool pipelined = false;  // phases overlap: each link's total bytes set the time
-  int library_calls = 1;   // each call pays the profile's launch latency
-  double wire_bytes_per_rank = 0.0;
-  // Efficiency of the library's implementation of this algorithm relative to its ring, on top
-  // of the profile's link efficiencies (expected only).
-  double algorithm_efficiency = 1.0;
-  std::string note;
-};
-
-struct NotModelled {
-  std::string reason;
-};
-
-using Planned = std::variant<Plan, NotModelled>;
-
-struct Rates {
-  double up = 0.0;
-  double out = 0.0;
-  double reduce = kInf;  // the switch's reduction throughput per GPU (expected only)
-
-  [[nodiscard]] double of(Link link) const {
-    switch (link) {
-      case Link::scale_up:
-        return up;
-      case Link::scale_out:
-        return out;
-      case Link::switch_reduce:
-        return reduce;
-    }
-    return up;
-  }
-};
-
-// Line rates: what the links allow, nothing calibrated.
-Rates bound_rates(const SystemProfile& s) {
-  return {s.scale_up.bytes_per_s, s.scale_out.per_gpu_bytes_per_s(), kInf};
-}
-
-// Achievable rates. On CPU every MPI transfer is a memory copy by some core while all other
-// ranks copy too, so the concurrent copy rate also caps what one rank can expect.
-Rates expected_rates(const SystemProfile& s) {
-  Rates r{s.scale_up.bytes_per_s * s.efficiency.scale_up, s.scale_out.per_gpu_bytes_per_s() * s.efficiency.scale_out,
-          kInf};
-  if (s.memory_copy_bytes_per_s) {
-    r.up = std::min(r.up, *s.memory_copy_bytes_per_s);
-    r.out = std::min(r.out, *s.memory_copy_bytes_per_s);
-  }
-  if (s.in_switch.reduction_cap) r.reduce = s.in_switch.reduction_cap->algbw_bytes_per_s();
-  return r;
-}
-
-// `expected` selects each term's expected bytes (see Term) instead of its provable minimum.
-double plan_transfer_time_s(const Plan& plan, const Rates& rates, bool expected) {
-  if (plan.pipelined) {
-    // Overlapped phases: each link class carries the sum of its bytes; the slowest link wins.
-    std::map<Link, double> per_link;
-    for (const auto& phase : plan.phases) {
-      for (const auto& t : phase.terms) per_link[t.link] += t.for_estimate(expected);
-    }
-    double worst = 0.0;
-    for (const auto& [link, bytes] : per_link) worst = std::max(worst, transfer_time_s(bytes, rates.of(link)));
-    return worst;
-  }
-  double total = 0.0;
-  for (const auto& phase : plan.phases) {
-    double slowest = 0.0;
-    for (const auto& t : phase.terms) {
-      slowest = std::max(slowest, transfer_time_s(t.for_estimate(expected), rates.of(t.link)));
-    }
-    total += slowest;
-  }
-  return total;
-}
-
-double plan_latency_s(const Plan& plan, const SystemProfile& s) {
-  double total = plan.library_calls * s.launch_latency_s;
-  for (const auto& phase : plan.phases) total += phase.latency_s;
-  return total;
-}
-
-// The facts of a placement the formulas need.
-struct Shape {
-  int n = 0;
-  int num_domains = 0;
-  int m_max = 0;
-  int m_min = 0;
-  int team = 0;               // gcd of the domain sizes (NCCL's NVLS team)
-  std::vector<int> distinct;  // distinct domain sizes
-};
-
-Shape shape_of(const std::vector<int>& sizes) {
-  Shape sh;
-  sh.num_domains = static_cast<int>(sizes.size());
-  sh.n = std::accumulate(sizes.begin(), sizes.end(), 0);
-  sh.m_max = *std::max_element(sizes.begin(), sizes.end());
-  sh.m_min = *std::min_element(sizes.begin(), sizes.end());
-  sh.team = std::accumulate(sizes.begin(), sizes.end(), 0, gcd_int);
-  sh.distinct = sizes;
-  std::sort(sh.distinct.begin(), sh.distinct.end());
-  sh.distinct.erase(std::unique(sh.distinct.begin(), sh.distinct.end()), sh.distinct.end());
-  return sh;
-}
-
-struct Ctx {
-  const SystemProfile& system;
-  const CaseGeometry& geometry;
-  Shape shape;
-  double bytes;  // S
-};
-
-// ---- plans per algorithm ----------------------------------------------------------------------
-
-Plan ring_plan(const Ctx& c, double wire_bytes, double latency_s) {
-  Plan p("ring", wire_bytes);
-  Phase ph{{{Link::scale_up, wire_bytes}}, latency_s};
-  if (c.shape.num_domains > 1) ph.terms.push_back({Link::scale_out, per_nic_share(wire_bytes, c.shape.m_min)});
-  p.phases.push_back(ph);
-  return p;
-}
-
-Plan allreduce_ring(const Ctx& c) {
-  const auto& sh = c.shape;
-  return ring_plan(c, ring_allreduce_wire_bytes(c.bytes, sh.n),
-                   ring_allreduce_latency_s(sh.n, sh.num_domains, c.system.scale_up.hop_latency_s,
-                                            c.system.scale_out.hop_latency_s));
-}
-
-Plan allreduce_tree(const Ctx& c) {
-  const auto& sh = c.shape;
-  // Inside a domain the double tree over m_max GPUs (NCCL uses a chain, which moves at least
-  // as much) loads NVLink; across domains the tree over R domains moves its wire bytes per
-  // domain, at best spread over that domain's NICs (the smallest domain has the fewest).
-  const double up = tree_allreduce_wire_bytes(c.bytes, sh.m_max);
-  Plan p("tree", up);
-  // NCCL's tuner rates its tree all-reduce at 0.92 of the ring's bus bandwidth
-  // (src/graph/tuning.cc); the physical bound is unaffected.
-  p.algorithm_efficiency = kNcclTreeEfficiency;
-  Phase ph{{{Link::scale_up, up}},
-           tree_allreduce_latency_s(sh.m_max, sh.num_domains, c.system.scale_up.hop_latency_s,
-                                    c.system.scale_out.hop_latency_s)};
-  if (sh.num_domains > 1) {
-    ph.terms.push_back({Link::scale_out, per_nic_share(tree_allreduce_wire_bytes(c.bytes, sh.num_domains), sh.m_min)});
-  }
-  p.phases.push_back(ph);
-  return p;
-}
-
-// Why the in-switch path cannot run this case, if it cannot.
-std::optional<NotModelled> in_switch_unusable(const Ctx& c, bool needs_reduction) {
-  const auto& sw = c.system.in_switch;
-  if (!sw.supported) return NotModelled{fmt::format("system '{}' has no in-switch reduction (NVLS)", c.system.name)};
-  if (needs_reduction && !sw.reduces(c.geometry.dtype)) {
-    return NotModelled{fmt::format("the switch of '{}' cannot reduce {}", c.system.name, to_string(c.geometry.dtype))};
-  }
-  return std::nullopt;
-}
-
-// NVLS all-reduce on one domain of m GPUs (multimem.ld_reduce + multimem.st).
-Plan allreduce_nvls_plan(const Ctx& c, int m, std::string algo) {
-  const double wire = nvls_allreduce_wire_bytes(c.bytes, m);
-  Plan p(std::move(algo), wire);
-  // The switch_reduce term is the calibrated cap (expected only): each GPU's all-reduce algbw
-  // cannot exceed what the switch sustained in the calibration run.
-  p.phases.push_back(Phase{{{Link::scale_up, wire}, {Link::switch_reduce, c.bytes}}, c.system.in_switch.latency_s});
-  p.note = fmt::format(
-      "in-switch: busbw may exceed the link rate; hardware bound busbw {:.0f} GB/s, ld_reduce+st bound {:.0f} GB/s",
-      in_switch_allreduce_busbw_bound(m, c.system.scale_up.bytes_per_s) / kBytesPerGB,
-      nvls_allreduce_busbw_bound(m, c.system.scale_up.bytes_per_s) / kBytesPerGB);
-  if (!c.system.in_switch.reduction_cap) p.note += "; no calibrated switch cap in the profile (expected is optimistic)";
-  return p;
-}
-
-Planned allreduce_nvls(const Ctx& c, const std::string& algo) {
-  if (auto why = in_switch_unusable(c, true)) return *why;
-  if (c.shape.num_domains > 1) {
-    return NotModelled{
-        "NVLS spans one NVLink domain (NCCL needs CollNet to run it across domains); "
-        "use nvlstree or hierarchical across domains"};
-  }
-  return allreduce_nvls_plan(c, c.shape.n, algo);
-}
-
-// NVLS-tree (NCCL): NVLS inside each team of g GPUs, a double binary tree across the n/g teams
-// over the NICs, pipelined. g = gcd of the domain sizes, so uneven packing shrinks the team.
-Planned allreduce_nvlstree(const Ctx& c) {
-  if (auto why = in_switch_unusable(c, true)) return *why;
-  const auto& sh = c.shape;
-  if (sh.num_domains == 1) {
-    Plan p = allreduce_nvls_plan(c, sh.n, "nvlstree");
-    p.note = "one domain: NVLS-tree reduces to NVLS; " + p.note;
-    return p;
-  }
-  const int g = sh.team;
-  const int teams = sh.n / g;
-  const double up = nvls_allreduce_wire_bytes(c.bytes, g);
-  // Uniform racks: teams are racks, and each rack's tree traffic is spread over its g NICs.
-  const double tree_on_nics = per_nic_share(tree_allreduce_wire_bytes(c.bytes, teams), g);
-  double out = tree_on_nics;
-  if (g < sh.m_max) {
-    // Uneven racks: several teams share a rack and may exchange over NVLink, so only tree edges
-    // that cross racks provably use NICs. A team on a crossing edge moves at least S/2 (one
-    // tree's half) per direction over its g NICs; a rack-level tree is the other lower bound.
-    out = std::max(c.bytes / 2.0 / g, per_nic_share(tree_allreduce_wire_bytes(c.bytes, sh.num_domains), sh.m_min));
-  }
-  Plan p("nvlstree", up + tree_on_nics, 1, /*overlap=*/true);
-  p.phases.push_back(Phase{{{Link::scale_up, up}, {Link::switch_reduce, c.bytes}}, c.system.in_switch.latency_s});
-  p.phases.push_back(
-      Phase{{{Link::scale_out, out, tree_on_nics}}, 2.0 * ceil_log2(teams) * c.system.in_switch.tree_hop_latency_s});
-  p.note = fmt::format("pipelined; NVLS team {} GPUs, tree over {} teams", g, teams);
-  if (g < sh.m_max) {
-    p.note += fmt::format(
-        "; uneven packing {} shrinks the NVLS team to gcd = {} (expected assumes all inter-team tree traffic on NICs, "
-        "the bound only the rack-crossing part)",
-        packing_string(c.geometry.placement), g);
-  }
-  return p;
-}
-
-// collbench's own composition: reduce-scatter in each domain, all-reduce of S/m across domains
-// on each GPU's NIC, all-gather in each domain; three library calls one after another.
-Plan allreduce_hierarchical(const Ctx& c) {
-  const auto& sh = c.shape;
-  const auto& su = c.system.scale_up;
-  const auto& so = c.system.scale_out;
-  const double in_domain = ring_gather_scatter_wire_bytes(c.bytes, sh.m_max);
-  // The smallest domain's GPUs carry the largest chunk S/m_min across.
-  const double network = hierarchical_allreduce_network_bytes(c.bytes, sh.m_min, sh.num_domains);
-  Plan p("hierarchical", 2.0 * in_domain + network, sh.num_domains > 1 ? 3 : 2);
-  p.phases.push_back(Phase{{{Link::scale_up, in_domain}}, (sh.m_max - 1) * su.hop_latency_s});
-  if (sh.num_domains > 1) {
-    p.phases.push_back(Phase{{{Link::scale_out, network}}, 2.0 * (sh.num_domains - 1) * so.hop_latency_s});
-  }
-  p.phases.push_back(Phase{{{Link::scale_up, in_domain}}, (sh.m_max - 1) * su.hop_latency_s});
-  if (sh.num_domains > 1) {
-    Plan pipelined = p;
-    pipelined.pipelined = true;
-    p.note = fmt::format("sequential RS + network AR + AG; pipelined bound would be {:.1f} us",
-                         plan_transfer_time_s(pipelined, bound_rates(c.system), false) * 1e6);
-  } else {
-    p.note = "one domain: reduce-scatter + all-gather";
-  }
-  return p;
-}
-
-Plan gather_scatter_ring(const Ctx& c) {
-  const auto& sh = c.shape;
-  return ring_plan(
-      c, ring_gather_scatter_wire_bytes(c.bytes, sh.n),
-      ring_latency_s(sh.n, sh.num_domains, c.system.scale_up.hop_latency_s, c.system.scale_out.hop_latency_s));
-}
-
-Planned gather_scatter_nvls(const Ctx& c, const std::string& algo) {
-  const bool reduces = c.geometry.collective == "reducescatter";
-  if (auto why = in_switch_unusable(c, reduces)) return *why;
-  if (c.shape.num_domains > 1) return NotModelled{"NVLS reduce-scatter/all-gather span one NVLink domain"};
-  if (algo == "nvls" && c.shape.n > kNcclMaxNvlsArity) {
-    return NotModelled{fmt::format("NCCL skips NVLS reduce-scatter/all-gather above {} local ranks ({} here)",
-                                   kNcclMaxNvlsArity, c.shape.n)};
-  }
-  const double wire = nvls_gather_scatter_wire_bytes(c.bytes);
-  Plan p(algo, wire);
-  p.phases.push_back(Phase{{{Link::scale_up, wire}}, c.system.in_switch.latency_s});
-  p.note = "in-switch: no bandwidth gain over ring, saves latency and SMs";
-  return p;
-}
-
-// Reduce-scatter in the domain, then across domains on each GPU's NIC (all-gather: reversed).
-Plan gather_scatter_hierarchical(const Ctx& c) {
-  const auto& sh = c.shape;
-  const double in_domain = ring_gather_scatter_wire_bytes(c.bytes, sh.m_max);
-  const double network = hierarchical_gather_scatter_network_bytes(c.bytes, sh.m_min, sh.num_domains);
-  Plan p("hierarchical", in_domain + network, sh.num_domains > 1 ? 2 : 1);
-  p.phases.push_back(Phase{{{Link::scale_up, in_domain}}, (sh.m_max - 1) * c.system.scale_up.hop_latency_s});
-  if (sh.num_domains > 1) {
-    p.phases.push_back(Phase{{{Link::scale_out, network}}, (sh.num_domains - 1) * c.system.scale_out.hop_latency_s});
-  }
-  p.note = sh.num_domains > 1 ? "sequential: in-domain phase, then network phase" : "one domain: plain ring";
-  return p;
-}
-
-// One-hop latency of a direct exchange: peers are reached concurrently; the slowest link class
-// involved sets it. No per-peer overhead is modelled, so small-message expectations are optimistic.
-double direct_latency_s(const Ctx& c) {
-  return c.shape.num_domains > 1 ? c.system.scale_out.hop_latency_s : c.system.scale_up.hop_latency_s;
-}
-
-Plan alltoall_flat(const Ctx& c) {
-  const auto& sh = c.shape;
-  // Worst rank per link class: the largest domain has the most NVLink peers, the smallest the
-  // largest off-domain fraction (72+72+72+40: f = 216/256 = 0.84 for the 40-GPU rack).
-  const double up = alltoall_in_domain_fraction(sh.n, sh.m_max) * c.bytes;
-  const double out = alltoall_off_domain_fraction(sh.n, sh.m_min) * c.bytes;
-  Plan p("flat", gather_scatter_busbw_factor(sh.n) * c.bytes);
-  p.phases.push_back(Phase{{{Link::scale_up, up}, {Link::scale_out, out}}, direct_latency_s(c)});
-  if (sh.num_domains > 1) {
-    p.note = fmt::format("worst off-domain fraction f = {:.4f} (domain of {}), algbw bound = B_out / f",
-                         alltoall_off_domain_fraction(sh.n, sh.m_min), sh.m_min);
-  }
-  return p;
-}
-
-// collbench's own: each domain first gathers, per destination domain, what its GPUs send there
-// (NVLink), exchanges it across on every GPU's NIC, then scatters it inside the receiving
-// domain. Off-domain bytes per NIC stay f S (aggregation merges messages, it does not shrink
-// them); NVLink carries the forwarded share (m-1)/m f S on each side in addition.
-Plan alltoall_hierarchical(const Ctx& c) {
-  const auto& sh = c.shape;
-  if (sh.num_domains == 1) {
-    Plan p = alltoall_flat(c);
-    p.algo = "hierarchical";
-    p.note = "one domain: same as flat";
-    return p;
-  }
-  double gather = 0.0;
-  double scatter = 0.0;
-  for (const int m : sh.distinct) {
-    const double f = alltoall_off_domain_fraction(sh.n, m);
-    const double forwarded = (m - 1.0) / m * f * c.bytes;
-    gather = std::max(gather, alltoall_in_domain_fraction(sh.n, m) * c.bytes + forwarded);
-    scatter = std::max(scatter, forwarded);
-  }
-  const double out = alltoall_off_domain_fraction(sh.n, sh.m_min) * c.bytes;
-  Plan p("hierarchical", gather + out + scatter, 3);
-  const double up_lat = c.system.scale_up.hop_latency_s;
-  p.phases.push_back(Phase{{{Link::scale_up, gather}}, up_lat});
-  p.phases.push_back(Phase{{{Link::scale_out, out}}, c.system.scale_out.hop_latency_s});
-  p.phases.push_back(Phase{{{Link::scale_up, scatter}}, up_lat});
-  p.note = "sequential: aggregate in domain, exchange across, scatter in domain";
-  return p;
-}
-
-// Broadcast as a pipelined chain (NCCL's ring broadcast): every rank receives S and forwards
-// it; each domain receives S once over the network, at best spread over its NICs.
-Plan broadcast_ring(const Ctx& c) {
-  const auto& sh = c.shape;
-  Plan p = ring_plan(
-      c, c.bytes,
-      ring_latency_s(sh.n, sh.num_domains, c.system.scale_up.hop_latency_s, c.system.scale_out.hop_latency_s));
-  return p;
-}
-
-// nccl-tests sendrecv: every rank sends S to the next rank and receives S from the previous one.
-// A rank whose neighbour is in another domain sends S over its NIC.
-Plan sendrecv_flat(const Ctx& c) {
-  const auto& sh = c.shape;
-  Plan p("flat", c.bytes);
-  Phase ph{{}, direct_latency_s(c)};
-  if (sh.m_max > 1) ph.terms.push_back({Link::scale_up, c.bytes});
-  if (sh.num_domains > 1) ph.terms.push_back({Link::scale_out, c.bytes});
-  p.phases.push_back(ph);
-  return p;
-}
-
-// ---- algorithm selection -----------------------------------------------------------------------
-
-NotModelled no_variant(const std::string& collective, const std::string& algo, std::string_view modelled) {
-  return NotModelled{fmt::format("{} has no modelled '{}' variant (modelled: {})", collective, algo, modelled)};
-}
-
-// The candidates NCCL's tuner chooses from for `auto` (it picks the lowest modelled time).
-std::vector<std::string> auto_candidates(const Ctx& c) {
-  const std::string& coll = c.geometry.collective;
-  const bool gpu = !c.system.is_cpu();
-  const bool switch_reduces = c.system.in_switch.reduces(c.geometry.dtype);
-  if (coll == "allreduce") {
-    std::vector<std::string> out{"ring", "tree"};
-    if (gpu && switch_reduces) out.emplace_back(c.shape.num_domains == 1 ? "nvls" : "nvlstree");
-    return out;
-  }
-  if (coll == "reducescatter" || coll == "allgather") {
-    std::vector<std::string> out{"ring"};
-    const bool switch_ok = coll == "allgather" ? c.system.in_switch.supported : switch_reduces;
-    if (gpu && switch_ok && c.shape.num_domains == 1 && c.shape.n <= kNcclMaxNvlsArity) out.emplace_back("nvls");
-    return out;
-  }
-  if (coll == "broadcast") return {"ring"};
-  return {"flat"};
-}
-
-Planned plan_for(const Ctx& c, const std::string& algo) {
-  const std::string& coll = c.geometry.collective;
-  if (coll == "allreduce") {
-    if (algo == "ring") return allreduce_ring(c);
-    if (algo == "tree") return allreduce_tree(c);
-    if (algo == "nvls" || algo == "cb-multimem") return allreduce_nvls(c, algo);
-    if (algo == "nvlstree") return allreduce_nvlstree(c);
-    if (algo == "hierarchical") return allreduce_hierarchical(c);
-    return no_variant(coll, algo, "auto, flat, ring, tree, nvls, nvlstree, cb-multimem, hierarchical");
-  }
-  if (coll == "reducescatter" || coll == "allgather") {
-    if (algo == "ring") return gather_scatter_ring(c);
-    if (algo == "nvls" || algo == "cb-multimem") return gather_scatter_nvls(c, algo);
-    if (algo == "hierarchical") return gather_scatter_hierarchical(c);
-    return no_variant(coll, algo, "auto, flat, ring, nvls, cb-multimem, hierarchical");
-  }
-  if (coll == "alltoall" || coll == "alltoallv") {
-    if (algo == "flat") {
-      Plan p = alltoall_flat(c);
-      if (coll == "alltoallv") {
-        p.note += std::string(p.note.empty() ? "" : "; ") +
-                  "uniform spread of the max rank's bytes (use the traffic-matrix model for real counts)";
-      }
-      return p;
-    }
-    if (algo == "hierarchical") return alltoall_hierarchical(c);
-    return no_variant(coll, algo, "auto, flat, hierarchical");
-  }
-  if (coll == "broadcast") {
-    if (algo == "ring" || algo == "flat") return broadcast_ring(c);
-    return no_variant(coll, algo, "auto, flat, ring");
-  }
-  if (coll == "sendrecv") {
-    if (algo == "flat" || algo == "ring") return sendrecv_flat(c);
-    return no_variant(coll, algo, "auto, flat");
-  }
-  return NotModelled{unknown_name_message("collective", coll, modelled_collectives())};
-}
+using namespace detail;
 
 Estimate estimate_from_plan(const Ctx& c, const Plan& plan) {
   const SystemProfile& s = c.system;
   const double bound_s = plan_transfer_time_s(plan, bound_rates(s), false);
   const double expected_s =
       plan_transfer_time_s(plan, expected_rates(s), true) / plan.algorithm_efficiency + plan_latency_s(plan, s);
-  const double factor = busbw_factor(c.geometry.collective, c.shape.n);
+  const double factor = collbench::busbw_factor(c.collective, c.shape.n);
   Estimate e;
   e.system = s.name;
   e.bound_time_us = bound_s * 1e6;
@@ -506,9 +54,9 @@ void append_note(Estimate& e, const std::string& text) {
 
 // One communicator (global scope, or one domain of a domain-scoped case).
 ModelOutcome model_communicator(const SystemProfile& s, const CaseGeometry& g, const std::vector<int>& sizes) {
-  const Ctx c{s, g, shape_of(sizes), static_cast<double>(g.bytes)};
-  const bool is_auto = g.algo == "auto" || (g.algo == "flat" && g.collective != "alltoall" &&
-                                            g.collective != "alltoallv" && g.collective != "sendrecv");
+  const CollectiveId id = collective_id(g.collective).value_or(CollectiveId::reduce);
+  const Ctx c{s, g, id, shape_of(sizes), static_cast<double>(g.bytes)};
+  const bool is_auto = g.algo == "auto" || (g.algo == "flat" && !flat_is_direct(id));
   if (!is_auto) {
     const Planned p = plan_for(c, g.algo);
     if (const auto* why = std::get_if<NotModelled>(&p)) return {std::nullopt, why->reason};
@@ -531,7 +79,7 @@ ModelOutcome model_communicator(const SystemProfile& s, const CaseGeometry& g, c
   if (considered.size() > 1) {
     best->bound_time_us = min_bound_us;
     best->bound_algbw_gbps = gbps(c.bytes, min_bound_us);
-    best->bound_busbw_gbps = best->bound_algbw_gbps * busbw_factor(g.collective, c.shape.n);
+    best->bound_busbw_gbps = best->bound_algbw_gbps * collbench::busbw_factor(id, c.shape.n);
     append_note(*best, fmt::format("{}: predicted {} (lowest expected of {}); bound = fastest candidate", g.algo,
                                    best->algo_modelled, join(considered, "/")));
   }
@@ -541,19 +89,16 @@ ModelOutcome model_communicator(const SystemProfile& s, const CaseGeometry& g, c
 }  // namespace
 
 const std::vector<std::string>& modelled_collectives() {
-  static const std::vector<std::string> kNames{"allreduce", "reducescatter", "allgather", "alltoall",
-                                               "alltoallv", "broadcast",     "sendrecv"};
+  static const std::vector<std::string> kNames = collective_names_where(&CollectiveFacts::modelled);
   return kNames;
 }
 
 double busbw_factor(std::string_view collective, int num_ranks) {
-  if (collective == "allreduce") return allreduce_busbw_factor(num_ranks);
-  if (collective == "reducescatter" || collective == "allgather" || collective == "alltoall" ||
-      collective == "alltoallv") {
-    return gather_scatter_busbw_factor(num_ranks);
+  const CollectiveFacts* f = find_collective_facts(collective);
+  if (f == nullptr || !f->modelled) {
+    throw InputError(unknown_name_message("collective", collective, modelled_collectives()));
   }
-  if (collective == "broadcast" || collective == "sendrecv") return 1.0;
-  throw InputError(unknown_name_message("collective", collective, modelled_collectives()));
+  return collbench::busbw_factor(f->busbw, num_ranks);
 }
 
 std::string packing_string(const Placement& placement) {
@@ -574,11 +119,11 @@ ModelOutcome model_case(const SystemProfile& system, const CaseGeometry& geometr
   if (sizes.empty() || std::any_of(sizes.begin(), sizes.end(), [](int s) { return s <= 0; })) {
     return {std::nullopt, "empty placement"};
   }
-  const auto& known = modelled_collectives();
-  if (std::find(known.begin(), known.end(), geometry.collective) == known.end()) {
+  const CollectiveFacts* facts = find_collective_facts(geometry.collective);
+  if (facts == nullptr || !facts->modelled) {
     return {std::nullopt, fmt::format("collective '{}' is not modelled per case (modelled: {}); MoE cases use the "
                                       "traffic-matrix model",
-                                      geometry.collective, join(known))};
+                                      geometry.collective, join(modelled_collectives()))};
   }
   const int limit = system.scale_up.domain_size;
   if (!system.is_cpu() && limit > 0) {
@@ -612,7 +157,7 @@ ModelOutcome model_case(const SystemProfile& system, const CaseGeometry& geometr
   if (worst->expected_time_us < worst_expected_us) {
     worst->expected_time_us = worst_expected_us;
     worst->expected_algbw_gbps = gbps(static_cast<double>(geometry.bytes), worst_expected_us);
-    worst->expected_busbw_gbps = worst->expected_algbw_gbps * busbw_factor(geometry.collective, worst->busbw_ranks);
+    worst->expected_busbw_gbps = worst->expected_algbw_gbps * collbench::busbw_factor(facts->busbw, worst->busbw_ranks);
   }
   append_note(*worst, sizes.size() == 1
                           ? std::string("scope domain: one domain")

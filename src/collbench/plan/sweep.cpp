@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "collbench/overlap/spec.hpp"
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 
@@ -289,7 +290,8 @@ Sweep load_sweep_file(const std::string& path) {
 std::uint64_t estimated_buffer_bytes(const Case& c, int num_ranks) {
   // Upper bound without the collective's exact rounding: send + recv of the largest side.
   const std::uint64_t n = static_cast<std::uint64_t>(std::max(num_ranks, 1));
-  if (c.collective == "allgather" || c.collective == "reducescatter") return c.bytes + c.bytes / n;
+  const CollectiveFacts* facts = find_collective_facts(c.collective);
+  if (facts != nullptr && facts->buffers == BufferRule::full_and_chunk) return c.bytes + c.bytes / n;
   return c.in_place ? c.bytes : 2 * c.bytes;
 }
 

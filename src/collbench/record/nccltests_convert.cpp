@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
@@ -16,12 +17,12 @@ namespace collbench::record {
 
 namespace {
 
-// The collectives collbench records (results schema); nccl-tests' gather, scatter and hypercube
-// have no collbench counterpart.
-const std::set<std::string>& recordable_collectives() {
-  static const std::set<std::string> names{"allreduce", "allgather", "reducescatter", "alltoall",
-                                           "alltoallv", "broadcast", "reduce",        "sendrecv"};
-  return names;
+// The collectives collbench records (results schema) that nccl-tests also has
+// (core/collective_facts.hpp); nccl-tests' gather, scatter and hypercube have no collbench
+// counterpart.
+bool recordable(const std::string& collective) {
+  const CollectiveFacts* f = find_collective_facts(collective);
+  return f != nullptr && f->nccl_tests;
 }
 
 const char* kPlacementNote =
@@ -51,9 +52,19 @@ void set_rank_bytes(CaseRecord& r, std::size_t elem_bytes) {
   const std::uint64_t chunk = r.count * elem_bytes;
   r.bytes_per_rank_send = r.bytes;
   r.bytes_per_rank_recv = r.bytes;
-  if (r.collective == "reducescatter") r.bytes_per_rank_recv = chunk;
-  if (r.collective == "allgather") r.bytes_per_rank_send = chunk;
-  if (r.collective == "alltoallv") r.bytes_max_rank = r.bytes;
+  switch (collective_id(r.collective).value_or(CollectiveId::allreduce)) {
+    case CollectiveId::reducescatter:
+      r.bytes_per_rank_recv = chunk;
+      break;
+    case CollectiveId::allgather:
+      r.bytes_per_rank_send = chunk;
+      break;
+    case CollectiveId::alltoallv:
+      r.bytes_max_rank = r.bytes;
+      break;
+    default:
+      break;
+  }
 }
 
 struct Tally {
@@ -141,7 +152,7 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
     out.hosts.push_back(std::move(h));
   }
 
-  if (!recordable_collectives().count(collective)) {
+  if (!recordable(collective)) {
     out.skipped = true;
     out.warnings.push_back(
         fmt::format("{}: skipped {} row(s) of '{}': collbench records no such collective "

@@ -12,6 +12,7 @@
 #include <limits>
 #include <sstream>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/record/nccltests_detail.hpp"
 
@@ -121,37 +122,45 @@ namespace {  // used only in this file
 // ---------------------------------------------------------------------------------------------
 // Collectives and their busbw factors
 
-enum class FactorKind { two_n_minus_1_over_n, n_minus_1_over_n, one };
+using FactorKind = BusbwRule;
 
-struct CollectiveInfo {
+// nccl-tests' own collectives that collbench does not record (the others and their busbw
+// factors are rows of core/collective_facts.cpp with `nccl_tests` set).
+struct NcclTestsOnly {
   std::string_view name;
   FactorKind kind;
 };
-
-// Longest names first, so that searching a file name finds "allreduce" before "reduce".
-constexpr CollectiveInfo kCollectives[] = {
-    {"reducescatter", FactorKind::n_minus_1_over_n},
-    {"alltoallv", FactorKind::n_minus_1_over_n},
-    {"allreduce", FactorKind::two_n_minus_1_over_n},
-    {"allgather", FactorKind::n_minus_1_over_n},
-    {"broadcast", FactorKind::one},
+constexpr NcclTestsOnly kNcclTestsOnly[] = {
     {"hypercube", FactorKind::one},
-    {"alltoall", FactorKind::n_minus_1_over_n},
-    {"sendrecv", FactorKind::one},
     {"scatter", FactorKind::n_minus_1_over_n},
     {"gather", FactorKind::n_minus_1_over_n},
-    {"reduce", FactorKind::one},
 };
 
+// Every nccl-tests collective, longest names first, so that searching a file name finds
+// "allreduce" before "reduce" (equal lengths: collbench's table order, then nccl-tests' own).
+const std::vector<std::string_view>& search_order() {
+  static const std::vector<std::string_view> kOrder = [] {
+    std::vector<std::string_view> out;
+    for (const auto& f : all_collective_facts()) {
+      if (f.nccl_tests) out.push_back(f.name);
+    }
+    for (const auto& c : kNcclTestsOnly) out.push_back(c.name);
+    std::stable_sort(out.begin(), out.end(),
+                     [](std::string_view a, std::string_view b) { return a.size() > b.size(); });
+    return out;
+  }();
+  return kOrder;
+}
+
 std::optional<FactorKind> factor_kind(std::string_view collective) {
-  for (const auto& c : kCollectives)
+  if (const CollectiveFacts* f = find_collective_facts(collective); f != nullptr && f->nccl_tests) return f->busbw;
+  for (const auto& c : kNcclTestsOnly)
     if (c.name == collective) return c.kind;
   return std::nullopt;
 }
 
 std::vector<std::string> collective_names() {
-  std::vector<std::string> out;
-  for (const auto& c : kCollectives) out.emplace_back(c.name);
+  std::vector<std::string> out(search_order().begin(), search_order().end());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -164,18 +173,6 @@ std::string squash(std::string_view s) {  // lower case without '_', '-', '.', '
   return out;
 }
 
-double factor_value(FactorKind kind, double n) {
-  switch (kind) {
-    case FactorKind::two_n_minus_1_over_n:
-      return 2.0 * (n - 1.0) / n;
-    case FactorKind::n_minus_1_over_n:
-      return (n - 1.0) / n;
-    case FactorKind::one:
-      return 1.0;
-  }
-  return 1.0;
-}
-
 std::string_view factor_text(FactorKind kind) {
   switch (kind) {
     case FactorKind::two_n_minus_1_over_n:
@@ -184,6 +181,8 @@ std::string_view factor_text(FactorKind kind) {
       return "(n-1)/n";
     case FactorKind::one:
       return "1";
+    case FactorKind::none:
+      return "0";
   }
   return "1";
 }
@@ -276,7 +275,7 @@ void resolve_num_ranks(NcclTestsLog& log, const RankEvidence& ev) {
   const int pp = ev.per_process.value_or(1) > 0 ? ev.per_process.value_or(1) : 1;
   auto check_against_ratio = [&](int n, const std::string& source) {
     if (!ratio_informative) return;
-    const double f = factor_value(*kind, n);
+    const double f = busbw_factor(*kind, n);
     if (f < bounds.lo || f > bounds.hi) {
       const IntRange fit = ranks_for_factor(*kind, bounds.lo, bounds.hi);
       log.warnings.push_back(
@@ -403,10 +402,10 @@ void infer_collective_from_rows(NcclTestsLog& log) {
   for (const auto& row : log.rows)
     if (!row.redop.empty() && row.redop != "none") reduction = true;
   if (b.lo > 1.0) {
-    log.collective = "allreduce";
+    log.collective = to_string(CollectiveId::allreduce);
     log.collective_source = "busbw/algbw ratio above 1";
   } else if (b.hi < 1.0 && reduction) {
-    log.collective = "reducescatter";
+    log.collective = to_string(CollectiveId::reducescatter);
     log.collective_source = "busbw/algbw ratio below 1 with a reduction";
   } else {
     log.warnings.push_back(
@@ -422,9 +421,9 @@ void infer_collective_from_path(NcclTestsLog& log) {
   const std::size_t slash = base.find_last_of("/\\");
   if (slash != std::string::npos) base = base.substr(slash + 1);
   const std::string s = squash(base);
-  for (const auto& c : kCollectives) {
-    if (s.find(c.name) != std::string::npos) {
-      log.collective = std::string(c.name);
+  for (const std::string_view name : search_order()) {
+    if (s.find(name) != std::string::npos) {
+      log.collective = std::string(name);
       log.collective_source = "file name";
       log.warnings.push_back("collective '" + log.collective + "' inferred from the file name " + in_quotes(base));
       return;
@@ -443,7 +442,7 @@ double nccl_tests_busbw_factor(const std::string& collective, int num_ranks) {
   const auto kind = factor_kind(collective);
   if (!kind) throw InputError(unknown_name_message("nccl-tests collective", collective, collective_names()));
   if (num_ranks < 1) throw InputError("busbw factor needs at least 1 rank, got " + std::to_string(num_ranks));
-  return factor_value(*kind, num_ranks);
+  return busbw_factor(*kind, num_ranks);
 }
 
 std::string nccl_tests_collective_name(std::string_view program_or_name) {
@@ -453,8 +452,7 @@ std::string nccl_tests_collective_name(std::string_view program_or_name) {
   const std::string l = lower(s);
   const std::size_t perf = l.find("_perf");
   const std::string base = squash(perf == std::string::npos ? l : l.substr(0, perf));
-  for (const auto& c : kCollectives)
-    if (c.name == base) return std::string(c.name);
+  if (factor_kind(base)) return base;
   return {};
 }
 

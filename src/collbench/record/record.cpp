@@ -185,6 +185,7 @@ json to_json(const CaseRecord& r) {
             {"reason", opt(r.reason)},
             {"fault", opt(r.fault)}};
   if (r.simulated) j["simulated"] = true;
+  if (r.comm_ranks) j["comm_ranks"] = *r.comm_ranks;
   for (auto it = r.extra.begin(); it != r.extra.end(); ++it) {
     if (!j.contains(it.key())) j[it.key()] = *it;
   }
@@ -313,7 +314,10 @@ CaseRecord case_from_json(const json& j) {
   r.reason = get_opt<std::string>(j, "reason");
   r.fault = get_opt<std::string>(j, "fault");
   r.simulated = j.contains("simulated") && j.at("simulated").is_boolean() && j.at("simulated").get<bool>();
+  // A comm_ranks that is not an integer stays in `extra`, as before it was a field of its own.
+  if (const auto it = j.find("comm_ranks"); it != j.end() && it->is_number_integer()) r.comm_ranks = it->get<int>();
   for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "comm_ranks" && r.comm_ranks) continue;
     if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end()) r.extra[it.key()] = *it;
   }
   return r;

@@ -75,9 +75,12 @@ struct CaseRecord {
   std::uint64_t bytes = 0, count = 0, bytes_per_rank_send = 0, bytes_per_rank_recv = 0;
   std::optional<std::uint64_t> bytes_max_rank, bytes_logical_total;
   // placement
-  int num_ranks = 0;
+  int num_ranks = 0;  // world size
   std::vector<int> domain_sizes;
   int num_domains = 0;
+  // Ranks of the measured communicator, the n of busbw's factor: num_ranks at scope global, the
+  // domain's size at scope domain. Absent from older records and imports (then null here).
+  std::optional<int> comm_ranks;
   // timing
   int iterations = 0, warmup = 0;
   std::optional<TimeStats> time_us;

@@ -250,7 +250,7 @@ Measurement measure(const MeasureInput& in) {
   const bool pipelined = spec.timing == Timing::pipelined;
   const int batch = pipelined ? std::max(spec.stop.batch, 1) : 1;
   double pair_slow = 1.0;
-  if (coll.name() == "sendrecv") {
+  if (coll.id() == CollectiveId::sendrecv) {
     // slow-pair names world ranks; the peers are ranks of the measured communicator.
     const coll::SendRecvPeers peers = coll::sendrecv_peers(ctx);
     pair_slow = std::max(

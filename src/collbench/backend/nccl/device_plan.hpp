@@ -18,6 +18,7 @@
 #include "collbench/backend/nccl/pattern_hd.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/pattern.hpp"
+#include "collbench/core/collective_facts.hpp"
 
 namespace collbench::backend::nccl {
 
@@ -62,27 +63,38 @@ inline std::optional<std::vector<hd::Segment>> fill_plan(std::string_view collec
   using K = hd::SegmentKind;
   const int n = ctx.num_ranks;
   std::vector<hd::Segment> out;
-  if (collective == "allreduce" || collective == "reducescatter") {
-    out.push_back(segment(0, s.send_elems, K::reduce_input, ctx.rank));
-  } else if (collective == "allgather") {
-    out.push_back(segment(0, s.send_elems, K::move, ctx.rank, 0));
-  } else if (collective == "alltoall") {
-    const std::uint64_t per_peer = s.count / static_cast<std::uint64_t>(n);
-    for (int dst = 0; dst < n; ++dst) {
-      out.push_back(segment(static_cast<std::uint64_t>(dst) * per_peer, per_peer, K::move, ctx.rank, dst));
+  const auto id = collective_id(collective);
+  if (!id) return std::nullopt;
+  switch (*id) {
+    case CollectiveId::allreduce:
+    case CollectiveId::reducescatter:
+      out.push_back(segment(0, s.send_elems, K::reduce_input, ctx.rank));
+      break;
+    case CollectiveId::allgather:
+      out.push_back(segment(0, s.send_elems, K::move, ctx.rank, 0));
+      break;
+    case CollectiveId::alltoall: {
+      const std::uint64_t per_peer = s.count / static_cast<std::uint64_t>(n);
+      for (int dst = 0; dst < n; ++dst) {
+        out.push_back(segment(static_cast<std::uint64_t>(dst) * per_peer, per_peer, K::move, ctx.rank, dst));
+      }
+      break;
     }
-  } else if (collective == "alltoallv") {
-    for (int dst = 0; dst < n; ++dst) {
-      const auto idx = static_cast<std::size_t>(dst);
-      out.push_back(segment(s.send_displs.at(idx), s.send_counts.at(idx), K::move, ctx.rank, dst));
-    }
-  } else if (collective == "broadcast") {
-    out.push_back(ctx.rank == ctx.root ? segment(0, s.send_elems, K::move, ctx.root, 0)
-                                       : segment(0, s.send_elems, K::zero));
-  } else if (collective == "sendrecv") {
-    out.push_back(segment(0, s.send_elems, K::move, ctx.rank, (ctx.rank + 1) % n));
-  } else {
-    return std::nullopt;
+    case CollectiveId::alltoallv:
+      for (int dst = 0; dst < n; ++dst) {
+        const auto idx = static_cast<std::size_t>(dst);
+        out.push_back(segment(s.send_displs.at(idx), s.send_counts.at(idx), K::move, ctx.rank, dst));
+      }
+      break;
+    case CollectiveId::broadcast:
+      out.push_back(ctx.rank == ctx.root ? segment(0, s.send_elems, K::move, ctx.root, 0)
+                                         : segment(0, s.send_elems, K::zero));
+      break;
+    case CollectiveId::sendrecv:
+      out.push_back(segment(0, s.send_elems, K::move, ctx.rank, (ctx.rank + 1) % n));
+      break;
+    default:
+      return std::nullopt;
   }
   return out;
 }
@@ -95,30 +107,41 @@ inline std::optional<std::vector<hd::Segment>> verify_plan(std::string_view coll
   using K = hd::SegmentKind;
   const int n = ctx.num_ranks;
   std::vector<hd::Segment> out;
-  if (collective == "allreduce") {
-    out.push_back(segment(0, s.recv_elems, K::reduce_expected));
-  } else if (collective == "reducescatter") {
-    out.push_back(segment(0, s.recv_elems, K::reduce_expected, 0, 0, static_cast<std::uint64_t>(ctx.rank) * s.count));
-  } else if (collective == "allgather") {
-    for (int src = 0; src < n; ++src) {
-      out.push_back(segment(static_cast<std::uint64_t>(src) * s.count, s.count, K::move, src, 0));
+  const auto id = collective_id(collective);
+  if (!id) return std::nullopt;
+  switch (*id) {
+    case CollectiveId::allreduce:
+      out.push_back(segment(0, s.recv_elems, K::reduce_expected));
+      break;
+    case CollectiveId::reducescatter:
+      out.push_back(segment(0, s.recv_elems, K::reduce_expected, 0, 0, static_cast<std::uint64_t>(ctx.rank) * s.count));
+      break;
+    case CollectiveId::allgather:
+      for (int src = 0; src < n; ++src) {
+        out.push_back(segment(static_cast<std::uint64_t>(src) * s.count, s.count, K::move, src, 0));
+      }
+      break;
+    case CollectiveId::alltoall: {
+      const std::uint64_t per_peer = s.count / static_cast<std::uint64_t>(n);
+      for (int src = 0; src < n; ++src) {
+        out.push_back(segment(static_cast<std::uint64_t>(src) * per_peer, per_peer, K::move, src, ctx.rank));
+      }
+      break;
     }
-  } else if (collective == "alltoall") {
-    const std::uint64_t per_peer = s.count / static_cast<std::uint64_t>(n);
-    for (int src = 0; src < n; ++src) {
-      out.push_back(segment(static_cast<std::uint64_t>(src) * per_peer, per_peer, K::move, src, ctx.rank));
-    }
-  } else if (collective == "alltoallv") {
-    for (int src = 0; src < n; ++src) {
-      const auto idx = static_cast<std::size_t>(src);
-      out.push_back(segment(s.recv_displs.at(idx), s.recv_counts.at(idx), K::move, src, ctx.rank));
-    }
-  } else if (collective == "broadcast") {
-    out.push_back(segment(0, s.recv_elems, K::move, ctx.root, 0));
-  } else if (collective == "sendrecv") {
-    out.push_back(segment(0, s.recv_elems, K::move, (ctx.rank + n - 1) % n, ctx.rank));
-  } else {
-    return std::nullopt;
+    case CollectiveId::alltoallv:
+      for (int src = 0; src < n; ++src) {
+        const auto idx = static_cast<std::size_t>(src);
+        out.push_back(segment(s.recv_displs.at(idx), s.recv_counts.at(idx), K::move, src, ctx.rank));
+      }
+      break;
+    case CollectiveId::broadcast:
+      out.push_back(segment(0, s.recv_elems, K::move, ctx.root, 0));
+      break;
+    case CollectiveId::sendrecv:
+      out.push_back(segment(0, s.recv_elems, K::move, (ctx.rank + n - 1) % n, ctx.rank));
+      break;
+    default:
+      return std::nullopt;
   }
   return out;
 }

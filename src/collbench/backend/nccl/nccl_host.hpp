@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/redop.hpp"
@@ -117,30 +118,8 @@ inline std::optional<std::string> nccl_dtype_unsupported(Dtype dtype, int header
 
 // ---- operations and algorithms -------------------------------------------------------------
 
-// The Comm operations, as NCCL names its functions where it has them.
-enum class NcclOp { none, allreduce, reducescatter, allgather, broadcast, alltoall, alltoallv, sendrecv };
-
-constexpr std::string_view to_string(NcclOp op) {
-  switch (op) {
-    case NcclOp::none:
-      return "none";
-    case NcclOp::allreduce:
-      return "allreduce";
-    case NcclOp::reducescatter:
-      return "reducescatter";
-    case NcclOp::allgather:
-      return "allgather";
-    case NcclOp::broadcast:
-      return "broadcast";
-    case NcclOp::alltoall:
-      return "alltoall";
-    case NcclOp::alltoallv:
-      return "alltoallv";
-    case NcclOp::sendrecv:
-      return "sendrecv";
-  }
-  return "none";
-}
+// The Comm operations, as NCCL names its functions where it has them (core/collective_facts.hpp).
+using collbench::NcclOp;
 
 // How a --algo name is realised on NCCL. NCCL reads NCCL_ALGO / NCCL_PROTO when a communicator
 // is created (tuning happens in ncclCommInitRank / ncclCommSplit), so each setting needs its own
@@ -245,14 +224,8 @@ inline std::string algo_used_for(const AlgoSettings& s, NcclOp op) {
 
 // The operation a collective family runs on a Comm (MoE dispatch/combine are all-to-all-v).
 inline NcclOp op_of_collective(std::string_view collective) {
-  if (collective == "allreduce") return NcclOp::allreduce;
-  if (collective == "reducescatter") return NcclOp::reducescatter;
-  if (collective == "allgather") return NcclOp::allgather;
-  if (collective == "broadcast") return NcclOp::broadcast;
-  if (collective == "alltoall") return NcclOp::alltoall;
-  if (collective == "sendrecv") return NcclOp::sendrecv;
-  if (collective == "alltoallv" || collective.starts_with("moe-")) return NcclOp::alltoallv;
-  return NcclOp::none;
+  const CollectiveFacts* f = find_collective_facts(collective);
+  return f ? f->nccl_op : NcclOp::none;
 }
 
 // Why a case with --backend nccl --algo `algo` should be waived (a record with the reason, not a

@@ -118,12 +118,18 @@ constexpr bool multimem_reduces(Dtype dtype) {
   return dtype == Dtype::float32 || dtype == Dtype::bfloat16 || dtype == Dtype::float16;
 }
 
-constexpr bool multimem_collective(std::string_view collective) {
-  return collective == "allreduce" || collective == "reducescatter" || collective == "allgather";
+// The NCCL operations collbench's in-switch kernels implement, and of them those that reduce.
+inline bool multimem_op(NcclOp op) {
+  return op == NcclOp::allreduce || op == NcclOp::reducescatter || op == NcclOp::allgather;
 }
 
-constexpr bool is_reduction(std::string_view collective) {
-  return collective == "allreduce" || collective == "reducescatter";
+inline bool multimem_collective(std::string_view collective) {
+  return multimem_op(op_of_collective(collective));
+}
+
+inline bool is_reduction(std::string_view collective) {
+  const NcclOp op = op_of_collective(collective);
+  return op == NcclOp::allreduce || op == NcclOp::reducescatter;
 }
 
 namespace detail {
@@ -223,7 +229,7 @@ inline std::optional<std::string> in_switch_waiver(std::string_view algo, std::s
     return std::string(
         "NCCL disables NVLSTree on a single node or NVLink clique (tuning.cc); this communicator is one: use nvls");
   }
-  if (algo == "nvls" && collective != "allreduce" && largest > kNcclMaxNvlsArity) {
+  if (algo == "nvls" && op_of_collective(collective) != NcclOp::allreduce && largest > kNcclMaxNvlsArity) {
     return fmt::format(
         "NCCL skips NVLS {} above {} GPUs per node (NCCL_MAX_NVLS_ARITY, enqueue.cc); this node has {}", collective,
         kNcclMaxNvlsArity, largest);
@@ -262,7 +268,8 @@ inline std::optional<std::string> in_switch_waiver(std::string_view algo, std::s
 // backend::Unsupported). PAT runs reduce-scatter and all-gather only (nccl_algo_waiver says so
 // for the others). Forced alone, a disabled PAT leaves NCCL no algorithm: ncclInvalidUsage.
 inline std::optional<std::string> pat_waiver(std::string_view collective, const InSwitchProbe& p) {
-  if (collective != "reducescatter" && collective != "allgather") return std::nullopt;
+  const NcclOp op = op_of_collective(collective);
+  if (op != NcclOp::reducescatter && op != NcclOp::allgather) return std::nullopt;
   for (std::size_t r = 0; r < p.ranks.size(); ++r) {
     if (p.ranks[r].cc_major > 0 && p.ranks[r].cc_major < 6) {
       return fmt::format("NCCL's PAT needs sm_60 or newer GPUs (tuning.cc); rank {} is sm_{}x", r, p.ranks[r].cc_major);
@@ -301,14 +308,15 @@ inline InSwitchAccounting in_switch_accounting(std::string_view algo, std::strin
   if (algo == "cb-multimem" && is_reduction(collective) && multimem_reduces(dtype)) {
     a.accumulation_dtype = "float32";  // .f32, and .acc::f32 for the 16-bit types
   }
+  const NcclOp op = op_of_collective(collective);
   if ((algo == "nvls" || algo == "cb-multimem") && comm_ranks > 0) {
-    if (collective == "allreduce") {
+    if (op == NcclOp::allreduce) {
       a.wire_bytes_per_gpu = model::nvls_allreduce_wire_bytes(bytes, comm_ranks);
-    } else if (collective == "reducescatter" || collective == "allgather") {
+    } else if (op == NcclOp::reducescatter || op == NcclOp::allgather) {
       a.wire_bytes_per_gpu = model::nvls_gather_scatter_wire_bytes(bytes);
     }
   }
-  if (collective == "allreduce") {
+  if (op == NcclOp::allreduce) {
     a.busbw_note =
         "in-switch reduction: busbw (ring-equivalent, 2(n-1)/n x algbw) can exceed the per-direction link rate; "
         "judge it against the in-switch bound (2(m-1)/(m+1) x link for NVLS all-reduce)";
