@@ -1,6 +1,7 @@
 # Detects the CUDA toolkit and NCCL. COLLBENCH_WITH_CUDA defaults to ON when both are found.
 # The GPU parts never link libcuda directly: driver-API calls go through
-# cudaGetDriverEntryPoint, so the binary starts on machines without a driver.
+# cudaGetDriverEntryPoint; the CUDA runtime is linked statically; NCCL and cuBLAS are opened with
+# dlopen when first used. So the binary starts on machines without a driver or NVIDIA's libraries.
 include(CheckLanguage)
 if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
   set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc CACHE FILEPATH "nvcc")
@@ -32,6 +33,11 @@ if(COLLBENCH_WITH_CUDA)
   file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_ver REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")
   string(REGEX REPLACE ".*NCCL_MAJOR ([0-9]+).*NCCL_MINOR ([0-9]+).*NCCL_PATCH ([0-9]+).*" "\\1.\\2.\\3"
     NCCL_VERSION_STRING "${_nccl_ver}")
+  # NCCL's headers only: the backend opens libnccl with dlopen (nccl_api.hpp), so nothing links it
+  # and the binary starts on machines without it. collbench::nccl (the library itself) is for
+  # programs that call NCCL directly.
+  add_library(collbench::nccl_headers INTERFACE IMPORTED)
+  set_target_properties(collbench::nccl_headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
   add_library(collbench::nccl UNKNOWN IMPORTED)
   set_target_properties(collbench::nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
     INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")

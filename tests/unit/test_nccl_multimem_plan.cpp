@@ -153,7 +153,8 @@ TEST(MultimemPlan, Grids) {
   // 8 GiB of bfloat16 on 72 GPUs: the cap.
   EXPECT_EQ(mm::allreduce_grid(4ull << 30, 2, 72), mm::kMaxBlocks);
   EXPECT_EQ(mm::chunk_grid(1024, 2), 1u);  // 2 KiB = 128 vectors
-  EXPECT_EQ(mm::chunk_grid(1ull << 20, 4), 32u);
+  EXPECT_EQ(mm::chunk_grid(1ull << 20, 4), mm::kMaxBlocks);  // 4 MiB chunk: the default depth's cap
+  EXPECT_EQ(mm::chunk_grid(1ull << 20, 4, 32), 32u);         // at the former 1 MiB depth
   const auto c = mm::cursor(mm::Range{10, 100}, 2, 5, 4, 512);
   EXPECT_EQ(c.first, 10u + 2 * 512 + 5);
   EXPECT_EQ(c.stride, 4u * 512);

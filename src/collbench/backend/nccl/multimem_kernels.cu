@@ -24,6 +24,7 @@
 
 #include "collbench/backend/nccl/multimem_kernels.hpp"
 #include "collbench/backend/nccl/multimem_plan.hpp"
+#include "collbench/backend/nccl/nccl_api.hpp"
 #include "collbench/backend/nccl/nccl_check.hpp"
 #include "collbench/core/error.hpp"
 
@@ -241,22 +242,42 @@ __global__ void __launch_bounds__(mm::kThreads)
   throw InputError(std::string("cb-multimem ") + what + " does not support dtype " + std::string(to_string(dtype)));
 }
 
+// The device API's host functions, from the libnccl that nccl_api.hpp loaded (their types come
+// from nccl_device.h, which only this file includes). The device communicator is created only
+// when ncclGetVersion() says the device API exists (nvls_host.hpp, kNcclDeviceApiVersion).
+struct DeviceApi {
+  using CreateFn = ncclResult_t (*)(ncclComm_t, ncclDevCommRequirements_t const*, ncclDevComm_t*);
+  using DestroyFn = ncclResult_t (*)(ncclComm_t, ncclDevComm_t const*);
+  using TeamFn = ncclTeam_t (*)(ncclComm_t);
+  CreateFn create = reinterpret_cast<CreateFn>(nccl_symbol("ncclDevCommCreate"));
+  DestroyFn destroy = reinterpret_cast<DestroyFn>(nccl_symbol("ncclDevCommDestroy"));
+  TeamFn team_lsa = reinterpret_cast<TeamFn>(nccl_symbol("ncclTeamLsa"));
+};
+
+const DeviceApi& device_api() {
+  static const DeviceApi d;
+  return d;
+}
+
 }  // namespace
 
 struct MultimemDevComm::Impl {
   ncclComm_t comm = nullptr;
   ncclDevComm dev{};
+  uint32_t max_blocks = mm::kMaxBlocks;
 };
 
 MultimemDevComm::MultimemDevComm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-ncclResult_t MultimemDevComm::create(ncclComm_t comm, std::unique_ptr<MultimemDevComm>& out) {
+ncclResult_t MultimemDevComm::create(ncclComm_t comm, std::unique_ptr<MultimemDevComm>& out, uint32_t max_blocks) {
+  if (device_api().create == nullptr || device_api().destroy == nullptr) return ncclInvalidUsage;
   auto impl = std::make_unique<Impl>();
   impl->comm = comm;
+  impl->max_blocks = max_blocks < 1 ? 1u : max_blocks;
   ncclDevCommRequirements reqs{};  // NCCL 2.28.9 has no initializer macro: all fields zero
   reqs.lsaMultimem = true;
-  reqs.lsaBarrierCount = static_cast<int>(mm::kMaxBlocks);
-  ncclResult_t rc = ncclDevCommCreate(comm, &reqs, &impl->dev);
+  reqs.lsaBarrierCount = static_cast<int>(impl->max_blocks);  // one barrier per block of the largest grid
+  ncclResult_t rc = device_api().create(comm, &reqs, &impl->dev);
   if (rc == ncclInProgress) rc = wait_in_progress(comm);  // a non-blocking communicator
   if (rc == ncclSuccess) out.reset(new MultimemDevComm(std::move(impl)));
   return rc;
@@ -264,8 +285,8 @@ ncclResult_t MultimemDevComm::create(ncclComm_t comm, std::unique_ptr<MultimemDe
 
 MultimemDevComm::~MultimemDevComm() {
   if (impl_->comm == nullptr) return;
-  if (const ncclResult_t rc = ncclDevCommDestroy(impl_->comm, &impl_->dev); rc != ncclSuccess) {
-    std::fprintf(stderr, "collbench: warning: ncclDevCommDestroy failed: %s\n", ncclGetErrorString(rc));
+  if (const ncclResult_t rc = device_api().destroy(impl_->comm, &impl_->dev); rc != ncclSuccess) {
+    std::fprintf(stderr, "collbench: warning: ncclDevCommDestroy failed: %s\n", api().ncclGetErrorString(rc));
   }
 }
 
@@ -281,12 +302,16 @@ int MultimemDevComm::lsa_size() const {
   return impl_->dev.lsaSize;
 }
 
+uint32_t MultimemDevComm::max_blocks() const {
+  return impl_->max_blocks;
+}
+
 void MultimemDevComm::allreduce(ncclWindow_t in, std::uint64_t in_offset, ncclWindow_t out, std::uint64_t out_offset,
                                 std::uint64_t count, Dtype dtype, cudaStream_t stream) const {
   if (count == 0) return;
   const auto elem = static_cast<uint32_t>(dtype_size(dtype));
   const mm::Layout layout = mm::split(count, elem, in_offset, out_offset);
-  const dim3 grid(mm::allreduce_grid(count, elem, static_cast<uint32_t>(lsa_size())));
+  const dim3 grid(mm::allreduce_grid(count, elem, static_cast<uint32_t>(lsa_size()), max_blocks()));
   switch (dtype) {
     case Dtype::float32:
       allreduce_kernel<F32><<<grid, mm::kThreads, 0, stream>>>(impl_->dev, in, in_offset, out, out_offset, layout);
@@ -309,7 +334,7 @@ void MultimemDevComm::reduce_scatter(ncclWindow_t in, std::uint64_t in_offset, v
   const auto elem = static_cast<uint32_t>(dtype_size(dtype));
   const uint64_t chunk = mm::chunk_offset(in_offset, recvcount, elem, static_cast<uint32_t>(lsa_rank()));
   const mm::Layout layout = mm::split(recvcount, elem, chunk, reinterpret_cast<uintptr_t>(out));
-  const dim3 grid(mm::chunk_grid(recvcount, elem));
+  const dim3 grid(mm::chunk_grid(recvcount, elem, max_blocks()));
   switch (dtype) {
     case Dtype::float32:
       reduce_scatter_kernel<F32><<<grid, mm::kThreads, 0, stream>>>(impl_->dev, in, chunk, out, layout);
@@ -332,7 +357,7 @@ void MultimemDevComm::allgather(const void* in, ncclWindow_t out, std::uint64_t 
   const auto elem = static_cast<uint32_t>(dtype_size(dtype));
   const uint64_t chunk = mm::chunk_offset(out_offset, sendcount, elem, static_cast<uint32_t>(lsa_rank()));
   const mm::Layout layout = mm::split(sendcount, elem, reinterpret_cast<uintptr_t>(in), chunk);
-  const dim3 grid(mm::chunk_grid(sendcount, elem));
+  const dim3 grid(mm::chunk_grid(sendcount, elem, max_blocks()));
   switch (elem) {
     case 1:
       allgather_kernel<uint8_t><<<grid, mm::kThreads, 0, stream>>>(impl_->dev, in, out, chunk, layout);
@@ -353,7 +378,8 @@ void MultimemDevComm::allgather(const void* in, ncclWindow_t out, std::uint64_t 
 }
 
 int lsa_team_size(ncclComm_t comm) {
-  return ncclTeamLsa(comm).nRanks;
+  if (device_api().team_lsa == nullptr) return -1;
+  return device_api().team_lsa(comm).nRanks;
 }
 
 }  // namespace collbench::backend::nccl

@@ -15,19 +15,23 @@
 #include <memory>
 #include <string>
 
+#include "collbench/backend/nccl/multimem_plan.hpp"
 #include "collbench/core/dtype.hpp"
 
 namespace collbench::backend::nccl {
 
 // Owns one ncclDevComm created with lsaMultimem and one LSA barrier per block of the largest
-// grid (multimem_plan.hpp kMaxBlocks); destroyed with ncclDevCommDestroy. Its launches are
+// grid (the depth, multimem_plan.hpp: `max_blocks`, default kMaxBlocks, about 4 MiB in flight);
+// destroyed with ncclDevCommDestroy. Its launches are
 // collective over the communicator: every rank must make the same calls in the same order with
 // the same counts (the grid and barrier indices follow from them).
 class MultimemDevComm {
  public:
-  // ncclDevCommCreate on `comm` (collective). Returns ncclSuccess and sets `out`, or NCCL's
-  // error code with `out` untouched.
-  static ncclResult_t create(ncclComm_t comm, std::unique_ptr<MultimemDevComm>& out);
+  // ncclDevCommCreate on `comm` (collective; every rank passes the same `max_blocks`). Returns
+  // ncclSuccess and sets `out`, or NCCL's error code with `out` untouched (ncclInvalidUsage when
+  // the loaded libnccl has no device API).
+  static ncclResult_t create(ncclComm_t comm, std::unique_ptr<MultimemDevComm>& out,
+                             uint32_t max_blocks = mm::kMaxBlocks);
   MultimemDevComm(const MultimemDevComm&) = delete;
   MultimemDevComm& operator=(const MultimemDevComm&) = delete;
   ~MultimemDevComm();
@@ -37,6 +41,8 @@ class MultimemDevComm {
 
   [[nodiscard]] int lsa_rank() const;
   [[nodiscard]] int lsa_size() const;
+  // The depth: the largest grid of any launch (= the LSA barriers requested).
+  [[nodiscard]] uint32_t max_blocks() const;
 
   // Windows are symmetric windows registered on this communicator (ncclCommWindowRegister with
   // NCCL_WIN_COLL_SYMMETRIC); offsets are byte offsets inside them, the same on every rank.
@@ -57,7 +63,8 @@ class MultimemDevComm {
   std::unique_ptr<Impl> impl_;
 };
 
-// ncclTeamLsa(comm).nRanks: the ranks of `comm` this GPU reaches by NVLink load/store.
+// ncclTeamLsa(comm).nRanks: the ranks of `comm` this GPU reaches by NVLink load/store; -1 when
+// the loaded libnccl has no device API.
 int lsa_team_size(ncclComm_t comm);
 
 }  // namespace collbench::backend::nccl

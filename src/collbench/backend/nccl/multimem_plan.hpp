@@ -26,9 +26,27 @@
 namespace collbench::backend::nccl::mm {
 
 inline constexpr uint32_t kVecBytes = 16;
-inline constexpr uint32_t kThreads = 512;   // threads per block
-inline constexpr uint32_t kMaxBlocks = 32;  // = lsaBarrierCount requested at ncclDevCommCreate
-inline constexpr uint32_t kUnroll = 4;      // vectors in flight per thread (loads issued before stores)
+inline constexpr uint32_t kThreads = 512;  // threads per block
+inline constexpr uint32_t kUnroll = 4;     // vectors in flight per thread (loads issued before stores)
+
+// Depth: the bytes one GPU keeps in flight through the switch are blocks x kThreads x kUnroll x
+// kVecBytes (32 KiB per block). The depth is a plan parameter, `max_blocks`: the largest grid,
+// which is also the lsaBarrierCount requested at ncclDevCommCreate (block b meets in barrier b).
+// Default: about 4 MiB per GPU, what NCCL's symmetric kernels keep in flight (128 blocks of 512
+// threads, about one per SM on H100/H200/B200); collbench kept 1 MiB (32 blocks) before.
+inline constexpr uint64_t kBlockInflightBytes = uint64_t{kThreads} * kUnroll * kVecBytes;
+inline constexpr uint64_t kDefaultInflightBytes = uint64_t{4} << 20;
+inline constexpr uint32_t kBlockLimit = 1024;  // upper bound of any depth (barriers cost memory)
+
+CB_HD constexpr uint32_t blocks_for_inflight(uint64_t inflight_bytes) {
+  const uint64_t b = (inflight_bytes + kBlockInflightBytes - 1) / kBlockInflightBytes;
+  return b < 1 ? 1u : (b > kBlockLimit ? kBlockLimit : static_cast<uint32_t>(b));
+}
+CB_HD constexpr uint64_t inflight_bytes(uint32_t max_blocks) {
+  return uint64_t{max_blocks} * kBlockInflightBytes;
+}
+
+inline constexpr uint32_t kMaxBlocks = blocks_for_inflight(kDefaultInflightBytes);  // the default depth
 
 // [begin, end) in units (vectors or scalar indices).
 struct Range {
@@ -112,19 +130,22 @@ CB_HD constexpr uint64_t chunk_offset(uint64_t base_offset, uint64_t chunk_count
   return base_offset + static_cast<uint64_t>(rank) * chunk_count * elem_bytes;
 }
 
-// Blocks for `units` 16-byte units per rank: one thread per unit, at least 1, at most kMaxBlocks.
-CB_HD constexpr uint32_t grid_blocks(uint64_t units) {
+// Blocks for `units` 16-byte units per rank: one thread per unit, at least 1, at most
+// `max_blocks` (the depth; 0 counts as 1).
+CB_HD constexpr uint32_t grid_blocks(uint64_t units, uint32_t max_blocks = kMaxBlocks) {
+  const uint32_t cap = max_blocks < 1 ? 1u : max_blocks;
   const uint64_t b = ceil_div(units, kThreads);
-  return b < 1 ? 1u : (b > kMaxBlocks ? kMaxBlocks : static_cast<uint32_t>(b));
+  return b < 1 ? 1u : (b > cap ? cap : static_cast<uint32_t>(b));
 }
 
 // The grids, from values every rank shares: all-reduce from the largest 1/m share of the buffer's
 // 16-byte units; reduce-scatter and all-gather from the per-rank chunk.
-CB_HD constexpr uint32_t allreduce_grid(uint64_t count, uint32_t elem_bytes, uint32_t m) {
-  return grid_blocks(ceil_div(ceil_div(count * elem_bytes, kVecBytes), m == 0 ? 1 : m));
+CB_HD constexpr uint32_t allreduce_grid(uint64_t count, uint32_t elem_bytes, uint32_t m,
+                                        uint32_t max_blocks = kMaxBlocks) {
+  return grid_blocks(ceil_div(ceil_div(count * elem_bytes, kVecBytes), m == 0 ? 1 : m), max_blocks);
 }
-CB_HD constexpr uint32_t chunk_grid(uint64_t chunk_count, uint32_t elem_bytes) {
-  return grid_blocks(ceil_div(chunk_count * elem_bytes, kVecBytes));
+CB_HD constexpr uint32_t chunk_grid(uint64_t chunk_count, uint32_t elem_bytes, uint32_t max_blocks = kMaxBlocks) {
+  return grid_blocks(ceil_div(chunk_count * elem_bytes, kVecBytes), max_blocks);
 }
 
 // A thread's walk over a range: first, first + stride, ... while < end (grid-stride). The
