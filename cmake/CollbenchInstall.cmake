@@ -52,4 +52,12 @@ elseif(COLLBENCH_MPI_FLAVOR STREQUAL "mpich")
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "mpich")
 endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-matplotlib")
+# A GPU build needs nothing more to start (the CUDA runtime is static; NCCL and cuBLAS are opened
+# with dlopen when --backend nccl or the gemm overlap load asks for them): NVIDIA's libraries are
+# suggested, not depended on. They come from NVIDIA's CUDA repository (libnccl2,
+# libcublas-<major>-<minor>), which dpkg-shlibdeps could not map anyway. docs/install.md.
+if(COLLBENCH_WITH_CUDA)
+  set(CPACK_DEBIAN_PACKAGE_SUGGESTS
+      "libnccl2, libcublas-${CUDAToolkit_VERSION_MAJOR}-${CUDAToolkit_VERSION_MINOR}")
+endif()
 include(CPack)
