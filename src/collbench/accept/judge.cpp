@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "collbench/accept/metric.hpp"
+#include "collbench/accept/verdict.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/pairing.hpp"
 #include "collbench/core/units.hpp"
@@ -185,87 +186,6 @@ void set_model(Row& row, const Check& check, const record::CaseRecord& rec, int 
   row.model_note = "no system profile: pass --system NAME or calibrate cpu-local";
 }
 
-// Evaluates the thresholds on the row's policy values.
-void evaluate_limits(Row& row, const Threshold& t) {
-  const auto add = [&row](LimitResult l) { row.limits.push_back(std::move(l)); };
-  const auto fraction = [&](const char* kind, double f, const std::optional<double>& model_busbw,
-                            const std::optional<double>& model_time, const char* what) {
-    LimitResult l;
-    l.kind = kind;
-    l.required = f;
-    if (!model_time || !(*model_time > 0.0)) {
-      l.metric = "busbw_gbps";
-      l.measured = row.busbw;
-      l.note = row.model_note.empty() ? fmt::format("no {} for this case", what) : row.model_note;
-      add(l);
-      return;
-    }
-    if (model_busbw && *model_busbw > 0.0) {
-      l.metric = "busbw_gbps";
-      l.limit = f * *model_busbw;
-      l.measured = row.busbw;
-      l.judged = row.busbw.has_value();
-      l.passed = l.judged && *row.busbw >= *l.limit;
-    } else {  // a one-rank communicator has busbw 0: compare times (time <= model time / f)
-      l.metric = "time_us";
-      l.limit = *model_time / f;
-      l.measured = row.time;
-      l.judged = row.time.has_value();
-      l.passed = l.judged && *row.time <= *l.limit;
-    }
-    add(l);
-  };
-  if (t.fraction_of_bound)
-    fraction("fraction_of_bound", *t.fraction_of_bound, row.bound_busbw_gbps, row.bound_time_us, "bound");
-  if (t.fraction_of_expected) {
-    fraction("fraction_of_expected", *t.fraction_of_expected, row.expected_busbw_gbps, row.expected_time_us,
-             "expected value");
-  }
-  const auto absolute = [&](const char* kind, double v, const char* metric, const std::optional<double>& measured,
-                            bool at_least) {
-    LimitResult l;
-    l.kind = kind;
-    l.required = v;
-    l.limit = v;
-    l.metric = metric;
-    l.measured = measured;
-    l.judged = measured.has_value();
-    l.passed = l.judged && (at_least ? *measured >= v : *measured <= v);
-    if (!l.judged) l.note = "not measured";
-    add(l);
-  };
-  if (t.min_busbw_gbps) absolute("min_busbw_gbps", *t.min_busbw_gbps, "busbw_gbps", row.busbw, true);
-  if (t.min_algbw_gbps) absolute("min_algbw_gbps", *t.min_algbw_gbps, "algbw_gbps", row.algbw, true);
-  if (t.max_time_us) absolute("max_time_us", *t.max_time_us, "time_us", row.time, false);
-  if (t.max_interference) {
-    absolute("max_interference", *t.max_interference, "interference", row.interference, false);
-    if (!row.interference) row.limits.back().note = "the records carry no interference ratio";
-  }
-}
-
-std::string limit_text(const LimitResult& l, const Row& row) {
-  if (!l.limit || (!l.judged && !l.note.empty())) {
-    return fmt::format("{} {:g}: not judged ({})", l.kind, l.required, l.note);
-  }
-  std::string what;
-  if (l.kind == "fraction_of_bound") {
-    what = fmt::format(
-        "{:g} x bound {}", l.required,
-        l.metric == "time_us" ? format_us(row.bound_time_us.value_or(0)) : format_gbps(row.bound_busbw_gbps.value_or(0)));
-  } else if (l.kind == "fraction_of_expected") {
-    what = fmt::format("{:g} x expected {}", l.required,
-                       l.metric == "time_us" ? format_us(row.expected_time_us.value_or(0))
-                                             : format_gbps(row.expected_busbw_gbps.value_or(0)));
-  } else {
-    what = "floor";
-    if (l.kind == "max_time_us" || l.kind == "max_interference") what = "ceiling";
-  }
-  const bool at_most = lower_is_better(l.metric);
-  const char* cmp = l.passed ? (at_most ? "<=" : ">=") : (at_most ? ">" : "<");
-  const std::string measured = l.measured ? format_metric(l.metric, *l.measured) : std::string("-");
-  return fmt::format("{} {} {} {} ({})", metric_word(l.metric), measured, cmp, format_metric(l.metric, *l.limit), what);
-}
-
 }  // namespace
 
 std::vector<PlacementGroup> plan_acceptance(const AcceptanceProfile& profile, const PlacementResolver& resolve) {
@@ -366,20 +286,207 @@ std::vector<std::string> pairwise_matrix_evidence(const std::map<int, Repetition
   for (const auto& [rank, votes] : rank_votes) {
     if (2 * votes <= analysed) continue;
     const auto& s = rank_example.at(rank);
-    out.push_back(fmt::format("pairwise matrix: {} is slow on {} of its {} links (< 50% of the reference link, "
-                              "{:.3g} GB/s) in {} of {} repetitions",
-                              rank_with_host(rank, hosts), s.slow_links, s.links, reference, votes, analysed));
+    out.push_back(
+        fmt::format("pairwise matrix: {} is slow on {} of its {} links (< 50% of the reference link, "
+                    "{:.3g} GB/s) in {} of {} repetitions",
+                    rank_with_host(rank, hosts), s.slow_links, s.links, reference, votes, analysed));
   }
   for (const auto& [link, votes] : link_votes) {
     if (2 * votes <= analysed) continue;
     const auto& l = link_example.at(link);
-    out.push_back(fmt::format("pairwise matrix: link {} - {} is slow, {:.3g} GB/s ({:.0f}% of the reference link) "
-                              "in {} of {} repetitions",
-                              rank_with_host(l.a, hosts), rank_with_host(l.b, hosts), l.gbps,
-                              100.0 * l.fraction_of_reference, votes, analysed));
+    out.push_back(
+        fmt::format("pairwise matrix: link {} - {} is slow, {:.3g} GB/s ({:.0f}% of the reference link) "
+                    "in {} of {} repetitions",
+                    rank_with_host(l.a, hosts), rank_with_host(l.b, hosts), l.gbps, 100.0 * l.fraction_of_reference,
+                    votes, analysed));
   }
   return out;
 }
+
+namespace {
+
+// This check's records at `bytes`, by repetition, and the placement group that ran them.
+std::pair<const PlacementGroup*, std::map<int, Repetition>> records_of(std::size_t ci, std::uint64_t bytes,
+                                                                       const std::vector<GroupRecords>& groups) {
+  const PlacementGroup* group = nullptr;
+  std::map<int, Repetition> reps;
+  for (const auto& g : groups) {
+    for (std::size_t k = 0; k < g.group->cases.size(); ++k) {
+      const auto& pc = g.group->cases[k];
+      if (pc.check_index != ci || pc.bytes != bytes) continue;
+      group = g.group;
+      reps[pc.repetition].rounds.emplace_back(pc.round, &g.records[k]);
+    }
+  }
+  return {group, std::move(reps)};
+}
+
+// The rows of a check: one per domain under scope domain, else one over all ranks (first rank, size).
+std::vector<std::pair<int, int>> row_domains(const Check& check, const Placement& placement) {
+  std::vector<std::pair<int, int>> domains;  // domain index = position
+  if (check.base.scope == Scope::domain && placement.num_domains() > 0) {
+    for (int d = 0; d < placement.num_domains(); ++d) {
+      domains.emplace_back(placement.domain_offset(d), placement.domain_sizes[static_cast<std::size_t>(d)]);
+    }
+  } else {
+    domains = {{0, placement.num_ranks()}};
+  }
+  return domains;
+}
+
+Row row_header(const Check& check, int domain, int first, int count, std::uint64_t bytes) {
+  Row row;
+  row.check = check.name;
+  row.description = check.description;
+  row.collective = check.base.collective;
+  row.algo = check.base.algo;
+  row.dtype = std::string(to_string(check.base.dtype));
+  row.scope = std::string(to_string(check.base.scope));
+  row.domain = domain;
+  row.first_rank = first;
+  row.num_ranks = count;
+  row.domain_label = domain_label(domain, first, count);
+  row.bytes = bytes;
+  row.policy_text = fmt::format("{} of {}", to_string(check.policy), check.repetitions);
+  return row;
+}
+
+using Round = std::pair<int, const record::CaseRecord*>;
+
+// What a row's records say, repetition by repetition.
+struct RowRecords {
+  std::vector<std::string> failures, waivers;
+  std::vector<record::CaseRecord> all;
+  const record::CaseRecord* model_record = nullptr;
+  std::vector<std::pair<double, Round>> slowest_rounds;  // per usable repetition: its slowest round
+};
+
+// The algorithm the library ran, when the check requires the one it asked for.
+void check_algo(const Check& check, const record::CaseRecord& rec, RowRecords& out) {
+  if (!check.require_algo) return;
+  if (!rec.algo_used) {
+    out.failures.push_back(
+        fmt::format("the {} backend did not report the algorithm it ran, so '{}' cannot "
+                    "be confirmed",
+                    rec.backend, check.base.algo));
+  } else if (*rec.algo_used != check.base.algo) {
+    out.failures.push_back(fmt::format("silent fallback: requested algorithm '{}', the library ran '{}'",
+                                       check.base.algo, *rec.algo_used));
+  }
+}
+
+// One repetition: its slowest usable round goes into the row's values; false when a round is
+// waived, failed or untimed.
+bool read_repetition(Row& row, const Check& check, int rep, const Repetition& repetition, RowRecords& out) {
+  std::optional<DomainNumbers> worst;
+  Round worst_round{-1, nullptr};
+  bool usable = true;
+  for (const auto& [round, rec] : repetition.rounds) {
+    out.all.push_back(*rec);
+    if (rec->status == "ok" && rec->bytes > 0) row.bytes = rec->bytes;
+    const std::string where = repetition.rounds.size() > 1 ? fmt::format(" (round {})", round) : "";
+    if (rec->status == "waived") {
+      out.waivers.push_back(rec->reason.value_or("waived") + where);
+      usable = false;
+      continue;
+    }
+    if (rec->status != "ok") {
+      out.failures.push_back(fmt::format("repetition {}{}: {}", rep + 1, where, rec->reason.value_or(rec->status)));
+      usable = false;
+      continue;
+    }
+    check_algo(check, *rec, out);
+    const auto nums = numbers_for(*rec, row.domain);
+    if (!nums) {
+      out.failures.push_back(
+          fmt::format("repetition {}{}: the record has no timing for {}", rep + 1, where, row.domain_label));
+      usable = false;
+      continue;
+    }
+    if (rec->time_us) row.timed_s += static_cast<double>(rec->iterations) * rec->time_us->mean * 1e-6;
+    if (!worst || nums->time_us > worst->time_us) {
+      worst = nums;
+      worst_round = {round, rec};
+    }
+    if (const auto ratio = interference_of(*rec)) row.interference_values.push_back(*ratio);
+  }
+  if (!usable || !worst) return false;
+  row.time_us.push_back(worst->time_us);
+  row.algbw_gbps.push_back(worst->algbw_gbps);
+  row.busbw_gbps.push_back(worst->busbw_gbps);
+  out.slowest_rounds.emplace_back(worst->time_us, worst_round);
+  if (out.model_record == nullptr) out.model_record = worst_round.second;
+  return true;
+}
+
+// Duplicate messages (every repetition says the same) are reported once.
+void unique(std::vector<std::string>& v) {
+  std::vector<std::string> out;
+  for (auto& s : v) {
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  v = out;
+}
+
+RowRecords read_records(Row& row, const Check& check, const std::map<int, Repetition>& reps) {
+  RowRecords out;
+  for (const auto& [rep, repetition] : reps) read_repetition(row, check, rep, repetition, out);
+  unique(out.failures);
+  unique(out.waivers);
+  return out;
+}
+
+// The policy values (best or median over repetitions) and the metric the row is judged on.
+void set_policy_values(Row& row, const Check& check) {
+  if (!row.time_us.empty()) {
+    const bool best = check.policy == Policy::best;
+    const auto pick_bw = [best](const std::vector<double>& v) {
+      return best ? *std::max_element(v.begin(), v.end()) : median(v);
+    };
+    row.busbw = pick_bw(row.busbw_gbps);
+    row.algbw = pick_bw(row.algbw_gbps);
+    row.time = best ? *std::min_element(row.time_us.begin(), row.time_us.end()) : median(row.time_us);
+  }
+  if (!row.interference_values.empty()) {
+    const auto& v = row.interference_values;
+    row.interference = check.policy == Policy::best ? *std::min_element(v.begin(), v.end()) : median(v);
+  }
+}
+
+void set_primary_metric(Row& row, const Threshold& t) {
+  row.primary_metric = (t.fraction_of_bound || t.fraction_of_expected || t.min_busbw_gbps) ? "busbw_gbps"
+                       : t.min_algbw_gbps                                                  ? "algbw_gbps"
+                       : (t.max_interference && !t.max_time_us)                            ? "interference"
+                                                                                           : "time_us";
+  if (row.primary_metric == "busbw_gbps" && row.busbw && *row.busbw == 0.0 && row.time) {
+    row.primary_metric = "time_us";  // one-rank communicators have no bus bandwidth
+  }
+}
+
+// Evidence: who is slow (skew over this row's records), the slowest pair of a round.
+void add_evidence(Row& row, const Check& check, const RowRecords& records, const std::map<int, Repetition>& reps,
+                  const Placement& placement, const std::vector<std::string>& hosts) {
+  const int first = row.first_rank;
+  const int count = row.num_ranks;
+  if (!records.all.empty()) {
+    const auto skew = report::analyse_skew(records.all);
+    for (const auto& s : skew.stragglers) {
+      if (s.rank >= first && s.rank < first + count)
+        row.evidence.push_back(fmt::format("{} {}", rank_with_host(s.rank, hosts), s.evidence));
+    }
+  }
+  if (!check.all_rounds || records.slowest_rounds.empty()) return;
+  const auto worst = std::max_element(records.slowest_rounds.begin(), records.slowest_rounds.end(),
+                                      [](const auto& a, const auto& b) { return a.first < b.first; });
+  const bool rail = check.base.params.at("pairing") == "rail";
+  const std::string pair = slowest_pair(*worst->second.second, worst->second.first, first, count, rail, placement);
+  if (!pair.empty()) row.evidence.push_back(pair);
+  if (!rail && row.domain < 0) {
+    for (auto& e : pairwise_matrix_evidence(reps, hosts)) row.evidence.push_back(std::move(e));
+  }
+}
+
+}  // namespace
 
 AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupRecords>& groups,
                    const model::SystemProfile* system, const std::vector<std::string>& hosts) {
@@ -393,209 +500,22 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
     }
     report.num_ranks = std::max(report.num_ranks, g.group->placement.num_ranks());
   }
-
   for (std::size_t ci = 0; ci < profile.checks.size(); ++ci) {
     const Check& check = profile.checks[ci];
     for (const auto bytes : check.sizes) {
-      // Collect this check's records by repetition.
-      const PlacementGroup* group = nullptr;
-      std::map<int, Repetition> reps;
-      for (const auto& g : groups) {
-        for (std::size_t k = 0; k < g.group->cases.size(); ++k) {
-          const auto& pc = g.group->cases[k];
-          if (pc.check_index != ci || pc.bytes != bytes) continue;
-          group = g.group;
-          reps[pc.repetition].rounds.emplace_back(pc.round, &g.records[k]);
-        }
-      }
+      const auto [group, reps] = records_of(ci, bytes, groups);
       if (group == nullptr || reps.empty()) continue;
-      const Placement& placement = group->placement;
-      std::vector<std::pair<int, int>> domains;  // first rank, size; domain index = position
-      const bool per_domain = check.base.scope == Scope::domain;
-      if (per_domain && placement.num_domains() > 0) {
-        for (int d = 0; d < placement.num_domains(); ++d) {
-          domains.emplace_back(placement.domain_offset(d), placement.domain_sizes[static_cast<std::size_t>(d)]);
-        }
-      } else {
-        domains = {{0, placement.num_ranks()}};
-      }
-
+      const auto domains = row_domains(check, group->placement);
       for (std::size_t d = 0; d < domains.size(); ++d) {
         const auto [first, count] = domains[d];
-        const int domain = per_domain ? static_cast<int>(d) : -1;
-        Row row;
-        row.check = check.name;
-        row.description = check.description;
-        row.collective = check.base.collective;
-        row.algo = check.base.algo;
-        row.dtype = std::string(to_string(check.base.dtype));
-        row.scope = std::string(to_string(check.base.scope));
-        row.domain = domain;
-        row.first_rank = first;
-        row.num_ranks = count;
-        row.domain_label = domain_label(domain, first, count);
-        row.bytes = bytes;
-        row.policy_text = fmt::format("{} of {}", to_string(check.policy), check.repetitions);
-
-        std::vector<std::string> failures, waivers;
-        std::vector<record::CaseRecord> all_records;
-        const record::CaseRecord* model_record = nullptr;
-        std::vector<std::pair<double, std::pair<int, const record::CaseRecord*>>> slowest_rounds;
-        for (const auto& [rep, repetition] : reps) {
-          std::optional<DomainNumbers> worst;
-          std::pair<int, const record::CaseRecord*> worst_round{-1, nullptr};
-          bool usable = true;
-          for (const auto& [round, rec] : repetition.rounds) {
-            all_records.push_back(*rec);
-            if (rec->status == "ok" && rec->bytes > 0) row.bytes = rec->bytes;
-            const std::string where = repetition.rounds.size() > 1 ? fmt::format(" (round {})", round) : "";
-            if (rec->status == "waived") {
-              waivers.push_back(rec->reason.value_or("waived") + where);
-              usable = false;
-              continue;
-            }
-            if (rec->status != "ok") {
-              failures.push_back(fmt::format("repetition {}{}: {}", rep + 1, where, rec->reason.value_or(rec->status)));
-              usable = false;
-              continue;
-            }
-            if (check.require_algo) {
-              if (!rec->algo_used) {
-                failures.push_back(
-                    fmt::format("the {} backend did not report the algorithm it ran, so '{}' cannot "
-                                "be confirmed",
-                                rec->backend, check.base.algo));
-              } else if (*rec->algo_used != check.base.algo) {
-                failures.push_back(fmt::format("silent fallback: requested algorithm '{}', the library ran '{}'",
-                                               check.base.algo, *rec->algo_used));
-              }
-            }
-            const auto nums = numbers_for(*rec, domain);
-            if (!nums) {
-              failures.push_back(
-                  fmt::format("repetition {}{}: the record has no timing for {}", rep + 1, where, row.domain_label));
-              usable = false;
-              continue;
-            }
-            if (rec->time_us) row.timed_s += static_cast<double>(rec->iterations) * rec->time_us->mean * 1e-6;
-            if (!worst || nums->time_us > worst->time_us) {
-              worst = nums;
-              worst_round = {round, rec};
-            }
-            if (const auto ratio = interference_of(*rec)) row.interference_values.push_back(*ratio);
-          }
-          if (usable && worst) {
-            row.time_us.push_back(worst->time_us);
-            row.algbw_gbps.push_back(worst->algbw_gbps);
-            row.busbw_gbps.push_back(worst->busbw_gbps);
-            slowest_rounds.emplace_back(worst->time_us, worst_round);
-            if (model_record == nullptr) model_record = worst_round.second;
-          }
-        }
-        // Duplicate messages (every repetition says the same) are reported once.
-        const auto unique = [](std::vector<std::string>& v) {
-          std::vector<std::string> out;
-          for (auto& s : v) {
-            if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
-          }
-          v = out;
-        };
-        unique(failures);
-        unique(waivers);
-
-        if (!row.time_us.empty()) {
-          const bool best = check.policy == Policy::best;
-          const auto pick_bw = [best](const std::vector<double>& v) {
-            return best ? *std::max_element(v.begin(), v.end()) : median(v);
-          };
-          row.busbw = pick_bw(row.busbw_gbps);
-          row.algbw = pick_bw(row.algbw_gbps);
-          row.time = best ? *std::min_element(row.time_us.begin(), row.time_us.end()) : median(row.time_us);
-        }
-        if (!row.interference_values.empty()) {
-          const auto& v = row.interference_values;
-          row.interference = check.policy == Policy::best ? *std::min_element(v.begin(), v.end()) : median(v);
-        }
-        if (model_record != nullptr) set_model(row, check, *model_record, count, system);
-
-        const Threshold& t = check.threshold;
-        row.primary_metric = (t.fraction_of_bound || t.fraction_of_expected || t.min_busbw_gbps) ? "busbw_gbps"
-                             : t.min_algbw_gbps                                                  ? "algbw_gbps"
-                             : (t.max_interference && !t.max_time_us)                            ? "interference"
-                                                                                                 : "time_us";
-        if (row.primary_metric == "busbw_gbps" && row.busbw && *row.busbw == 0.0 && row.time) {
-          row.primary_metric = "time_us";  // one-rank communicators have no bus bandwidth
-        }
-
-        // Evidence: who is slow (skew over this row's records), the slowest pair of a round.
-        if (!all_records.empty()) {
-          const auto skew = report::analyse_skew(all_records);
-          for (const auto& s : skew.stragglers) {
-            if (s.rank >= first && s.rank < first + count)
-              row.evidence.push_back(fmt::format("{} {}", rank_with_host(s.rank, hosts), s.evidence));
-          }
-        }
-        if (check.all_rounds && !slowest_rounds.empty()) {
-          const auto worst = std::max_element(slowest_rounds.begin(), slowest_rounds.end(),
-                                              [](const auto& a, const auto& b) { return a.first < b.first; });
-          const bool rail = check.base.params.at("pairing") == "rail";
-          const std::string pair =
-              slowest_pair(*worst->second.second, worst->second.first, first, count, rail, placement);
-          if (!pair.empty()) row.evidence.push_back(pair);
-          if (!rail && domain < 0) {
-            for (auto& e : pairwise_matrix_evidence(reps, hosts)) row.evidence.push_back(std::move(e));
-          }
-        }
-
-        if (!waivers.empty()) {
-          if (check.require_algo) {
-            row.verdict = Verdict::fail;
-            row.reason =
-                fmt::format("waived ({}), but the check requires algorithm '{}'", waivers.front(), check.base.algo);
-          } else {
-            row.verdict = Verdict::waived;
-            row.reason = waivers.front();
-          }
-        } else if (!failures.empty()) {
-          row.verdict = Verdict::fail;
-          row.reason = failures.front();
-          for (std::size_t i = 1; i < failures.size(); ++i) row.reason += "; " + failures[i];
-        } else {
-          evaluate_limits(row, t);
-          std::vector<std::string> failed, passed, unjudged;
-          for (const auto& l : row.limits) {
-            if (!l.judged)
-              unjudged.push_back(limit_text(l, row));
-            else if (!l.passed)
-              failed.push_back(limit_text(l, row));
-            else
-              passed.push_back(limit_text(l, row));
-          }
-          if (!failed.empty()) {
-            row.verdict = Verdict::fail;
-            row.reason = failed.front();
-            for (std::size_t i = 1; i < failed.size(); ++i) row.reason += "; " + failed[i];
-          } else if (passed.empty()) {
-            row.verdict = Verdict::fail;
-            row.reason = "cannot judge: " + (unjudged.empty() ? std::string("no threshold") : unjudged.front());
-            if (!t.has_absolute()) {
-              row.reason +=
-                  "; give the check an absolute floor (min_busbw_gbps, min_algbw_gbps or max_time_us) to "
-                  "judge it without a model";
-            }
-          } else {
-            row.verdict = Verdict::pass;
-            row.reason = passed.front();
-            for (std::size_t i = 1; i < passed.size(); ++i) row.reason += "; " + passed[i];
-          }
-          if (!unjudged.empty() && !passed.empty()) {
-            for (const auto& u : unjudged) row.reason += "; " + u;
-          }
-          row.reason = fmt::format("{} ({})", row.reason, row.policy_text);
-        }
-        if (row.verdict == Verdict::fail && !row.evidence.empty()) {
-          for (const auto& e : row.evidence) row.reason += "; " + e;
-        }
+        const int domain = check.base.scope == Scope::domain ? static_cast<int>(d) : -1;
+        Row row = row_header(check, domain, first, count, bytes);
+        const RowRecords records = read_records(row, check, reps);
+        set_policy_values(row, check);
+        if (records.model_record != nullptr) set_model(row, check, *records.model_record, count, system);
+        set_primary_metric(row, check.threshold);
+        add_evidence(row, check, records, reps, group->placement, hosts);
+        set_verdict(row, check, records.failures, records.waivers);
         report.rows.push_back(std::move(row));
       }
     }
