@@ -244,7 +244,8 @@ TEST(AcceptProfile, ShippedProfilesParseAndPlan) {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().stem().string());
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"cpu-local", "gb200-nvl72", "gb300-nvl72", "h100-hgx", "testbed"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu-local", "gb200-nvl72", "gb300-nvl72", "gb300-nvl72-sim", "h100-hgx",
+                                             "testbed"}));
   for (const auto& name : names) {
     SCOPED_TRACE(name);
     const auto p = load_acceptance_profile(dir + "/" + name + ".yaml");
