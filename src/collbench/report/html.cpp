@@ -235,6 +235,86 @@ std::string cards(const std::vector<Card>& items) {
   return out + "</div>\n";
 }
 
+}  // namespace html
+
+namespace {
+
+// The run header's facts as a definition list.
+std::string header_facts(const record::RunHeader& h) {
+  std::string out;
+  const auto kv = [&out](std::string_view k, const std::string& v_html) {
+    out += fmt::format("<dt>{}</dt><dd>{}</dd>", esc(k), v_html);
+  };
+  out += "<dl class=\"kv\">";
+  kv("run id", "<code>" + esc(h.run_id) + "</code>");
+  kv("started", esc(h.started_at));
+  kv("collbench", fmt::format("{} (git <code>{}</code>)", esc(h.tool_version), esc(h.git_sha)));
+  kv("command line", h.argv.empty() ? "–" : "<code>" + esc(html::shell_join(h.argv)) + "</code>");
+  if (h.config.is_object()) {
+    for (const char* key : {"name", "description", "source"}) {
+      if (h.config.contains(key) && h.config[key].is_string() && !h.config[key].get<std::string>().empty()) {
+        kv(std::string("sweep ") + key, esc(h.config[key].get<std::string>()));
+      }
+    }
+  }
+  kv("launcher", esc(h.launcher));
+  kv("ranks", fmt::format("{}", h.hosts.size()));
+  kv("hosts", esc(hosts_text(h.hosts)));
+  const std::string sys = system_name(h.system);
+  std::string sys_html = sys.empty() ? std::string("none") : esc(sys);
+  if (h.system.is_object() && h.system.contains("digest") && h.system["digest"].is_string()) {
+    sys_html += fmt::format(" (digest <code>{}</code>)", esc(h.system["digest"].get<std::string>()));
+  }
+  kv("system profile", sys_html);
+  kv("MPI", opt_text(h.mpi_library));
+  kv("NCCL", opt_text(h.nccl_version));
+  kv("CUDA runtime / driver", opt_text(h.cuda_runtime) + " / " + opt_text(h.cuda_driver));
+  kv("backends built", esc(fmt::format("{}", fmt::join(h.backends_built, ", "))));
+  if (h.fault) kv("injected fault", "<strong>" + esc(*h.fault) + "</strong>");
+  out += "</dl>\n";
+  return out;
+}
+
+// The ranks and hosts table (with GPUs and NICs when any rank names one), and the environment.
+std::string hosts_and_env(const record::RunHeader& h) {
+  std::string out;
+  bool any_gpu = false;
+  for (const auto& host : h.hosts) any_gpu |= host.gpu_name.has_value() || host.nic.has_value();
+  out +=
+      fmt::format("<details><summary>ranks and hosts ({})</summary><div class=\"table-wrap\"><table>", h.hosts.size());
+  out += any_gpu ? th_row({{"rank", true},
+                           {"host", false},
+                           {"pid", true},
+                           {"GPU", false},
+                           {"GPU UUID", false},
+                           {"PCI bus", false},
+                           {"NIC", false}})
+                 : th_row({{"rank", true}, {"host", false}, {"pid", true}});
+  out += "<tbody>";
+  for (const auto& host : h.hosts) {
+    out += fmt::format("<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>", host.rank, esc(host.host),
+                       host.pid);
+    if (any_gpu) {
+      out += td(opt_text(host.gpu_name)) + td(opt_text(host.gpu_uuid)) + td(opt_text(host.pci_bus_id)) +
+             td(opt_text(host.nic));
+    }
+    out += "</tr>";
+  }
+  out += "</tbody></table></div></details>\n";
+  if (!h.env.empty()) {
+    out += fmt::format("<details><summary>environment ({} variables)</summary><div class=\"table-wrap\"><table>",
+                       h.env.size());
+    out += th_row({{"variable", false}, {"value", false}}) + "<tbody>";
+    for (const auto& [k, v] : h.env) out += "<tr>" + td("<code>" + esc(k) + "</code>") + td(esc(v), "wrap") + "</tr>";
+    out += "</tbody></table></div></details>\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace html {
+
 std::string provenance_section(const std::vector<InputFile>& files, std::string_view heading) {
   std::string out = fmt::format("<section class=\"provenance\"><h2>{}</h2>\n", esc(heading));
   for (const auto& f : files) {
@@ -243,67 +323,7 @@ std::string provenance_section(const std::vector<InputFile>& files, std::string_
       out += "<p class=\"note\">No run header in this file: its provenance is unknown.</p>\n";
       continue;
     }
-    const auto& h = *f.header;
-    const auto kv = [&out](std::string_view k, const std::string& v_html) {
-      out += fmt::format("<dt>{}</dt><dd>{}</dd>", esc(k), v_html);
-    };
-    out += "<dl class=\"kv\">";
-    kv("run id", "<code>" + esc(h.run_id) + "</code>");
-    kv("started", esc(h.started_at));
-    kv("collbench", fmt::format("{} (git <code>{}</code>)", esc(h.tool_version), esc(h.git_sha)));
-    kv("command line", h.argv.empty() ? "–" : "<code>" + esc(html::shell_join(h.argv)) + "</code>");
-    if (h.config.is_object()) {
-      for (const char* key : {"name", "description", "source"}) {
-        if (h.config.contains(key) && h.config[key].is_string() && !h.config[key].get<std::string>().empty()) {
-          kv(std::string("sweep ") + key, esc(h.config[key].get<std::string>()));
-        }
-      }
-    }
-    kv("launcher", esc(h.launcher));
-    kv("ranks", fmt::format("{}", h.hosts.size()));
-    kv("hosts", esc(hosts_text(h.hosts)));
-    const std::string sys = system_name(h.system);
-    std::string sys_html = sys.empty() ? std::string("none") : esc(sys);
-    if (h.system.is_object() && h.system.contains("digest") && h.system["digest"].is_string()) {
-      sys_html += fmt::format(" (digest <code>{}</code>)", esc(h.system["digest"].get<std::string>()));
-    }
-    kv("system profile", sys_html);
-    kv("MPI", opt_text(h.mpi_library));
-    kv("NCCL", opt_text(h.nccl_version));
-    kv("CUDA runtime / driver", opt_text(h.cuda_runtime) + " / " + opt_text(h.cuda_driver));
-    kv("backends built", esc(fmt::format("{}", fmt::join(h.backends_built, ", "))));
-    if (h.fault) kv("injected fault", "<strong>" + esc(*h.fault) + "</strong>");
-    out += "</dl>\n";
-    bool any_gpu = false;
-    for (const auto& host : h.hosts) any_gpu |= host.gpu_name.has_value() || host.nic.has_value();
-    out += fmt::format("<details><summary>ranks and hosts ({})</summary><div class=\"table-wrap\"><table>",
-                       h.hosts.size());
-    out += any_gpu ? th_row({{"rank", true},
-                             {"host", false},
-                             {"pid", true},
-                             {"GPU", false},
-                             {"GPU UUID", false},
-                             {"PCI bus", false},
-                             {"NIC", false}})
-                   : th_row({{"rank", true}, {"host", false}, {"pid", true}});
-    out += "<tbody>";
-    for (const auto& host : h.hosts) {
-      out += fmt::format("<tr><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>", host.rank, esc(host.host),
-                         host.pid);
-      if (any_gpu) {
-        out += td(opt_text(host.gpu_name)) + td(opt_text(host.gpu_uuid)) + td(opt_text(host.pci_bus_id)) +
-               td(opt_text(host.nic));
-      }
-      out += "</tr>";
-    }
-    out += "</tbody></table></div></details>\n";
-    if (!h.env.empty()) {
-      out += fmt::format("<details><summary>environment ({} variables)</summary><div class=\"table-wrap\"><table>",
-                         h.env.size());
-      out += th_row({{"variable", false}, {"value", false}}) + "<tbody>";
-      for (const auto& [k, v] : h.env) out += "<tr>" + td("<code>" + esc(k) + "</code>") + td(esc(v), "wrap") + "</tr>";
-      out += "</tbody></table></div></details>\n";
-    }
+    out += header_facts(*f.header) + hosts_and_env(*f.header);
     for (const auto& w : f.warnings) out += fmt::format("<div class=\"warning\">warning: {}</div>\n", esc(w));
   }
   return out + "</section>\n";
@@ -416,6 +436,81 @@ std::string busbw_charts(const InputFile& file) {
 
 namespace {
 
+// Charts: busbw vs size of the baseline and the other, per matched group.
+std::string comparison_charts(const Comparison& c, const std::string& other) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const ComparisonRow*>> groups;
+  for (const auto& r : c.rows) {
+    if (r.other != other) continue;
+    const std::string key =
+        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", r.collective, r.dtype, r.redop.value_or(""), r.backend, r.algo,
+                    r.scope, r.in_place, r.num_ranks, domains_text(r.domain_sizes));
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(&r);
+  }
+  std::string charts;
+  for (const auto& key : order) {
+    const auto& g = groups[key];
+    if (g.size() < 2) continue;
+    const ComparisonRow& f = *g.front();
+    svg::LineChart chart;
+    chart.title = fmt::format("{} · {}{} · {} · {} · {} ranks", f.collective, f.dtype, f.redop ? " · " + *f.redop : "",
+                              c.by == CompareBy::algo ? std::string("*") : f.algo, f.scope, f.num_ranks);
+    chart.x_label = "message size (bytes, log2)";
+    chart.y_label = "busbw (GB/s)";
+    svg::Series base{"baseline: " + c.baseline, {}, svg::Stroke::solid, true, false, "", 0};
+    svg::Series oth{other, {}, svg::Stroke::solid, true, false, "", 1};
+    for (const ComparisonRow* r : g) {
+      base.points.push_back({static_cast<double>(r->bytes), r->base_busbw_gbps, std::nullopt, std::nullopt});
+      oth.points.push_back({static_cast<double>(r->bytes), r->other_busbw_gbps, std::nullopt, std::nullopt});
+    }
+    chart.series = {base, oth};
+    charts += svg::render_line_chart(chart) + "\n";
+  }
+  return charts;
+}
+
+// The matched cases of `other` against the baseline, one row each.
+std::string comparison_table(const Comparison& c, const std::string& other) {
+  std::string out;
+  out += "<div class=\"table-wrap\"><table class=\"comparison\">";
+  out += th_row({{"collective", false},
+                 {"ranks", true},
+                 {"type", false},
+                 {"redop", false},
+                 {"algo", false},
+                 {"scope", false},
+                 {"place", false},
+                 {"size", true},
+                 {"baseline p50 (us)", true},
+                 {"p50 (us)", true},
+                 {"time ratio", true},
+                 {"time % change", true},
+                 {"baseline busbw (GB/s)", true},
+                 {"busbw (GB/s)", true},
+                 {"busbw ratio", true},
+                 {"busbw % change", true}});
+  out += "<tbody>\n";
+  std::size_t n = 0;
+  for (const auto& r : c.rows) {
+    if (r.other != other) continue;
+    ++n;
+    const char* time_cls = r.time_change_pct > 0.0 ? "n worse" : r.time_change_pct < 0.0 ? "n better" : "n";
+    const char* bw_cls = !r.busbw_change_pct ? "n" : *r.busbw_change_pct < 0.0 ? "n worse" : "n better";
+    out += "<tr class=\"comparison-row\">" + td(esc(r.collective)) + td(fmt::format("{}", r.num_ranks), "n") +
+           td(esc(r.dtype)) + td(opt_text(r.redop)) + td(c.by == CompareBy::algo ? "*" : esc(r.algo)) +
+           td(esc(r.scope)) + td(r.in_place ? "in" : "out") + size_cell(r.bytes) +
+           td(number_text(r.base_p50_us, 2), "n") + td(number_text(r.other_p50_us, 2), "n") +
+           td(fmt::format("{:.3f}", r.time_ratio), "n") + td(fmt::format("{:+.1f}", r.time_change_pct), time_cls) +
+           td(number_text(r.base_busbw_gbps, 3), "n") + td(number_text(r.other_busbw_gbps, 3), "n") +
+           td(r.busbw_ratio ? fmt::format("{:.3f}", *r.busbw_ratio) : "–", "n") +
+           td(r.busbw_change_pct ? fmt::format("{:+.1f}", *r.busbw_change_pct) : "–", bw_cls) + "</tr>\n";
+  }
+  if (n == 0) out += "<tr><td colspan=\"16\" class=\"note\">no matching cases</td></tr>\n";
+  out += "</tbody></table></div>\n";
+  return out;
+}
+
 std::string comparison_section(const Comparison& c) {
   std::string out = fmt::format("<section class=\"comparison\"><h2>Comparison by {} (baseline: <code>{}</code>)</h2>\n",
                                 esc(to_string(c.by)), esc(c.baseline));
@@ -424,73 +519,9 @@ std::string comparison_section(const Comparison& c) {
       "(&gt; 1: faster). Only cases with status ok and timing statistics are compared.</p>\n";
   for (const auto& other : c.others) {
     out += fmt::format("<h3><code>{}</code> vs <code>{}</code></h3>\n", esc(other), esc(c.baseline));
-    // Charts: busbw vs size of the baseline and the other, per matched group.
-    std::vector<std::string> order;
-    std::map<std::string, std::vector<const ComparisonRow*>> groups;
-    for (const auto& r : c.rows) {
-      if (r.other != other) continue;
-      const std::string key =
-          fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", r.collective, r.dtype, r.redop.value_or(""), r.backend, r.algo,
-                      r.scope, r.in_place, r.num_ranks, domains_text(r.domain_sizes));
-      if (!groups.count(key)) order.push_back(key);
-      groups[key].push_back(&r);
-    }
-    std::string charts;
-    for (const auto& key : order) {
-      const auto& g = groups[key];
-      if (g.size() < 2) continue;
-      const ComparisonRow& f = *g.front();
-      svg::LineChart chart;
-      chart.title =
-          fmt::format("{} · {}{} · {} · {} · {} ranks", f.collective, f.dtype, f.redop ? " · " + *f.redop : "",
-                      c.by == CompareBy::algo ? std::string("*") : f.algo, f.scope, f.num_ranks);
-      chart.x_label = "message size (bytes, log2)";
-      chart.y_label = "busbw (GB/s)";
-      svg::Series base{"baseline: " + c.baseline, {}, svg::Stroke::solid, true, false, "", 0};
-      svg::Series oth{other, {}, svg::Stroke::solid, true, false, "", 1};
-      for (const ComparisonRow* r : g) {
-        base.points.push_back({static_cast<double>(r->bytes), r->base_busbw_gbps, std::nullopt, std::nullopt});
-        oth.points.push_back({static_cast<double>(r->bytes), r->other_busbw_gbps, std::nullopt, std::nullopt});
-      }
-      chart.series = {base, oth};
-      charts += svg::render_line_chart(chart) + "\n";
-    }
+    const std::string charts = comparison_charts(c, other);
     if (!charts.empty()) out += "<div class=\"charts\">\n" + charts + "</div>\n";
-    out += "<div class=\"table-wrap\"><table class=\"comparison\">";
-    out += th_row({{"collective", false},
-                   {"ranks", true},
-                   {"type", false},
-                   {"redop", false},
-                   {"algo", false},
-                   {"scope", false},
-                   {"place", false},
-                   {"size", true},
-                   {"baseline p50 (us)", true},
-                   {"p50 (us)", true},
-                   {"time ratio", true},
-                   {"time % change", true},
-                   {"baseline busbw (GB/s)", true},
-                   {"busbw (GB/s)", true},
-                   {"busbw ratio", true},
-                   {"busbw % change", true}});
-    out += "<tbody>\n";
-    std::size_t n = 0;
-    for (const auto& r : c.rows) {
-      if (r.other != other) continue;
-      ++n;
-      const char* time_cls = r.time_change_pct > 0.0 ? "n worse" : r.time_change_pct < 0.0 ? "n better" : "n";
-      const char* bw_cls = !r.busbw_change_pct ? "n" : *r.busbw_change_pct < 0.0 ? "n worse" : "n better";
-      out += "<tr class=\"comparison-row\">" + td(esc(r.collective)) + td(fmt::format("{}", r.num_ranks), "n") +
-             td(esc(r.dtype)) + td(opt_text(r.redop)) + td(c.by == CompareBy::algo ? "*" : esc(r.algo)) +
-             td(esc(r.scope)) + td(r.in_place ? "in" : "out") + size_cell(r.bytes) +
-             td(number_text(r.base_p50_us, 2), "n") + td(number_text(r.other_p50_us, 2), "n") +
-             td(fmt::format("{:.3f}", r.time_ratio), "n") + td(fmt::format("{:+.1f}", r.time_change_pct), time_cls) +
-             td(number_text(r.base_busbw_gbps, 3), "n") + td(number_text(r.other_busbw_gbps, 3), "n") +
-             td(r.busbw_ratio ? fmt::format("{:.3f}", *r.busbw_ratio) : "–", "n") +
-             td(r.busbw_change_pct ? fmt::format("{:+.1f}", *r.busbw_change_pct) : "–", bw_cls) + "</tr>\n";
-    }
-    if (n == 0) out += "<tr><td colspan=\"16\" class=\"note\">no matching cases</td></tr>\n";
-    out += "</tbody></table></div>\n";
+    out += comparison_table(c, other);
   }
   out += list_items(c.notes);
   return out + "</section>\n";
