@@ -33,6 +33,10 @@ class Buffer {
   virtual ~Buffer() = default;
   [[nodiscard]] virtual void* data() = 0;
   [[nodiscard]] virtual std::size_t bytes() const = 0;
+  // The memory itself when the host can read and write it (the MPI backend's host buffers), else
+  // nullptr (device memory: upload and download). Cases fill and check such buffers in place
+  // instead of staging a host copy per rank.
+  [[nodiscard]] virtual void* host_data() { return nullptr; }
 };
 
 // One communicator (all ranks, or one domain). Counts are in elements.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
@@ -54,26 +55,39 @@ struct CaseBuffers {
   std::size_t result_elems = 0;
 };
 
+// A new buffer of `bytes`, zeroed and then written by `write`: in place when the backend's memory
+// is host memory (no host copy per rank: a simulation holds every rank in one process), else in a
+// staged host copy that is uploaded.
+template <class Write>
+std::unique_ptr<backend::Buffer> filled_buffer(backend::Backend& be, std::size_t bytes, const Write& write) {
+  auto buf = be.allocate(bytes);
+  if (auto* host = static_cast<unsigned char*>(buf->host_data())) {
+    std::memset(host, 0, bytes);
+    write(host);
+    return buf;
+  }
+  std::vector<unsigned char> staged(bytes, 0);
+  write(staged.data());
+  be.upload(*buf, staged.data(), bytes);
+  return buf;
+}
+
 CaseBuffers allocate_and_fill(const MeasureInput& in, const coll::Shape& shape, const coll::CaseContext& ctx) {
   const std::size_t elem = dtype_size(ctx.dtype);
   CaseBuffers b;
   const auto& coll = *in.collective;
   if (ctx.in_place) {
     const std::size_t elems = shape.in_place_elems();
-    std::vector<unsigned char> host(std::max<std::size_t>(elems * elem, 1), 0);
     const std::size_t input_offset = coll.in_place_input_offset(shape, ctx);
-    coll.fill(host.data() + input_offset * elem, shape, ctx);
-    b.recv = in.backend->allocate(host.size());
-    in.backend->upload(*b.recv, host.data(), host.size());
+    b.recv = filled_buffer(*in.backend, std::max<std::size_t>(elems * elem, 1),
+                           [&](unsigned char* p) { coll.fill(p + input_offset * elem, shape, ctx); });
     auto* base = static_cast<unsigned char*>(b.recv->data());
     b.send_ptr = base + input_offset * elem;
     b.recv_ptr = base;
     b.result_offset_elems = coll.in_place_result_offset(shape, ctx, *in.comm);
   } else {
-    std::vector<unsigned char> host(std::max<std::size_t>(shape.send_elems * elem, 1), 0);
-    coll.fill(host.data(), shape, ctx);
-    b.send = in.backend->allocate(host.size());
-    in.backend->upload(*b.send, host.data(), host.size());
+    b.send = filled_buffer(*in.backend, std::max<std::size_t>(shape.send_elems * elem, 1),
+                           [&](unsigned char* p) { coll.fill(p, shape, ctx); });
     b.recv = in.backend->allocate(std::max<std::size_t>(shape.recv_elems * elem, 1));
     b.send_ptr = b.send->data();
     b.recv_ptr = b.recv->data();
@@ -113,10 +127,18 @@ std::uint64_t verify_once(const MeasureInput& in, CaseBuffers& b, const coll::Sh
   if (refused) return 0;
   in.comm->synchronize();
   const std::size_t elem = dtype_size(ctx.dtype);
-  std::vector<unsigned char> host(std::max<std::size_t>(b.recv->bytes(), 1));
-  in.backend->download(host.data(), *b.recv, b.recv->bytes());
-  unsigned char* result = host.data() + b.result_offset_elems * elem;
-  if (in.faults->corrupt(in.world_rank, in.case_index) && b.result_elems > 0) {
+  // Host memory is checked where it is; device memory (or a result the fault injection is about
+  // to corrupt, which must not reach the timed iterations) through a host copy.
+  const bool corrupt = in.faults->corrupt(in.world_rank, in.case_index) && b.result_elems > 0;
+  auto* base = corrupt ? nullptr : static_cast<unsigned char*>(b.recv->host_data());
+  std::vector<unsigned char> staged;
+  if (base == nullptr) {
+    staged.resize(std::max<std::size_t>(b.recv->bytes(), 1));
+    in.backend->download(staged.data(), *b.recv, b.recv->bytes());
+    base = staged.data();
+  }
+  unsigned char* result = base + b.result_offset_elems * elem;
+  if (corrupt) {
     // Flip one element so that verification must catch it and name this rank.
     const std::size_t victim = b.result_elems / 2;
     store_element(result, victim, ctx.dtype, coll::corrupted(load_element(result, victim, ctx.dtype)));

@@ -113,6 +113,7 @@ class HostBuffer final : public Buffer {
   HostBuffer& operator=(const HostBuffer&) = delete;
   ~HostBuffer() override { sim::free_host(data_); }
   void* data() override { return data_; }
+  void* host_data() override { return data_; }
   [[nodiscard]] std::size_t bytes() const override { return bytes_; }
 
  private:
