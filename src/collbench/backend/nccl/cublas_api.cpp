@@ -8,7 +8,6 @@
 
 #include "collbench/backend/nccl/dynamic_library.hpp"
 #include "collbench/backend/nccl/gpu_libraries.hpp"
-#include "collbench/core/error.hpp"
 
 #ifndef COLLBENCH_CUBLAS_LIBDIR
 #define COLLBENCH_CUBLAS_LIBDIR ""
@@ -17,11 +16,7 @@
 namespace collbench::backend::nccl {
 namespace {
 
-struct Loaded {
-  DynamicLibrary lib;
-  CublasApi table;
-  std::optional<std::string> problem;
-};
+using Loaded = LoadedLibrary<CublasApi>;
 
 Loaded load() {
   Loaded l;
@@ -56,9 +51,7 @@ const std::optional<std::string>& cublas_load_problem() {
 }
 
 const CublasApi& blas() {
-  const Loaded& l = loaded();
-  if (l.problem) throw InputError(*l.problem);
-  return l.table;
+  return loaded().table_or_throw();
 }
 
 std::optional<std::string> try_load_cublas() {

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "collbench/core/error.hpp"
+
 namespace collbench::backend::nccl {
 
 DynamicLibrary::DynamicLibrary(DynamicLibrary&& other) noexcept
@@ -67,6 +69,10 @@ std::vector<std::string> library_candidates(const char* env_override, const std:
   std::vector<std::string> out{soname};
   if (!fallback_dir.empty()) out.push_back(fallback_dir + "/" + soname);
   return out;
+}
+
+void throw_load_problem(const std::string& problem) {
+  throw InputError(problem);
 }
 
 }  // namespace collbench::backend::nccl

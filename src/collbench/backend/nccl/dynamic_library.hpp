@@ -3,6 +3,7 @@
 // No CUDA or NCCL header: usable from every translation unit, C++17 as well (the .cu files).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,22 @@ class DynamicLibrary {
 // `fallback_dir` (the directory CMake found it in at build time) when that is not empty.
 std::vector<std::string> library_candidates(const char* env_override, const std::string& soname,
                                             const std::string& fallback_dir);
+
+// InputError (exit 2) with `problem`: a library the user asked for cannot be used.
+[[noreturn]] void throw_load_problem(const std::string& problem);
+
+// A library with its table of typed function pointers (nccl_api.hpp, cublas_api.hpp), loaded once
+// per process: `problem` says why it cannot be used (nullopt: every required symbol resolved).
+template <class Table>
+struct LoadedLibrary {
+  DynamicLibrary lib;
+  Table table{};
+  std::optional<std::string> problem;
+
+  [[nodiscard]] const Table& table_or_throw() const {
+    if (problem) throw_load_problem(*problem);
+    return table;
+  }
+};
 
 }  // namespace collbench::backend::nccl

@@ -14,11 +14,7 @@
 namespace collbench::backend::nccl {
 namespace {
 
-struct Loaded {
-  DynamicLibrary lib;
-  NcclApi table;
-  std::optional<std::string> problem;
-};
+using Loaded = LoadedLibrary<NcclApi>;
 
 std::string soname() {
   return fmt::format("libnccl.so.{}", NCCL_MAJOR);
@@ -69,9 +65,7 @@ const std::optional<std::string>& nccl_load_problem() {
 }
 
 const NcclApi& api() {
-  const Loaded& l = loaded();
-  if (l.problem) throw InputError(*l.problem);
-  return l.table;
+  return loaded().table_or_throw();
 }
 
 std::string nccl_library_path() {
