@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,18 @@
 namespace collbench::backend {
 namespace nccl {
 namespace {
+
+// nccl_host.hpp restates NCCL's enum values so that CPU tests can check the mapping without
+// nccl.h; these asserts keep the two in step.
+static_assert(kNcclInt32 == ncclInt32 && kNcclInt64 == ncclInt64 && kNcclFloat16 == ncclFloat16 &&
+              kNcclFloat32 == ncclFloat32 && kNcclFloat64 == ncclFloat64 && kNcclBfloat16 == ncclBfloat16);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+static_assert(kNcclFloat8e4m3 == ncclFloat8e4m3 && kNcclFloat8e5m2 == ncclFloat8e5m2);
+#endif
+static_assert(nccl_redop_code(Redop::sum) == ncclSum && nccl_redop_code(Redop::prod) == ncclProd &&
+              nccl_redop_code(Redop::max) == ncclMax && nccl_redop_code(Redop::min) == ncclMin);
+static_assert(nccl_version_code(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) == NCCL_VERSION_CODE);
+static_assert(std::is_trivially_copyable_v<hd::Segment> && std::is_trivially_copyable_v<hd::PatternParams>);
 
 class NcclBackend final : public Backend, public DevicePatterns {
  public:

@@ -1,6 +1,6 @@
 // RAII owners for the CUDA handles of the NCCL backend (streams, events, device memory) and a
 // scoped environment override (NCCL_ALGO/NCCL_PROTO around communicator creation). NCCL
-// communicators, registrations and windows are owned by nccl_backend.cpp's CommOwner and
+// communicators, registrations and windows are owned by nccl_context.hpp's CommOwner and
 // DeviceBuffer, which need the backend's shared state. Destructors never throw: a failing
 // release is reported on stderr.
 #pragma once
