@@ -19,6 +19,7 @@
 
 #include "collbench/backend/hierarchical.hpp"
 #include "collbench/backend/nccl/device_plan.hpp"
+#include "collbench/backend/nccl/gpu_libraries.hpp"
 #include "collbench/backend/nccl/nccl_backend.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/pattern.hpp"
@@ -99,6 +100,15 @@ TEST_F(NcclBackendTest, ProvenanceNamesLibrariesAndEveryRanksGpu) {
   if (::testing::Test::HasFailure()) return;
   std::printf("provenance (rank 0 view):\n");
   for (const auto& [k, v] : p) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+}
+
+// NCCL and cuBLAS are opened with dlopen (docs/nccl-backend.md, "Linking"): on a GPU machine both
+// load, and the backend runs on the library the loader found.
+TEST_F(NcclBackendTest, LoadsNcclAndCublasAtRunTime) {
+  (void)be();
+  EXPECT_FALSE(nccl::nccl_load_problem().has_value()) << *nccl::nccl_load_problem();
+  EXPECT_NE(nccl::nccl_library_path().find("libnccl"), std::string::npos) << nccl::nccl_library_path();
+  EXPECT_FALSE(nccl::cublas_load_problem().has_value()) << *nccl::cublas_load_problem();
 }
 
 TEST_F(NcclBackendTest, WorldAndSplitCommunicators) {
