@@ -12,7 +12,12 @@ namespace collbench::report::weak_scaling_detail {
 
 using record::CaseRecord;
 
+bool measured(const CaseRecord& r) {
+  return r.status == "ok" && r.time_us.has_value() && r.time_us->p50 > 0.0;
+}
+
 namespace {
+
 
 std::optional<std::string> header_system(const InputFile& f) {
   if (!f.header || !f.header->system.is_object()) return std::nullopt;
@@ -21,14 +26,9 @@ std::optional<std::string> header_system(const InputFile& f) {
   return it->get<std::string>();
 }
 
-}  // namespace
-
-bool measured(const CaseRecord& r) {
-  return r.status == "ok" && r.time_us.has_value() && r.time_us->p50 > 0.0;
-}
-
-Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOptions& opt) {
-  // Which system were the records measured on? Records' model.system first, run headers next.
+// Which system were the records measured on? Records' model.system first, run headers next:
+// the name and where it was first seen; InputError when they name several.
+std::optional<std::pair<std::string, std::string>> recorded_system(const std::vector<InputFile>& files) {
   std::map<std::string, std::string> from_records;  // system -> where first seen
   std::map<std::string, std::string> from_headers;
   for (const auto& f : files) {
@@ -47,12 +47,19 @@ Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOp
                     "rank counts on one system (report each system separately)",
                     join(list)));
   }
+  if (found.empty()) return std::nullopt;
+  return *found.begin();
+}
+
+}  // namespace
+
+Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOptions& opt) {
   Systems s;
   std::optional<std::string> recorded;
   std::string where;
-  if (!found.empty()) {
-    recorded = found.begin()->first;
-    where = found.begin()->second;
+  if (const auto found = recorded_system(files)) {
+    recorded = found->first;
+    where = found->second;
   }
   const auto& sys = opt.system;
   const auto& onto = opt.project_onto;
