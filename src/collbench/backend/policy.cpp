@@ -5,6 +5,7 @@
 
 #include "collbench/core/error.hpp"
 #ifdef COLLBENCH_HAVE_NCCL
+#include "collbench/backend/nccl/nccl_backend.hpp"
 #include "collbench/backend/nccl/nccl_policy.hpp"
 #endif
 
@@ -85,6 +86,12 @@ const BackendPolicy& backend_policy(std::string_view name) {
   if (name == "nccl") return kNccl;
 #endif
   return kDefault;
+}
+
+void request_abort_all() noexcept {
+#ifdef COLLBENCH_HAVE_NCCL
+  nccl::request_abort();
+#endif
 }
 
 }  // namespace collbench::backend

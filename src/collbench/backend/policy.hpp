@@ -54,4 +54,9 @@ class BackendPolicy {
 // above, and make_backend() says what is wrong with the name.
 const BackendPolicy& backend_policy(std::string_view name);
 
+// Asks every backend of this process that can abort its communicators to do so (NCCL: the next
+// synchronize aborts them and throws). Only sets flags, so a watchdog thread or signal handler
+// may call it.
+void request_abort_all() noexcept;
+
 }  // namespace collbench::backend
