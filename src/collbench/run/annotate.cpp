@@ -159,7 +159,7 @@ record::CaseRecord skeleton(const plan::Case& c, const coll::Collective& coll, c
   r.domain_sizes = placement.domain_sizes;
   r.num_domains = placement.num_domains();
   r.warmup = c.stop.warmup;
-  r.extra["comm_ranks"] = comm_size;
+  r.comm_ranks = comm_size;
   r.case_key = record::make_case_key(r);
   return r;
 }

@@ -9,11 +9,8 @@
 #include <fmt/format.h>
 
 #include "collbench/backend/mpi/simulation.hpp"
+#include "collbench/backend/policy.hpp"
 #include "collbench/run/session.hpp"
-
-#ifdef COLLBENCH_HAVE_NCCL
-#include "collbench/backend/nccl/nccl_backend.hpp"
-#endif
 
 namespace collbench::run {
 namespace {
@@ -207,9 +204,7 @@ void Watchdog::fire() {
   const std::string message = watchdog_message(positions, case_.load(), label, timeout_s_.load(), hosts_);
   std::fprintf(stderr, "collbench: error: %s; aborting (exit 3)\n", message.c_str());
   std::fflush(stderr);
-#ifdef COLLBENCH_HAVE_NCCL
-  backend::nccl::request_abort();
-#endif
+  backend::request_abort_all();
   abort_job(3, /*flush_stdout=*/false);
 }
 
