@@ -433,3 +433,47 @@ checks:
 }
 
 }  // namespace
+
+TEST(AcceptJudge, PairwiseNamesTheRankInTheSlowestPairOfEveryRound) {
+  // 8 ranks in one domain (scope domain: no matrix analysis), rank 5's link at a quarter of its
+  // rate: whoever rank 5 meets, that pair is the round's slowest, 4x the median pair.
+  const std::string yaml = R"(name: t
+checks:
+  - {name: pairs, collective: sendrecv, pairing: round-robin, scope: domain, bytes: 1M, repetitions: 1, threshold: {min_busbw_gbps: 5}}
+)";
+  const double fast = static_cast<double>(kMiB) / 10e3;  // 10 GB/s
+  auto f = build(yaml, 8, [&](const PlannedCase& pc, int) {
+    const int partner = collbench::round_robin_partner(5, pc.round, 8);
+    CaseRecord r = ok_record(pc, 4 * fast, 8, 1.0);
+    std::vector<double> p50(8, fast);
+    p50[5] = p50[static_cast<std::size_t>(partner)] = 4 * fast;
+    r.extra["per_rank_p50_us"] = p50;
+    return r;
+  });
+  const auto rep = judge(f.profile, f.records, nullptr, {"h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"});
+  ASSERT_EQ(rep.rows.size(), 1u);
+  EXPECT_EQ(rep.rows[0].verdict, Verdict::fail);
+  const auto& ev = rep.rows[0].evidence;
+  EXPECT_NE(
+      std::find(ev.begin(), ev.end(),
+                "rank 5 (host h5) is in the slowest pair of 7 of 7 rounds: that rank's link is slow, not one pair"),
+      ev.end())
+      << fmt::format("{}", fmt::join(ev, " | "));
+}
+
+TEST(AcceptJudge, PairwiseNamesNoRankWhenNoPairStandsOut) {
+  // Every pair equally fast (a healthy fabric judged against a floor it misses): no rank is named.
+  const std::string yaml = R"(name: t
+checks:
+  - {name: pairs, collective: sendrecv, pairing: round-robin, scope: domain, bytes: 1M, repetitions: 1, threshold: {min_busbw_gbps: 50}}
+)";
+  const double fast = static_cast<double>(kMiB) / 10e3;
+  auto f = build(yaml, 8, [&](const PlannedCase& pc, int) {
+    CaseRecord r = ok_record(pc, fast, 8, 1.0);
+    r.extra["per_rank_p50_us"] = std::vector<double>(8, fast);
+    return r;
+  });
+  const auto rep = judge(f.profile, f.records, nullptr);
+  ASSERT_EQ(rep.rows.size(), 1u);
+  for (const auto& e : rep.rows[0].evidence) EXPECT_EQ(e.find("slowest pair of"), std::string::npos) << e;
+}

@@ -103,10 +103,17 @@ struct Repetition {
   std::vector<std::pair<int, const record::CaseRecord*>> rounds;
 };
 
-// The slowest pair of a round-robin round inside [first, first + count), from per-rank medians.
-std::string slowest_pair(const record::CaseRecord& r, int round, int first, int count, bool rail,
-                         const Placement& placement) {
-  if (!r.per_rank) return {};
+// The slowest pair of one round of a pairwise check (round robin inside [first, first + count),
+// or rail pairs across domains), from per-rank medians, and the round's median pair time.
+struct WorstPair {
+  std::pair<int, int> ranks{-1, -1};
+  double worst_us = 0.0;
+  double median_us = 0.0;
+};
+
+std::optional<WorstPair> worst_pair_of(const record::CaseRecord& r, int round, int first, int count, bool rail,
+                                       const Placement& placement) {
+  if (!r.per_rank) return std::nullopt;
   std::vector<double> t = r.per_rank->mean_us;
   if (const auto it = r.extra.find("per_rank_p50_us"); it != r.extra.end() && it->is_array()) {
     t = it->get<std::vector<double>>();
@@ -123,21 +130,29 @@ std::string slowest_pair(const record::CaseRecord& r, int round, int first, int 
   } else {
     for (const auto& [a, b] : round_robin_pairs(round, count)) pairs.emplace_back(first + a, first + b);
   }
-  double worst = -1.0;
-  std::pair<int, int> worst_pair{-1, -1};
+  WorstPair w;
+  w.worst_us = -1.0;
   std::vector<double> times;
   for (const auto& [a, b] : pairs) {
     if (static_cast<std::size_t>(std::max(a, b)) >= t.size()) continue;
     const double pt = std::max(t[static_cast<std::size_t>(a)], t[static_cast<std::size_t>(b)]);
     times.push_back(pt);
-    if (pt > worst) {
-      worst = pt;
-      worst_pair = {a, b};
+    if (pt > w.worst_us) {
+      w.worst_us = pt;
+      w.ranks = {a, b};
     }
   }
-  if (worst_pair.first < 0) return {};
-  return fmt::format("slowest pair {}-{} in round {}: {} per exchange (median pair of the round {})", worst_pair.first,
-                     worst_pair.second, round, format_us(worst), format_us(median(times)));
+  if (w.ranks.first < 0) return std::nullopt;
+  w.median_us = median(times);
+  return w;
+}
+
+std::string slowest_pair(const record::CaseRecord& r, int round, int first, int count, bool rail,
+                         const Placement& placement) {
+  const auto w = worst_pair_of(r, round, first, count, rail, placement);
+  if (!w) return {};
+  return fmt::format("slowest pair {}-{} in round {}: {} per exchange (median pair of the round {})", w->ranks.first,
+                     w->ranks.second, round, format_us(w->worst_us), format_us(w->median_us));
 }
 
 std::string domain_label(int domain, int first, int count) {
@@ -463,7 +478,34 @@ void set_primary_metric(Row& row, const Threshold& t) {
   }
 }
 
-// Evidence: who is slow (skew over this row's records), the slowest pair of a round.
+// One rank in the slowest pair of most rounds (two or more, more than half), counting a round only
+// when its slowest pair took at least 1.5x the round's median pair: that rank's link is slow, not
+// one pair - a GPU whose NVLink port or NIC is degraded slows every pair it is in. For the rows
+// the pairwise matrix analysis does not cover: per domain, and rail pairs.
+std::optional<std::string> common_rank_evidence(const std::map<int, Repetition>& reps, int first, int count, bool rail,
+                                                const Placement& placement, const std::vector<std::string>& hosts) {
+  std::map<int, int> in_worst;
+  int rounds = 0;
+  for (const auto& [rep, repetition] : reps) {
+    for (const auto& [round, rec] : repetition.rounds) {
+      if (rec->status != "ok") continue;
+      const auto w = worst_pair_of(*rec, round, first, count, rail, placement);
+      if (!w) continue;
+      ++rounds;
+      if (w->worst_us < 1.5 * w->median_us) continue;  // no pair stands out in this round
+      ++in_worst[w->ranks.first];
+      ++in_worst[w->ranks.second];
+    }
+  }
+  const auto top = std::max_element(in_worst.begin(), in_worst.end(),
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (top == in_worst.end() || top->second < 2 || 2 * top->second <= rounds) return std::nullopt;
+  return fmt::format("{} is in the slowest pair of {} of {} rounds: that rank's link is slow, not one pair",
+                     rank_with_host(top->first, hosts), top->second, rounds);
+}
+
+// Evidence: who is slow (skew over this row's records), the slowest pair of a round, the rank
+// common to the slowest pairs.
 void add_evidence(Row& row, const Check& check, const RowRecords& records, const std::map<int, Repetition>& reps,
                   const Placement& placement, const std::vector<std::string>& hosts) {
   const int first = row.first_rank;
@@ -481,8 +523,10 @@ void add_evidence(Row& row, const Check& check, const RowRecords& records, const
   const bool rail = check.base.params.at("pairing") == "rail";
   const std::string pair = slowest_pair(*worst->second.second, worst->second.first, first, count, rail, placement);
   if (!pair.empty()) row.evidence.push_back(pair);
-  if (!rail && row.domain < 0) {
+  if (!rail && row.domain < 0) {  // all ranks: the matrix over every round names ranks and links
     for (auto& e : pairwise_matrix_evidence(reps, hosts)) row.evidence.push_back(std::move(e));
+  } else if (auto common = common_rank_evidence(reps, first, count, rail, placement, hosts)) {
+    row.evidence.push_back(std::move(*common));
   }
 }
 
