@@ -135,7 +135,7 @@ std::optional<WorstPair> worst_pair_of(const record::CaseRecord& r, int round, i
   std::vector<double> times;
   for (const auto& [a, b] : pairs) {
     if (static_cast<std::size_t>(std::max(a, b)) >= t.size()) continue;
-    const double pt = std::max(t[static_cast<std::size_t>(a)], t[static_cast<std::size_t>(b)]);
+    const double pt = report::pair_time_us(t[static_cast<std::size_t>(a)], t[static_cast<std::size_t>(b)]);
     times.push_back(pt);
     if (pt > w.worst_us) {
       w.worst_us = pt;

@@ -195,7 +195,7 @@ PairwiseMatrix build_pairwise_matrix(const std::vector<PairwiseRound>& rounds) {
     }
     if (t.size() != static_cast<std::size_t>(m.num_ranks)) continue;
     for (const auto& [a, b] : round_robin_pairs(pr.round, m.num_ranks)) {
-      const double time = std::max(t[static_cast<std::size_t>(a)], t[static_cast<std::size_t>(b)]);
+      const double time = pair_time_us(t[static_cast<std::size_t>(a)], t[static_cast<std::size_t>(b)]);
       const double bw = time > 0 ? gbps(static_cast<double>(m.bytes), time) : kNaN;
       m.time_us[m.index(a, b)] = m.time_us[m.index(b, a)] = time;
       m.gbps[m.index(a, b)] = m.gbps[m.index(b, a)] = bw;
