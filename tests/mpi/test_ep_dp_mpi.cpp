@@ -58,7 +58,7 @@ TEST(EpDpMpi, VerifiesExactlyAndRecordsSideTimings) {
         EXPECT_TRUE(r.checked);
         EXPECT_EQ(r.wrong_total, 0u);
         EXPECT_EQ(r.num_domains, 2);
-        EXPECT_EQ(r.extra.at("comm_ranks").get<int>(), n);
+        EXPECT_EQ(r.comm_ranks, n);
         EXPECT_EQ(r.busbw_gbps, 0.0);
         ASSERT_TRUE(r.extra.contains("concurrent")) << r.case_key;
         const auto& cc = r.extra.at("concurrent");

@@ -45,7 +45,7 @@ TEST(RunnerMpi, DomainScopeRunsEachDomainAtOnce) {
       EXPECT_EQ(r.num_ranks, n);
       EXPECT_EQ(r.num_domains, 2);
       EXPECT_EQ(r.domain_sizes, (std::vector<int>{n / 2, n / 2}));
-      EXPECT_EQ(r.extra.at("comm_ranks").get<int>(), n / 2);  // busbw uses the domain communicator
+      EXPECT_EQ(r.comm_ranks, n / 2);  // busbw uses the domain communicator
       EXPECT_EQ(r.wrong_total, 0u);
       EXPECT_TRUE(r.checked);
       EXPECT_EQ(r.iterations, 5);
@@ -166,3 +166,26 @@ TEST(RunnerMpi, WaivedAlgorithmIsARecordNotADrop) {
 }
 
 }  // namespace
+
+// Hosts: rank 0 numbers them in order of first appearance and every rank receives the numbers;
+// outside a simulation every rank also receives every rank's name and pid.
+TEST(SessionMpi, EveryRankKnowsEveryHostAndItsNumber) {
+  const run::Control control;
+  const run::ProcessInfo info = run::gather_process_info(control);
+  const auto n = static_cast<std::size_t>(world_size());
+  ASSERT_EQ(info.host_index.size(), n);
+  ASSERT_EQ(info.hosts.size(), n);
+  EXPECT_EQ(info.host_index[0], 0);  // the first host seen is host 0
+  for (std::size_t r = 0; r < n; ++r) {
+    EXPECT_EQ(info.hosts[r].rank, static_cast<int>(r));
+    EXPECT_FALSE(info.hosts[r].host.empty());
+    EXPECT_GT(info.hosts[r].pid, 0);
+    // Same number <=> same name.
+    for (std::size_t q = 0; q < n; ++q) {
+      EXPECT_EQ(info.host_index[r] == info.host_index[q], info.hosts[r].host == info.hosts[q].host);
+    }
+  }
+  if (n > 1) {
+    EXPECT_NE(info.hosts[0].pid, info.hosts[1].pid);
+  }
+}
