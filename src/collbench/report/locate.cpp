@@ -1,5 +1,6 @@
 // Locate analysis: skew, pairwise matrix, bisection decisions and the merged report.
 #include "collbench/report/locate.hpp"
+#include "collbench/report/locate_detail.hpp"
 
 #include <fmt/format.h>
 
@@ -25,11 +26,17 @@ double median_of(std::vector<double> v) {
   return stats::percentile_sorted(v, 0.5);
 }
 
-std::string ms(double us) {
+}  // namespace
+
+std::string locate_duration_text(double us) {
   if (!std::isfinite(us)) return "-";
   if (std::fabs(us) >= 1000.0) return fmt::format("{:.3g} ms", us / 1000.0);
   return fmt::format("{:.3g} us", us);
 }
+
+namespace {
+
+std::string ms(double us) { return locate_duration_text(us); }
 
 std::string rank_range(int first, int count) {
   if (count == 1) return fmt::format("rank {}", first);
@@ -554,253 +561,6 @@ void collect_suspects(LocateReport& report) {
       report.suspects.push_back(std::move(s));
     }
   }
-}
-
-namespace {
-
-constexpr int kMaxConsoleMatrix = 32;  // ranks up to which the console prints the pairwise matrix
-
-nlohmann::json finite_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json half_json(const HalfTiming& h) {
-  return {{"first_rank", h.first_rank}, {"num_ranks", h.num_ranks},     {"p50_us", h.p50_us},
-          {"ci95_low_us", h.ci_low_us}, {"ci95_high_us", h.ci_high_us}, {"busbw_factor", h.busbw_factor}};
-}
-
-std::string order_name(HalfOrder o) {
-  switch (o) {
-    case HalfOrder::first_slower:
-      return "first_slower";
-    case HalfOrder::second_slower:
-      return "second_slower";
-    case HalfOrder::neither:
-      break;
-  }
-  return "neither";
-}
-
-// "850 ms", "12.3 s", "4.2 min".
-std::string seconds_text(double s) {
-  if (s < 1.0) return fmt::format("{:.3g} ms", s * 1e3);
-  if (s < 120.0) return fmt::format("{:.3g} s", s);
-  return fmt::format("{:.3g} min", s / 60.0);
-}
-
-}  // namespace
-
-nlohmann::json locate_to_json(const LocateReport& r) {
-  using json = nlohmann::json;
-  json out{{"schema", kLocateSchema},
-           {"num_ranks", r.num_ranks},
-           {"hosts", r.hosts},
-           {"fault", r.fault ? json(*r.fault) : json(nullptr)},
-           {"notes", r.notes}};
-  if (!r.costs.empty()) {
-    json costs = json::array();
-    double total = 0.0;
-    for (const auto& c : r.costs) {
-      costs.push_back({{"method", c.method}, {"seconds", c.seconds}, {"cases", c.cases}});
-      total += c.seconds;
-    }
-    out["cost"] = {{"clock", r.clock}, {"methods", costs}, {"total_seconds", total}};
-  }
-  json suspects = json::array();
-  for (const auto& s : r.suspects) {
-    json j{{"kind", s.kind}, {"found_by", s.found_by}, {"evidence", s.evidence}, {"host", s.host}};
-    if (s.kind == "rank") j["rank"] = s.rank;
-    if (s.kind == "link") j["ranks"] = {s.a, s.b};
-    if (s.kind == "group") j["ranks"] = {s.a, s.b};  // first and last
-    suspects.push_back(j);
-  }
-  out["suspects"] = suspects;
-  if (r.skew) {
-    json cases = json::array();
-    for (const auto& c : r.skew->cases) {
-      json lead = json::array();
-      for (double v : c.lead_us) lead.push_back(finite_or_null(v));
-      cases.push_back({{"case_key", c.case_key},
-                       {"label", c.label},
-                       {"first_rank", c.first_rank},
-                       {"p50_us", c.p50_us},
-                       {"p99_us", c.p99_us},
-                       {"mean_us", c.mean_us},
-                       {"wait_us", c.wait_us},
-                       {"lead_us", lead},
-                       {"leading", c.leading},
-                       {"spike", c.spike}});
-    }
-    json stragglers = json::array();
-    for (const auto& s : r.skew->stragglers) {
-      stragglers.push_back({{"rank", s.rank},
-                            {"cases_leading", s.cases_leading},
-                            {"cases", s.cases},
-                            {"median_lead_us", s.median_lead_us},
-                            {"median_lead_fraction", s.median_lead_fraction},
-                            {"evidence", s.evidence}});
-    }
-    out["skew"] = {{"cases", cases},
-                   {"stragglers", stragglers},
-                   {"observations", r.skew->observations},
-                   {"cases_skipped", r.skew->cases_skipped}};
-  } else {
-    out["skew"] = nullptr;
-  }
-  if (r.pairwise) {
-    const auto& p = *r.pairwise;
-    const int n = p.matrix.num_ranks;
-    json gb = json::array(), tu = json::array();
-    for (int a = 0; a < n; ++a) {
-      json row_g = json::array(), row_t = json::array();
-      for (int b = 0; b < n; ++b) {
-        row_g.push_back(finite_or_null(p.matrix.at_gbps(a, b)));
-        row_t.push_back(finite_or_null(p.matrix.at_time(a, b)));
-      }
-      gb.push_back(row_g);
-      tu.push_back(row_t);
-    }
-    json slow = json::array(), links = json::array(), ranks = json::array(), common = json::array();
-    for (const auto& l : p.slow_links)
-      slow.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}, {"fraction", l.fraction_of_reference}});
-    for (const auto& l : p.suspect_links) links.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}});
-    for (const auto& s : p.suspect_ranks)
-      ranks.push_back({{"rank", s.rank}, {"slow_links", s.slow_links}, {"links", s.links}});
-    for (const auto& s : p.ranks)
-      common.push_back({{"rank", s.rank}, {"slow_links", s.slow_links}, {"links", s.links}});
-    out["pairwise"] = {{"bytes", p.matrix.bytes},
-                       {"matrix_gbps", gb},
-                       {"matrix_time_us", tu},
-                       {"median_gbps", p.median_gbps},
-                       {"reference_gbps", p.reference_gbps},
-                       {"cross_reference_gbps", p.cross_reference_gbps ? nlohmann::json(*p.cross_reference_gbps)
-                                                                       : nlohmann::json(nullptr)},
-                       {"links_measured", p.links_measured},
-                       {"slow_links", slow},
-                       {"ranks_common_to_slow_links", common},
-                       {"suspect_ranks", ranks},
-                       {"suspect_links", links},
-                       {"observations", p.observations}};
-  } else {
-    out["pairwise"] = nullptr;
-  }
-  if (r.bisection) {
-    const auto& b = *r.bisection;
-    json steps = json::array();
-    for (const auto& s : b.steps) {
-      json reps = json::array();
-      for (const auto& c : s.repetitions) {
-        reps.push_back({{"first", half_json(c.first)},
-                        {"second", half_json(c.second)},
-                        {"order", order_name(c.order)},
-                        {"ratio", c.ratio}});
-      }
-      steps.push_back(
-          {{"repetitions", reps}, {"order", order_name(s.order)}, {"ratio", s.ratio}, {"evidence", s.evidence}});
-    }
-    out["bisection"] = {{"steps", steps},
-                        {"suspect_first_rank", b.lo},
-                        {"suspect_last_rank", b.hi - 1},
-                        {"found", b.found},
-                        {"rank", b.rank ? json(*b.rank) : json(nullptr)},
-                        {"conclusion", b.conclusion}};
-  } else {
-    out["bisection"] = nullptr;
-  }
-  return out;
-}
-
-std::string render_locate_text(const LocateReport& r) {
-  std::string out = fmt::format("# collbench locate: {} ranks{}\n", r.num_ranks,
-                                r.fault ? fmt::format(" (injected fault: {})", *r.fault) : std::string());
-  if (r.skew) {
-    const auto& s = *r.skew;
-    out += fmt::format("\n## skew: per-rank wait inside the collective ({} case(s) analysed, {} skipped)\n",
-                       s.cases.size(), s.cases_skipped);
-    for (const auto& c : s.cases) {
-      std::string waits;
-      for (std::size_t i = 0; i < c.wait_us.size(); ++i) {
-        waits += fmt::format("{}{}:{}", waits.empty() ? "" : " ", c.first_rank + static_cast<int>(i), ms(c.wait_us[i]));
-      }
-      std::string leading;
-      for (int rank : c.leading) leading += fmt::format("{}{}", leading.empty() ? "" : ",", rank);
-      out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, ms(c.p50_us), waits,
-                         leading.empty() ? "" : "  late: rank " + leading, c.spike ? "  SPIKE" : "");
-    }
-    for (const auto& st : s.stragglers) out += fmt::format("  -> rank {}: {}\n", st.rank, st.evidence);
-    for (const auto& o : s.observations) out += "  note: " + o + "\n";
-  }
-  if (r.pairwise) {
-    const auto& p = *r.pairwise;
-    const int n = p.matrix.num_ranks;
-    out += fmt::format("\n## pairwise: round-robin send/recv, {} per pair, GB/s (one direction, both at once)\n",
-                       format_bytes(p.matrix.bytes));
-    if (n <= kMaxConsoleMatrix) {
-      out += "  rank";
-      for (int b = 0; b < n; ++b) out += fmt::format(" {:>8}", b);
-      out += '\n';
-      for (int a = 0; a < n; ++a) {
-        out += fmt::format("  {:>4}", a);
-        for (int b = 0; b < n; ++b) {
-          const double g = p.matrix.at_gbps(a, b);
-          out += std::isfinite(g) ? fmt::format(" {:>8.3g}", g) : fmt::format(" {:>8}", "-");
-        }
-        out += '\n';
-      }
-    } else {  // n^2 numbers are no console reading: the matrix goes to pairwise.csv (--out-dir)
-      out += fmt::format(
-          "  the {} x {} matrix is in pairwise-matrix.csv (--out-dir); the console shows it up to {} ranks\n", n, n,
-          kMaxConsoleMatrix);
-    }
-    out += fmt::format("  median link {:.3g} GB/s, {}, {} link(s) measured\n", p.median_gbps,
-                       pairwise_reference_text(p), p.links_measured);
-    constexpr std::size_t kMaxConsoleLinks = 24;  // the rest are in locate.json
-    for (std::size_t i = 0; i < p.slow_links.size() && i < kMaxConsoleLinks; ++i) {
-      const auto& l = p.slow_links[i];
-      out += fmt::format("  slow link {}-{}: {:.3g} GB/s ({:.0f}% of the reference)\n", l.a, l.b, l.gbps,
-                         100.0 * l.fraction_of_reference);
-    }
-    if (p.slow_links.size() > kMaxConsoleLinks) {
-      out += fmt::format("  ... {} more slow links (locate.json, --out-dir)\n", p.slow_links.size() - kMaxConsoleLinks);
-    }
-    for (const auto& s : p.ranks) {
-      out += fmt::format("  rank {} is common to {} of the slow links ({} of its {} links slow)\n", s.rank,
-                         s.slow_links, s.slow_links, s.links);
-    }
-    for (const auto& o : p.observations) out += "  note: " + o + "\n";
-  }
-  if (r.bisection) {
-    const auto& b = *r.bisection;
-    out += fmt::format("\n## bisection: all-reduce on both halves of the suspect set at once ({} run(s))\n",
-                       b.steps.size());
-    for (std::size_t i = 0; i < b.steps.size(); ++i) out += fmt::format("  step {}: {}\n", i + 1, b.steps[i].evidence);
-    out += "  -> " + b.conclusion + "\n";
-  }
-  if (!r.costs.empty()) {
-    std::string parts;
-    double total = 0.0;
-    for (const auto& c : r.costs) {
-      parts +=
-          fmt::format("{}{} {} ({} case(s))", parts.empty() ? "" : ", ", c.method, seconds_text(c.seconds), c.cases);
-      total += c.seconds;
-    }
-    out += fmt::format("\n## cost: {} of cluster time ({} clock): {}\n", seconds_text(total), r.clock, parts);
-  }
-  out += "\n## suspects\n";
-  if (r.suspects.empty()) out += "  none: nothing found\n";
-  for (const auto& s : r.suspects) {
-    std::string who;
-    if (s.kind == "rank")
-      who = fmt::format("rank {}", s.rank);
-    else if (s.kind == "link")
-      who = fmt::format("link {}-{}", s.a, s.b);
-    else
-      who = fmt::format("ranks {}-{}", s.a, s.b);
-    out += fmt::format("  SUSPECT {}{} (found by {})\n", who, s.host.empty() ? "" : " on " + s.host, s.found_by);
-    for (const auto& e : s.evidence) out += "    - " + e + "\n";
-  }
-  for (const auto& note : r.notes) out += "# note: " + note + "\n";
-  return out;
 }
 
 }  // namespace collbench::report

@@ -401,7 +401,9 @@ void SweepRun::annotate(CaseRun& cr, const Measurement& m) {
   }
   const auto notes = backend::backend_policy(c.backend).record_notes(c.algo, c.collective, c.dtype,
                                                                      static_cast<double>(rec.bytes), cr.comm_size);
-  for (const auto& [key, value] : notes) std::visit([&](const auto& v) { rec.extra[key] = v; }, value);
+  for (const auto& note : notes) {  // not a structured binding: clang < 16 cannot capture one
+    std::visit([&](const auto& v) { rec.extra[note.first] = v; }, note.second);
+  }
   if (rec.workload.is_object()) {
     const auto cx = m.side_us.find("counts_exchange");
     if (cx != m.side_us.end()) rec.workload["counts_exchange_us"] = cx->second;
