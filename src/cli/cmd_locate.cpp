@@ -313,7 +313,6 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
       for (std::size_t i = 0; i < records.size(); ++i) rounds.push_back({picked[i], records[i]});
       report::PairwiseOptions o{f.slow_link};
       o.rounds_measured = static_cast<int>(picked.size());
-      o.rounds_total = round_robin_rounds(n);
       rep.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rounds), o);
     }
   }

@@ -67,7 +67,6 @@ TEST(LocateSampling, HealthyFabricFlagsNothingFromASample) {
   const auto rounds = sampled_rounds(256, 16);
   PairwiseOptions o;
   o.rounds_measured = 16;
-  o.rounds_total = 255;
   const auto rep = analyse_pairwise(sampled_two_tier(256, 64, -1, rounds), o);
   EXPECT_EQ(rep.links_measured, 16 * 128);
   EXPECT_TRUE(rep.slow_links.empty());

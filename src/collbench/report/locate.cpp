@@ -256,9 +256,9 @@ PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOpti
   const int expected_links = n * (n - 1) / 2;
   if (out.links_measured < expected_links) {
     out.observations.push_back(
-        options.rounds_total > 0 && options.rounds_measured < options.rounds_total
+        options.rounds_measured > 0 && options.rounds_measured < round_robin_rounds(n)
             ? fmt::format("{} of {} links measured: {} of {} round-robin rounds, sampled (--pair-rounds)",
-                          out.links_measured, expected_links, options.rounds_measured, options.rounds_total)
+                          out.links_measured, expected_links, options.rounds_measured, round_robin_rounds(n))
             : fmt::format("{} of {} links measured (rounds missing, waived or failed)", out.links_measured,
                           expected_links));
   }

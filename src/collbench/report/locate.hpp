@@ -115,8 +115,7 @@ PairwiseMatrix build_pairwise_matrix(const std::vector<PairwiseRound>& rounds);
 
 struct PairwiseOptions {
   double slow_fraction = 0.5;  // a link is slow below this fraction of the median link's GB/s
-  int rounds_measured = 0;     // with a sample of the rounds (--pair-rounds): how many of...
-  int rounds_total = 0;        // ...how many (0: the whole round robin was asked for)
+  int rounds_measured = 0;     // with a sample of the rounds (--pair-rounds): how many (0: all asked for)
 };
 
 struct LinkSuspect {
