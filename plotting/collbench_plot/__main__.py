@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
-    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+    def show(message, category, filename, lineno, file=None, line=None):
         prefix = "warning" if issubclass(category, CollbenchPlotWarning) else category.__name__
         print(f"collbench_plot: {prefix}: {message}", file=sys.stderr)
 

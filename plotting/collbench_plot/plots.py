@@ -22,11 +22,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from matplotlib.colors import LogNorm, TwoSlopeNorm  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.colors import LogNorm, TwoSlopeNorm
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
-from .records import (  # noqa: E402
+from .records import (
     WEAK_SCALING_SCHEMA,
     CollbenchPlotWarning,
     InputError,
@@ -154,7 +154,7 @@ def plot_busbw(cases: Iterable[dict[str, Any]], out_dir: str, formats: Sequence[
             (line,) = ax.plot(x, y, marker="o", markersize=3.5, linewidth=1.4, label=label)
             # busbw at the p95 and p5 times: the spread of the measurement.
             lo, hi, xb = [], [], []
-            for c, bw in zip(sc, y):
+            for c, bw in zip(sc, y, strict=True):
                 p50 = number(get(c, "time_us", "p50"))
                 p5 = number(get(c, "time_us", "p5"))
                 p95 = number(get(c, "time_us", "p95"))
@@ -308,7 +308,6 @@ def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[st
     for gi, g in enumerate(report["groups"]):
         points = sorted(g["points"], key=lambda p: (p["num_ranks"], p.get("projected", False)))
         measured = [p for p in points if not p.get("projected", False)]
-        projected = [p for p in points if p.get("projected", False)]
         fig = Figure(figsize=(10.5, 4.2))
         ax_e, ax_b = fig.subplots(1, 2)
 
@@ -336,7 +335,7 @@ def plot_weak_scaling(report: dict[str, Any], out_dir: str, formats: Sequence[st
             if px:
                 # Continue from the calibration point into the projection, then shade the interval.
                 cal = (g.get("calibration") or {}).get("num_ranks")
-                anchor = [(n, y) for n, y in zip(mx, my) if n == cal] or list(zip(mx, my))[-1:]
+                anchor = [(n, y) for n, y in zip(mx, my, strict=True) if n == cal] or list(zip(mx, my, strict=True))[-1:]
                 anchor_x = [anchor[0][0]] if anchor and anchor[0][0] < px[0] else []
                 anchor_y = [anchor[0][1]] if anchor_x else []
                 ax.plot(anchor_x + px, anchor_y + py, "--", marker="o", markerfacecolor="white",

@@ -137,7 +137,7 @@ def test_weak_scaling_report_is_checked(mutate, message):
 
 def test_rank_heatmap_shows_the_straggler(tmp_path):
     records = [header(num_ranks=8)]
-    for i, nbytes in enumerate((1024, 4096, 16384)):
+    for nbytes in (1024, 4096, 16384):
         times = [10.0 + 0.1 * r for r in range(8)]
         times[5] = 30.0  # the straggler
         records.append(case(nbytes=nbytes, num_ranks=8, per_rank=times))

@@ -150,7 +150,7 @@ def test_cpu_sweep_four_ranks_two_domains_with_bounds(tmp_path, validator):
     assert all(r[-1] != "-" for r in rows)
     notes = [l for l in p.stdout.splitlines() if l.startswith("#   deepseek-v3 T=")]
     assert len(notes) == len(cases)
-    for note, c in zip(notes, cases):
+    for note, c in zip(notes, cases, strict=True):
         assert f"T={c['workload']['tokens_per_rank']} " in note
         assert f"in-domain {c['workload']['bytes_in_domain'] / 1e6:.3g} off-domain" in note
         assert f"off-domain {c['workload']['bytes_off_domain'] / 1e6:.3g} " in note

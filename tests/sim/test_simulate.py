@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from conftest import BIN, SOURCE_DIR, read_jsonl, run, validator  # noqa: E402,F401 (validator: a fixture)
+from conftest import BIN, SOURCE_DIR, read_jsonl, run, validator  # noqa: F401 (validator: a fixture)
 
 SIMULATE = SOURCE_DIR / "scripts" / "simulate"
 RANKS = int(os.environ.get("COLLBENCH_SIM_TEST_RANKS", "64"))
@@ -35,7 +35,7 @@ def allreduce_run(tmp_path_factory):
     return tmp, out, proc
 
 
-def test_header_names_the_simulation(allreduce_run, validator):
+def test_header_names_the_simulation(allreduce_run, validator):  # noqa: F811 (the fixture)
     tmp, out, proc = allreduce_run
     lines = read_jsonl(out)
     for line in lines:
