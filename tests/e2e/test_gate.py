@@ -87,7 +87,7 @@ def test_slowed_run_fails_the_gate_with_allow_faults(runs, tmp_path):
         assert c["test"]["ratio"] > 1.0 + c["test"]["min_effect"] - 1e-9
         assert c["test"]["q_slower"] <= report["policy"]["alpha"]
     # Where the factor dominates the noise (the medians moved 2x or more), nothing can look faster.
-    ratios = dict(zip((c["case_key"] for c in read_jsonl(slow)[1:]), p50_ratios(base, slow)))
+    ratios = dict(zip((c["case_key"] for c in read_jsonl(slow)[1:]), p50_ratios(base, slow), strict=True))
     assert not [c for c in report["cases"] if c["verdict"] == "IMPROVED" and ratios[c["case_key"]] >= 2.0]
 
     # JUnit XML: well formed, one testcase per case, a failure for each regression.

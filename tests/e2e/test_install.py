@@ -2,7 +2,6 @@
 then copied elsewhere (a relocated install), and run from /tmp with an empty HOME and no
 COLLBENCH_* variables, so nothing can come from the source or build tree: profiles, schema,
 plotting package, man page and completion must all be inside the prefix."""
-import json
 import os
 import shutil
 import subprocess

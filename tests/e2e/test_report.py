@@ -4,10 +4,8 @@ logs become records that validate against the schema; two runs give a comparison
 naming file and line."""
 import json
 import os
-import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

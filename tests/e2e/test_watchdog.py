@@ -1,6 +1,5 @@
 """The watchdog: an injected hang is detected within the timeout, the message names the rank
 and the case, the run exits 3, and every case finished before stays valid JSONL."""
-import json
 import time
 
 from conftest import FAST, read_jsonl, run

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "collbench/backend/nccl/device_plan.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/placement.hpp"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "collbench/backend/hierarchical.hpp"
-#include "collbench/backend/nccl/device_plan.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/backend/nccl/gpu_libraries.hpp"
 #include "collbench/backend/nccl/nccl_backend.hpp"
 #include "collbench/coll/collective.hpp"

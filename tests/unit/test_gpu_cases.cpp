@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../gpu/gpu_cases.hpp"
-#include "collbench/backend/nccl/device_plan.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/collective.hpp"
 
 namespace {

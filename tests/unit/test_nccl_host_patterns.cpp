@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "collbench/backend/nccl/device_plan.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/backend/nccl/pattern_hd.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/core/dtype.hpp"

@@ -1,4 +1,4 @@
-// Device fill/verify plans (backend/nccl/device_plan.hpp) against every collective family's own
+// Device fill/verify plans (coll/device_plan.hpp) against every collective family's own
 // fill() and verify(): the plan, run by the host reference executor (what the kernels do),
 // must write the family's input byte for byte, and its expected result must pass the
 // family's verify() with zero wrong elements, count one corrupted element as one, and cover
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "collbench/backend/nccl/device_plan.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/pattern.hpp"
 

@@ -1,4 +1,4 @@
-// The default backend policy, the MPI backend's, and the lookup by name.
+// The MPI backend's policy and the lookup by name (the default policy: policy_base.cpp).
 #include "collbench/backend/policy.hpp"
 
 #include <fmt/format.h>
@@ -10,37 +10,6 @@
 #endif
 
 namespace collbench::backend {
-
-std::string BackendPolicy::default_buffers(std::string_view /*algo*/) const {
-  return "host";
-}
-
-void BackendPolicy::check_buffers(std::string_view /*buffers*/) const {}
-
-std::optional<std::string> BackendPolicy::algo_waiver(std::string_view /*algo*/, std::string_view /*collective*/,
-                                                      int /*graph*/) const {
-  return std::nullopt;
-}
-
-std::optional<std::string> BackendPolicy::capability_waiver(Backend& /*backend*/, Comm& /*comm*/,
-                                                            std::string_view /*collective*/, Dtype /*dtype*/,
-                                                            Redop /*redop*/) const {
-  return std::nullopt;
-}
-
-bool BackendPolicy::polls_for_overlap() const {
-  return false;
-}
-
-std::string BackendPolicy::instance_key(std::string_view name, std::string_view algo, std::string_view buffers,
-                                        bool /*overlap*/) const {
-  return fmt::format("{}|{}|{}", name, algo, buffers);
-}
-
-RecordNotes BackendPolicy::record_notes(std::string_view /*algo*/, std::string_view /*collective*/, Dtype /*dtype*/,
-                                        double /*bytes*/, int /*comm_ranks*/) const {
-  return {};
-}
 
 namespace {
 

@@ -8,16 +8,9 @@
 #include <vector>
 
 #include "collbench/backend/backend.hpp"
+#include "collbench/backend/options.hpp"
 
 namespace collbench::backend {
-
-enum class Progress { spin, yield };
-
-struct BackendOptions {
-  Progress progress = Progress::spin;
-  std::string buffers = "host";  // host (mpi); plain | registered | symmetric (nccl)
-  std::string algo = "auto";
-};
 
 struct BackendEntry {
   std::string name;

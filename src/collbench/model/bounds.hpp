@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "collbench/core/in_switch.hpp"
+
 namespace collbench::model {
 
 // ---- busbw factors (nccl-tests; busbw = algbw x factor) -------------------------------------
@@ -111,11 +113,9 @@ constexpr double in_switch_allreduce_busbw_bound(int m, double link_bytes_per_s)
 // multimem.ld_reduce's its chunk (the switch reads that chunk from all m GPUs: every GPU sends
 // S/m for each of the m chunks = S, and receives its reduced S/m), then multimem.st's the
 // result (sends S/m, the switch multicasts: every GPU receives m x S/m = S). Per direction:
-// S + S/m = (1 + 1/m) S, so T = (1 + 1/m) S/B_up and busbw <= 2(m-1)/m / (1 + 1/m) B_up =
-// 2(m-1)/(m+1) B_up.
-constexpr double nvls_allreduce_wire_bytes(double bytes, int m) {
-  return (1.0 + 1.0 / m) * bytes;
-}
+// S + S/m = (1 + 1/m) S (core/in_switch.hpp), so T = (1 + 1/m) S/B_up and busbw <= 2(m-1)/m /
+// (1 + 1/m) B_up = 2(m-1)/(m+1) B_up.
+using collbench::nvls_allreduce_wire_bytes;
 constexpr double nvls_allreduce_busbw_bound(int m, double link_bytes_per_s) {
   return 2.0 * (m - 1) / (m + 1) * link_bytes_per_s;
 }
@@ -123,9 +123,7 @@ constexpr double nvls_allreduce_busbw_bound(int m, double link_bytes_per_s) {
 // NVLS reduce-scatter (ld_reduce only: send S, receive S/m) or all-gather (st only: send S/m,
 // receive S): the busy direction carries S, T = S/B_up and busbw <= (m-1)/m B_up, the ring's
 // figure. No bandwidth gain; NVLS saves latency and SMs here.
-constexpr double nvls_gather_scatter_wire_bytes(double bytes) {
-  return bytes;
-}
+using collbench::nvls_gather_scatter_wire_bytes;
 
 // ---- across domains -------------------------------------------------------------------------
 

@@ -7,7 +7,8 @@
 
 #include <memory>
 
-#include "collbench/backend/registry.hpp"
+#include "collbench/backend/backend.hpp"
+#include "collbench/backend/options.hpp"
 
 namespace collbench::backend {
 

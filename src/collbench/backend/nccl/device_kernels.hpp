@@ -1,5 +1,5 @@
 // Fill and check kernels of the NCCL backend (device_kernels.cu), launched on a given stream.
-// They execute the segments of device_plan.hpp with the value rules of pattern_hd.hpp, so their
+// They execute the segments of coll/device_plan.hpp with the value rules of pattern_hd.hpp, so their
 // output equals the host path's bit for bit (tests/gpu/test_gpu_device_patterns.cpp).
 // Needs the CUDA runtime headers (cudaStream_t); used by the backend, the GPU tests and
 // bench/micro/bench_gpu_kernels.cu.

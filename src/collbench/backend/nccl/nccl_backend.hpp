@@ -16,7 +16,8 @@
 #include <string_view>
 
 #include "collbench/backend/nccl/pattern_hd.hpp"
-#include "collbench/backend/registry.hpp"
+#include "collbench/backend/backend.hpp"
+#include "collbench/backend/options.hpp"
 
 namespace collbench::backend {
 
@@ -28,7 +29,7 @@ std::unique_ptr<Backend> make_nccl_backend(const BackendOptions& options);
 namespace nccl {
 
 // Device-side input generation and verification: the fast path of the host fill()/verify()
-// (device_plan.hpp turns a collective's shape into segments; the runner may use this instead
+// (coll/device_plan.hpp turns a collective's shape into segments; the runner may use this instead
 // of upload/download when the backend offers it). All work is ordered on the backend's stream.
 class DevicePatterns {
  public:

@@ -30,7 +30,7 @@
 #include "collbench/backend/nccl/nccl_host.hpp"
 #include "collbench/backend/nccl/nccl_resources.hpp"
 #include "collbench/backend/nccl/nvls_host.hpp"
-#include "collbench/backend/registry.hpp"
+#include "collbench/backend/options.hpp"
 #include "collbench/core/dtype.hpp"
 
 namespace collbench::backend::nccl {

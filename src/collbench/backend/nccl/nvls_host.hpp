@@ -23,8 +23,8 @@
 
 #include "collbench/backend/nccl/nccl_host.hpp"
 #include "collbench/core/dtype.hpp"
+#include "collbench/core/in_switch.hpp"
 #include "collbench/core/redop.hpp"
-#include "collbench/model/bounds.hpp"
 
 namespace collbench::backend::nccl {
 
@@ -292,7 +292,7 @@ inline std::optional<std::string> pat_waiver(std::string_view collective, const 
 // ---- records ----------------------------------------------------------------------------------
 
 // What a record of an in-switch case adds (docs/results-format.md): the accumulation type of
-// collbench's kernels, the modelled bytes each GPU moves per direction (model/bounds.hpp:
+// collbench's kernels, the modelled bytes each GPU moves per direction (core/in_switch.hpp:
 // (1 + 1/m) S for an NVLS-style all-reduce on m GPUs, S for reduce-scatter and all-gather), and
 // the reminder that busbw is a ring-equivalent number.
 struct InSwitchAccounting {
@@ -311,9 +311,9 @@ inline InSwitchAccounting in_switch_accounting(std::string_view algo, std::strin
   const NcclOp op = op_of_collective(collective);
   if ((algo == "nvls" || algo == "cb-multimem") && comm_ranks > 0) {
     if (op == NcclOp::allreduce) {
-      a.wire_bytes_per_gpu = model::nvls_allreduce_wire_bytes(bytes, comm_ranks);
+      a.wire_bytes_per_gpu = nvls_allreduce_wire_bytes(bytes, comm_ranks);
     } else if (op == NcclOp::reducescatter || op == NcclOp::allgather) {
-      a.wire_bytes_per_gpu = model::nvls_gather_scatter_wire_bytes(bytes);
+      a.wire_bytes_per_gpu = nvls_gather_scatter_wire_bytes(bytes);
     }
   }
   if (op == NcclOp::allreduce) {

@@ -24,7 +24,7 @@
 namespace collbench::backend::nccl::hd {
 
 // Everything a kernel needs to know about a case's values (built on the host from
-// coll::reduce_pattern by pattern_params() in device_plan.hpp).
+// coll::reduce_pattern by pattern_params() in coll/device_plan.hpp).
 struct PatternParams {
   Dtype dtype = Dtype::float32;
   Redop redop = Redop::sum;
@@ -43,7 +43,7 @@ enum class SegmentKind : uint8_t {
 
 // A run of `count` elements at element offset `offset_elems` of a buffer, whose element i holds
 // the value of `kind` at index first_elem + i. A collective's fill or expected result is a list
-// of segments (device_plan.hpp).
+// of segments (coll/device_plan.hpp).
 struct Segment {
   uint64_t offset_elems = 0;
   uint64_t count = 0;

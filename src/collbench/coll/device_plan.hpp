@@ -6,7 +6,9 @@
 // output (byte for byte) and verify() counts, so a family that changes its layout without its
 // plan fails there. Families without a plan (nullopt) keep the host path.
 //
-// Header-only host code (no CUDA): usable from the runner, the tests and the CPU-only build.
+// Header-only host code (no CUDA): usable from the runner, the tests and the CPU-only build. It
+// lives in coll (it restates coll's layouts) and names the NCCL backend's namespace (its plans are
+// that backend's kernel input); the backend itself never includes coll (docs/architecture.md).
 #pragma once
 
 #include <cstdint>

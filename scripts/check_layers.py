@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Checks that every #include "collbench/..." in src/ goes down the layers of docs/architecture.md
+(or stays inside its own layer), and that the layers have no cycle. Run by `scripts/lint layers`
+(CI: ctest label lint). Exit 1 naming each upward include, 0 when there is none.
+
+A file's layer is its directory under src/collbench (src/cli is `cli`), with three exceptions in
+backend/: mpi/ and nccl/ are layers of their own, and the registry (registry.*, policy.cpp, which
+chooses among the backends) sits above both."""
+import re
+import sys
+from pathlib import Path
+
+# Each layer and the layers it may include directly (anything reachable through them is allowed too).
+LAYERS = {
+    "core": [],
+    "stats": ["core"],
+    "yamlio": ["core"],
+    "model": ["core", "yamlio"],
+    "workload": ["core"],
+    "overlap": ["core", "workload"],
+    "plan": ["core", "overlap"],
+    "record": ["core", "stats"],
+    "report": ["record", "model"],
+    "sim": ["core", "model"],
+    "backend_api": ["core", "overlap"],
+    "backend_mpi": ["backend_api"],
+    "backend_nccl": ["backend_mpi"],
+    "backend_registry": ["backend_mpi", "backend_nccl"],
+    "coll": ["model", "workload", "overlap", "backend_api", "backend_nccl"],
+    "accept": ["yamlio", "plan", "record", "report", "coll"],
+    "run": ["coll", "backend_registry", "plan", "record", "report"],
+    "step": ["model", "workload", "record", "report"],
+    "cli": ["run", "accept", "sim", "step"],
+}
+REGISTRY_FILES = {"registry.hpp", "registry.cpp", "policy.cpp"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"collbench/([^"]+)"', re.M)
+
+
+def layer_of(path: str) -> str:
+    """path: relative to src/ (collbench/run/runner.cpp, cli/main.cpp)."""
+    parts = path.split("/")
+    if parts[0] == "cli":
+        return "cli"
+    top = parts[1]
+    if top == "backend":
+        if len(parts) > 3 and parts[2] in ("mpi", "nccl"):
+            return "backend_" + parts[2]
+        return "backend_registry" if parts[-1] in REGISTRY_FILES else "backend_api"
+    return top
+
+
+def closure(layers: dict[str, list[str]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+
+    def visit(name: str, stack: tuple[str, ...]) -> set[str]:
+        if name in stack:
+            raise SystemExit(f"check_layers: the table itself has a cycle: {' -> '.join(stack + (name,))}")
+        if name not in out:
+            reach: set[str] = set()
+            for dep in layers[name]:
+                reach |= {dep} | visit(dep, stack + (name,))
+            out[name] = reach
+        return out[name]
+
+    for name in layers:
+        visit(name, ())
+    return out
+
+
+def main() -> int:
+    # scripts/check_layers.py [SRC_DIR]: the repository's src/ by default.
+    src = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "src"
+    allowed = closure(LAYERS)
+    problems = []
+    for f in sorted(src.rglob("*")):
+        if f.suffix not in (".hpp", ".cpp", ".h", ".cu", ".cuh", ".in"):
+            continue
+        rel = f.relative_to(src).as_posix()
+        here = layer_of(rel)
+        if here not in LAYERS:
+            problems.append(f"src/{rel}: layer '{here}' is not in scripts/check_layers.py's table")
+            continue
+        for m in INCLUDE.finditer(f.read_text(errors="replace")):
+            there = layer_of("collbench/" + m.group(1))
+            if there != here and there not in allowed[here]:
+                problems.append(f"src/{rel}: includes collbench/{m.group(1)} ({here} -> {there}: not below {here})")
+    for p in problems:
+        print(p, file=sys.stderr)
+    if problems:
+        print(f"check_layers: {len(problems)} upward include(s); the layers: docs/architecture.md", file=sys.stderr)
+        return 1
+    print(f"check_layers: every include goes down ({len(LAYERS)} layers)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
