@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +27,7 @@
 #include "collbench/model/system_profile.hpp"
 #include "collbench/model/traffic.hpp"
 #include "collbench/plan/case.hpp"
+#include "collbench/report/model_table.hpp"
 #include "collbench/workload/expected.hpp"
 #include "collbench/workload/profile.hpp"
 #include "collbench/workload/routing.hpp"
@@ -52,16 +53,6 @@ struct ModelFlags {
   // MoE message-size table (moe-* only).
   std::optional<std::string> workload, tokens, ep_sizes, rows;
   std::vector<std::pair<std::string, const CLI::Option*>> size_options;  // -b -e -f -i -d --algo --scope
-};
-
-// One row of output: a case and what the model says about it.
-struct Row {
-  std::string algo;
-  Scope scope = Scope::global;
-  Dtype dtype = Dtype::float32;
-  Placement placement;
-  std::uint64_t bytes = 0;
-  model::ModelOutcome outcome;
 };
 
 std::vector<int> parse_rank_list(const std::string& text) {
@@ -138,7 +129,7 @@ std::vector<Placement> resolve_placements(const ModelFlags& f, const model::Syst
   return out;
 }
 
-std::vector<Row> build_rows(const ModelFlags& f, const model::SystemProfile& s) {
+std::vector<report::ModelRow> build_rows(const ModelFlags& f, const model::SystemProfile& s) {
   const auto& traits = coll::find_collective(f.collective);
   if (!traits.facts().modelled) {
     throw InputError(
@@ -156,7 +147,7 @@ std::vector<Row> build_rows(const ModelFlags& f, const model::SystemProfile& s) 
       plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes), f.factor, parse_bytes(f.increment));
   const auto placements = resolve_placements(f, s);
 
-  std::vector<Row> rows;
+  std::vector<report::ModelRow> rows;
   for (const auto& algo : algos) {
     for (const Scope scope : scopes) {
       for (const Dtype dtype : dtypes) {
@@ -165,7 +156,7 @@ std::vector<Row> build_rows(const ModelFlags& f, const model::SystemProfile& s) 
           // on the communicator the case runs on.
           const int comm_ranks = scope == Scope::global ? placement.num_ranks() : placement.largest_domain();
           for (const auto requested : sizes) {
-            Row r;
+            report::ModelRow r;
             r.algo = algo;
             r.scope = scope;
             r.dtype = dtype;
@@ -188,131 +179,6 @@ std::vector<Row> build_rows(const ModelFlags& f, const model::SystemProfile& s) 
   return rows;
 }
 
-bool uneven(const Placement& p) {
-  return p.num_domains() > 1 && !p.uniform();
-}
-
-std::string system_line(const model::SystemProfile& s) {
-  std::string line = fmt::format("system {} ({}, digest {}): ", s.name, s.path.empty() ? "<text>" : s.path, s.digest);
-  if (s.scale_up.domain_size > 0) line += fmt::format("{}-GPU domain, ", s.scale_up.domain_size);
-  line += fmt::format("scale-up {:.4g} GB/s and scale-out {:.4g} GB/s per {} per direction; efficiency {:.3g} / {:.3g}",
-                      s.scale_up.bytes_per_s / kBytesPerGB, s.scale_out.per_gpu_bytes_per_s() / kBytesPerGB,
-                      s.is_cpu() ? "rank" : "GPU", s.efficiency.scale_up, s.efficiency.scale_out);
-  if (s.in_switch.supported) line += "; in-switch reduction";
-  if (s.calibrated)
-    line += fmt::format("; calibrated {} on {} (margin {:.3g})", s.calibrated->date, s.calibrated->host,
-                        s.calibrated->margin);
-  return line;
-}
-
-void print_table(const ModelFlags& f, const model::SystemProfile& s, const std::vector<Row>& rows) {
-  std::printf("# %s\n", system_line(s).c_str());
-  std::printf(
-      "# %s: bytes = %s; GB = 1e9 B; bound = link rates only (no run may beat it); "
-      "expected = bound x efficiency, calibrated caps, + latency\n",
-      f.collective.c_str(), std::string(coll::find_collective(f.collective).bytes_convention()).c_str());
-  std::printf("%-13s %-6s %-10s %6s %-11s %9s %12s %11s %11s %12s %11s %10s  %s\n", "algo", "scope", "dtype", "ranks",
-              "packing", "bytes", "bound_us", "bound_algbw", "bound_busbw", "expected_us", "exp_busbw", "wire_MB",
-              "note");
-  bool any_uneven = false;
-  for (const auto& r : rows) {
-    const bool flag = uneven(r.placement);
-    any_uneven = any_uneven || flag;
-    const std::string packing = model::packing_string(r.placement) + (flag ? "*" : "");
-    const std::string algo = r.outcome.estimate && r.outcome.estimate->algo_modelled != r.algo
-                                 ? r.algo + ">" + r.outcome.estimate->algo_modelled
-                                 : r.algo;
-    std::printf("%-13s %-6s %-10s %6d %-11s %9s ", algo.c_str(), std::string(to_string(r.scope)).c_str(),
-                std::string(to_string(r.dtype)).c_str(), r.placement.num_ranks(), packing.c_str(),
-                format_bytes(r.bytes).c_str());
-    if (const auto& e = r.outcome.estimate) {
-      std::printf("%12.2f %11.2f %11.2f %12.2f %11.2f %10.3f  %s\n", e->bound_time_us, e->bound_algbw_gbps,
-                  e->bound_busbw_gbps, e->expected_time_us, e->expected_busbw_gbps, e->wire_bytes_per_rank / 1e6,
-                  e->note.c_str());
-    } else {
-      std::printf("%12s %11s %11s %12s %11s %10s  not modelled: %s\n", "-", "-", "-", "-", "-", "-",
-                  r.outcome.why_not.c_str());
-    }
-  }
-  if (any_uneven) {
-    std::puts(
-        "* uneven packing: the smallest domain's ranks send the largest off-domain fraction, and NCCL's "
-        "NVLS team shrinks to the gcd of the domain sizes");
-  }
-}
-
-nlohmann::json row_json(const Row& r) {
-  nlohmann::json j{{"algo_requested", r.algo},
-                   {"scope", to_string(r.scope)},
-                   {"dtype", to_string(r.dtype)},
-                   {"num_ranks", r.placement.num_ranks()},
-                   {"domain_sizes", r.placement.domain_sizes},
-                   {"num_domains", r.placement.num_domains()},
-                   {"packing", model::packing_string(r.placement)},
-                   {"uneven_packing", uneven(r.placement)},
-                   {"bytes", r.bytes},
-                   {"modelled", r.outcome.estimate.has_value()}};
-  if (const auto& e = r.outcome.estimate) {
-    j["algo_modelled"] = e->algo_modelled;
-    j["bound_time_us"] = e->bound_time_us;
-    j["bound_algbw_gbps"] = e->bound_algbw_gbps;
-    j["bound_busbw_gbps"] = e->bound_busbw_gbps;
-    j["expected_time_us"] = e->expected_time_us;
-    j["expected_algbw_gbps"] = e->expected_algbw_gbps;
-    j["expected_busbw_gbps"] = e->expected_busbw_gbps;
-    j["wire_bytes_per_rank"] = e->wire_bytes_per_rank;
-    j["busbw_ranks"] = e->busbw_ranks;
-    j["note"] = e->note;
-    j["reason"] = nullptr;
-  } else {
-    j["reason"] = r.outcome.why_not;
-  }
-  return j;
-}
-
-void print_json(const ModelFlags& f, const model::SystemProfile& s, const std::vector<Row>& rows) {
-  nlohmann::json out{{"kind", "model"},
-                     {"collective", f.collective},
-                     {"system", {{"name", s.name}, {"path", s.path}, {"digest", s.digest}}},
-                     {"rows", nlohmann::json::array()}};
-  for (const auto& r : rows) out["rows"].push_back(row_json(r));
-  std::puts(out.dump(2).c_str());
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
-void print_csv(const ModelFlags& f, const model::SystemProfile& s, const std::vector<Row>& rows) {
-  std::puts(
-      "system,collective,algo_requested,algo_modelled,scope,dtype,num_ranks,domain_sizes,uneven_packing,bytes,"
-      "bound_time_us,bound_algbw_gbps,bound_busbw_gbps,expected_time_us,expected_busbw_gbps,"
-      "wire_bytes_per_rank,note");
-  for (const auto& r : rows) {
-    std::vector<std::string> sizes;
-    for (int d : r.placement.domain_sizes) sizes.push_back(std::to_string(d));
-    std::string line = fmt::format("{},{},{},", csv_field(s.name), f.collective, r.algo);
-    if (const auto& e = r.outcome.estimate) {
-      line += fmt::format("{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}", e->algo_modelled,
-                          to_string(r.scope), to_string(r.dtype), r.placement.num_ranks(), csv_field(join(sizes, ",")),
-                          uneven(r.placement) ? "true" : "false", r.bytes, e->bound_time_us, e->bound_algbw_gbps,
-                          e->bound_busbw_gbps, e->expected_time_us, e->expected_busbw_gbps, e->wire_bytes_per_rank,
-                          csv_field(e->note));
-    } else {
-      line += fmt::format(",{},{},{},{},{},{},,,,,,,{}", to_string(r.scope), to_string(r.dtype),
-                          r.placement.num_ranks(), csv_field(join(sizes, ",")), uneven(r.placement) ? "true" : "false",
-                          r.bytes, csv_field("not modelled: " + r.outcome.why_not));
-    }
-    std::puts(line.c_str());
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // MoE: the message sizes of one dispatch and combine per GPU, per EP size (docs/hardware-context.md section 6).
 
@@ -320,27 +186,6 @@ bool is_moe(std::string_view collective) {
   const auto id = collective_id(collective);
   return id == CollectiveId::moe_dispatch || id == CollectiveId::moe_combine || id == CollectiveId::moe_roundtrip;
 }
-
-struct MoeRow {
-  int ep_size = 0;
-  double dest_ranks_uniform = 0;  // U, closed form: uniform popularity, no group limit
-  double rows_per_token = 0;      // closed form in the row convention (copy: k, dedup: U)
-  double dest_ranks_routed = 0;   // U simulated with the profile's routing (group limit, skew)
-  double rows_per_token_routed = 0;
-  double dispatch_bytes = 0;  // per GPU, closed form: T x rows per token x row bytes
-  double combine_bytes = 0;
-  double dispatch_bytes_routed = 0;
-  double combine_bytes_routed = 0;
-  std::optional<Placement> placement;           // with --system
-  std::optional<model::TrafficEstimate> bound;  // for the closed-form uniform matrix
-};
-
-struct MoeTable {
-  workload::WorkloadProfile profile;
-  workload::RowConvention rows = workload::RowConvention::dedup;
-  int tokens_per_rank = 0;
-  std::vector<MoeRow> table;
-};
 
 int parse_positive(const std::string& flag, const std::string& item) {
   int v = 0;
@@ -351,11 +196,76 @@ int parse_positive(const std::string& flag, const std::string& item) {
   return v;
 }
 
-MoeTable build_moe_table(const ModelFlags& f, const std::optional<model::SystemProfile>& system) {
-  MoeTable t;
-  t.profile = workload::load_workload_profile(f.workload.value_or("deepseek-v3"));
-  const auto& pr = t.profile;
-  t.rows = f.rows ? workload::parse_row_convention(*f.rows) : pr.rows;
+report::MoeWorkloadFacts workload_facts(const workload::WorkloadProfile& pr) {
+  report::MoeWorkloadFacts w;
+  w.name = pr.name;
+  w.source = pr.source;
+  w.hidden_size = pr.hidden_size;
+  w.num_routed_experts = pr.num_routed_experts;
+  w.top_k = pr.top_k;
+  w.groups_per_token = pr.routing.groups_per_token;
+  w.popularity = std::string(to_string(pr.routing.popularity));
+  w.dispatch_dtype = std::string(to_string(pr.dispatch.dtype));
+  w.combine_dtype = std::string(to_string(pr.combine.dtype));
+  w.dispatch_bytes_per_row = static_cast<long long>(pr.dispatch.bytes_per_row);
+  w.combine_bytes_per_row = static_cast<long long>(pr.combine.bytes_per_row);
+  return w;
+}
+
+// The profile's routing (group limit, popularity), one EP group, the tokens of rank 0: destination
+// ranks and rows per token as simulated, into r's *_routed fields.
+void add_routed(const workload::WorkloadProfile& pr, workload::RowConvention rows, int tokens_per_rank,
+                report::MoeModelRow& r) {
+  const int p = r.ep_size;
+  workload::RoutingConfig cfg = workload::routing_config(pr, p);
+  cfg.tokens_per_rank = tokens_per_rank;
+  cfg.rows = rows;
+  cfg.settings.ep_size = 0;
+  cfg.settings.num_redundant_experts = 0;
+  std::optional<workload::RoutingGenerator> gen;
+  try {
+    gen.emplace(cfg);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--ep-size {} with workload '{}': {}", p, pr.name, e.what()));
+  }
+  const auto counts = gen->count_destinations(0);
+  const double tokens = std::max(1, gen->num_tokens(0));
+  double dedup = 0, copy = 0;
+  for (const auto v : counts.dedup_rows) dedup += static_cast<double>(v);
+  for (const auto v : counts.copy_rows) copy += static_cast<double>(v);
+  r.dest_ranks_routed = dedup / tokens;
+  r.rows_per_token_routed = (rows == workload::RowConvention::copy ? copy : dedup) / tokens;
+  r.dispatch_bytes_routed =
+      static_cast<double>(tokens_per_rank) * r.rows_per_token_routed * static_cast<double>(pr.dispatch.bytes_per_row);
+  r.combine_bytes_routed =
+      static_cast<double>(tokens_per_rank) * r.rows_per_token_routed * static_cast<double>(pr.combine.bytes_per_row);
+}
+
+// The bound of the uniform expected matrix: every pair (self included) carries T x rows per
+// token / P rows of the op's row bytes.
+void add_bound(const ModelFlags& f, const model::SystemProfile& system, const workload::WorkloadProfile& pr,
+               int tokens_per_rank, report::MoeModelRow& r) {
+  const int p = r.ep_size;
+  const coll::MoeOp op = coll::moe_op_of(f.collective);
+  ModelFlags one = f;
+  one.ranks = std::to_string(p);
+  r.placement = resolve_placements(one, system).front();
+  const double per_pair_rows = static_cast<double>(tokens_per_rank) * r.rows_per_token / p;
+  const double row_bytes = static_cast<double>((op != coll::MoeOp::combine ? pr.dispatch.bytes_per_row : 0) +
+                                               (op != coll::MoeOp::dispatch ? pr.combine.bytes_per_row : 0));
+  model::TrafficMatrix m;
+  m.num_ranks = p;
+  m.bytes.assign(static_cast<std::size_t>(p) * static_cast<std::size_t>(p),
+                 static_cast<std::uint64_t>(std::llround(per_pair_rows * row_bytes)));
+  r.bound = model::estimate_from_traffic(system, m, *r.placement);
+}
+
+report::MoeModelTable build_moe_table(const ModelFlags& f, const std::optional<model::SystemProfile>& system) {
+  const workload::WorkloadProfile pr = workload::load_workload_profile(f.workload.value_or("deepseek-v3"));
+  const workload::RowConvention rows = f.rows ? workload::parse_row_convention(*f.rows) : pr.rows;
+  report::MoeModelTable t;
+  t.workload = workload_facts(pr);
+  t.row_convention = std::string(to_string(rows));
   t.tokens_per_rank = f.tokens ? parse_positive("--tokens", *f.tokens) : pr.tokens_per_rank;
   std::vector<int> ep_sizes;
   for (const auto& item : split_list(f.ep_sizes.value_or("8,16,32,64,256"), "--ep-size")) {
@@ -366,162 +276,19 @@ MoeTable build_moe_table(const ModelFlags& f, const std::optional<model::SystemP
     }
     ep_sizes.push_back(p);
   }
-  const coll::MoeOp op = coll::moe_op_of(f.collective);
+  const auto tokens = static_cast<double>(t.tokens_per_rank);
   for (const int p : ep_sizes) {
-    MoeRow r;
+    report::MoeModelRow r;
     r.ep_size = p;
     r.dest_ranks_uniform = workload::expected_destination_ranks(pr.num_routed_experts, p, pr.top_k);
-    r.rows_per_token = workload::expected_rows_per_token(pr.num_routed_experts, p, pr.top_k, t.rows);
-    r.dispatch_bytes =
-        static_cast<double>(t.tokens_per_rank) * r.rows_per_token * static_cast<double>(pr.dispatch.bytes_per_row);
-    r.combine_bytes =
-        static_cast<double>(t.tokens_per_rank) * r.rows_per_token * static_cast<double>(pr.combine.bytes_per_row);
-    // The profile's routing (group limit, popularity), one EP group, the tokens of rank 0.
-    workload::RoutingConfig cfg = workload::routing_config(pr, p);
-    cfg.tokens_per_rank = t.tokens_per_rank;
-    cfg.rows = t.rows;
-    cfg.settings.ep_size = 0;
-    cfg.settings.num_redundant_experts = 0;
-    std::optional<workload::RoutingGenerator> gen;
-    try {
-      gen.emplace(cfg);
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("--ep-size {} with workload '{}': {}", p, pr.name, e.what()));
-    }
-    const auto counts = gen->count_destinations(0);
-    const double tokens = std::max(1, gen->num_tokens(0));
-    double dedup = 0, copy = 0;
-    for (const auto v : counts.dedup_rows) dedup += static_cast<double>(v);
-    for (const auto v : counts.copy_rows) copy += static_cast<double>(v);
-    r.dest_ranks_routed = dedup / tokens;
-    r.rows_per_token_routed = (t.rows == workload::RowConvention::copy ? copy : dedup) / tokens;
-    r.dispatch_bytes_routed = static_cast<double>(t.tokens_per_rank) * r.rows_per_token_routed *
-                              static_cast<double>(pr.dispatch.bytes_per_row);
-    r.combine_bytes_routed = static_cast<double>(t.tokens_per_rank) * r.rows_per_token_routed *
-                             static_cast<double>(pr.combine.bytes_per_row);
-    if (system) {
-      ModelFlags one = f;
-      one.ranks = std::to_string(p);
-      r.placement = resolve_placements(one, *system).front();
-      // Uniform expected matrix: every pair (self included) carries T x rows per token / P rows.
-      const double per_pair_rows = static_cast<double>(t.tokens_per_rank) * r.rows_per_token / p;
-      const double row_bytes = static_cast<double>((op != coll::MoeOp::combine ? pr.dispatch.bytes_per_row : 0) +
-                                                   (op != coll::MoeOp::dispatch ? pr.combine.bytes_per_row : 0));
-      model::TrafficMatrix m;
-      m.num_ranks = p;
-      m.bytes.assign(static_cast<std::size_t>(p) * static_cast<std::size_t>(p),
-                     static_cast<std::uint64_t>(std::llround(per_pair_rows * row_bytes)));
-      r.bound = model::estimate_from_traffic(*system, m, *r.placement);
-    }
-    t.table.push_back(std::move(r));
+    r.rows_per_token = workload::expected_rows_per_token(pr.num_routed_experts, p, pr.top_k, rows);
+    r.dispatch_bytes = tokens * r.rows_per_token * static_cast<double>(pr.dispatch.bytes_per_row);
+    r.combine_bytes = tokens * r.rows_per_token * static_cast<double>(pr.combine.bytes_per_row);
+    add_routed(pr, rows, t.tokens_per_rank, r);
+    if (system) add_bound(f, *system, pr, t.tokens_per_rank, r);
+    t.rows.push_back(std::move(r));
   }
   return t;
-}
-
-void print_moe_table(const ModelFlags& f, const std::optional<model::SystemProfile>& s, const MoeTable& t) {
-  const auto& pr = t.profile;
-  std::printf("# %s: workload %s (%s): H %d, %d experts, top-%d; dispatch %s %lld B/row, combine %s %lld B/row\n",
-              f.collective.c_str(), pr.name.c_str(), pr.source.c_str(), pr.hidden_size, pr.num_routed_experts, pr.top_k,
-              std::string(to_string(pr.dispatch.dtype)).c_str(), static_cast<long long>(pr.dispatch.bytes_per_row),
-              std::string(to_string(pr.combine.dtype)).c_str(), static_cast<long long>(pr.combine.bytes_per_row));
-  std::printf(
-      "# per GPU per exchange, T = %d tokens per rank, %s rows; MB = 1e6 B; per peer = / ep_size (self "
-      "included)\n",
-      t.tokens_per_rank, std::string(to_string(t.rows)).c_str());
-  std::printf(
-      "# U: destination ranks per token, uniform popularity without group limit (closed form); U_routed and "
-      "*_routed: the profile's routing (groups_per_token %d, %s), simulated over rank 0's tokens\n",
-      pr.routing.groups_per_token, std::string(to_string(pr.routing.popularity)).c_str());
-  if (s) std::printf("# %s\n# bound: the uniform closed-form matrix on that packing\n", system_line(*s).c_str());
-  std::printf("%7s %7s %8s %10s %11s %9s %11s %9s %11s %11s", "ep_size", "U", "U_routed", "rows/token", "dispatch_MB",
-              "peer_MB", "combine_MB", "peer_MB", "disp_rt_MB", "comb_rt_MB");
-  if (s) std::printf(" %-11s %10s %11s %11s", "packing", "bound_us", "bound_algbw", "expected_us");
-  std::printf("\n");
-  for (const auto& r : t.table) {
-    std::printf("%7d %7.3f %8.3f %10.3f %11.1f %9.3f %11.1f %9.3f %11.1f %11.1f", r.ep_size, r.dest_ranks_uniform,
-                r.dest_ranks_routed, r.rows_per_token, r.dispatch_bytes / 1e6, r.dispatch_bytes / 1e6 / r.ep_size,
-                r.combine_bytes / 1e6, r.combine_bytes / 1e6 / r.ep_size, r.dispatch_bytes_routed / 1e6,
-                r.combine_bytes_routed / 1e6);
-    if (r.bound) {
-      std::printf(" %-11s %10.1f %11.2f %11.1f", model::packing_string(*r.placement).c_str(),
-                  r.bound->estimate.bound_time_us, r.bound->estimate.bound_algbw_gbps,
-                  r.bound->estimate.expected_time_us);
-    }
-    std::printf("\n");
-  }
-}
-
-nlohmann::json moe_json(const ModelFlags& f, const std::optional<model::SystemProfile>& s, const MoeTable& t) {
-  const auto& pr = t.profile;
-  nlohmann::json out{{"kind", "moe_model"},
-                     {"collective", f.collective},
-                     {"workload",
-                      {{"name", pr.name},
-                       {"hidden_size", pr.hidden_size},
-                       {"num_routed_experts", pr.num_routed_experts},
-                       {"top_k", pr.top_k},
-                       {"groups_per_token", pr.routing.groups_per_token},
-                       {"popularity", to_string(pr.routing.popularity)},
-                       {"dispatch_bytes_per_row", pr.dispatch.bytes_per_row},
-                       {"combine_bytes_per_row", pr.combine.bytes_per_row}}},
-                     {"tokens_per_rank", t.tokens_per_rank},
-                     {"row_convention", to_string(t.rows)},
-                     {"system", s ? nlohmann::json{{"name", s->name}, {"digest", s->digest}} : nlohmann::json(nullptr)},
-                     {"table", nlohmann::json::array()}};
-  for (const auto& r : t.table) {
-    nlohmann::json j{{"ep_size", r.ep_size},
-                     {"dest_ranks_per_token", r.dest_ranks_uniform},
-                     {"rows_per_token", r.rows_per_token},
-                     {"dispatch_bytes_per_rank", r.dispatch_bytes},
-                     {"dispatch_bytes_per_peer", r.dispatch_bytes / r.ep_size},
-                     {"combine_bytes_per_rank", r.combine_bytes},
-                     {"combine_bytes_per_peer", r.combine_bytes / r.ep_size},
-                     {"routed",
-                      {{"dest_ranks_per_token", r.dest_ranks_routed},
-                       {"rows_per_token", r.rows_per_token_routed},
-                       {"dispatch_bytes_per_rank", r.dispatch_bytes_routed},
-                       {"combine_bytes_per_rank", r.combine_bytes_routed}}},
-                     {"model", nullptr}};
-    if (r.bound) {
-      const auto& e = r.bound->estimate;
-      j["model"] = {{"domain_sizes", r.placement->domain_sizes},
-                    {"packing", model::packing_string(*r.placement)},
-                    {"bytes_max_rank", r.bound->traffic.bytes_max_rank},
-                    {"bytes_in_domain", r.bound->traffic.bytes_in_domain},
-                    {"bytes_off_domain", r.bound->traffic.bytes_off_domain},
-                    {"bound_time_us", e.bound_time_us},
-                    {"bound_algbw_gbps", e.bound_algbw_gbps},
-                    {"bound_busbw_gbps", e.bound_busbw_gbps},
-                    {"expected_time_us", e.expected_time_us},
-                    {"expected_busbw_gbps", e.expected_busbw_gbps},
-                    {"note", e.note}};
-    }
-    out["table"].push_back(std::move(j));
-  }
-  return out;
-}
-
-void print_moe_csv(const std::optional<model::SystemProfile>& s, const MoeTable& t) {
-  std::puts(
-      "workload,tokens_per_rank,row_convention,ep_size,dest_ranks_per_token,rows_per_token,"
-      "dispatch_bytes_per_rank,dispatch_bytes_per_peer,combine_bytes_per_rank,combine_bytes_per_peer,"
-      "routed_dest_ranks_per_token,routed_dispatch_bytes_per_rank,routed_combine_bytes_per_rank,system,"
-      "packing,bound_time_us,bound_algbw_gbps,expected_time_us");
-  for (const auto& r : t.table) {
-    std::string line =
-        fmt::format("{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},",
-                    csv_field(t.profile.name), t.tokens_per_rank, to_string(t.rows), r.ep_size, r.dest_ranks_uniform,
-                    r.rows_per_token, r.dispatch_bytes, r.dispatch_bytes / r.ep_size, r.combine_bytes,
-                    r.combine_bytes / r.ep_size, r.dest_ranks_routed, r.dispatch_bytes_routed, r.combine_bytes_routed);
-    if (r.bound) {
-      line += fmt::format("{},{},{:.6g},{:.6g},{:.6g}", csv_field(s->name),
-                          csv_field(model::packing_string(*r.placement)), r.bound->estimate.bound_time_us,
-                          r.bound->estimate.bound_algbw_gbps, r.bound->estimate.expected_time_us);
-    } else {
-      line += ",,,,";
-    }
-    std::puts(line.c_str());
-  }
 }
 
 int run_moe_model(const ModelFlags& f) {
@@ -541,13 +308,13 @@ int run_moe_model(const ModelFlags& f) {
   }
   std::optional<model::SystemProfile> system;
   if (f.system) system = model::load_system_profile(*f.system);
-  const MoeTable t = build_moe_table(f, system);
+  const report::MoeModelTable t = build_moe_table(f, system);
   if (f.format == "json") {
-    std::puts(moe_json(f, system, t).dump(2).c_str());
+    std::fputs(report::render_moe_model_json(f.collective, system, t).c_str(), stdout);
   } else if (f.format == "csv") {
-    print_moe_csv(system, t);
+    std::fputs(report::render_moe_model_csv(system, t).c_str(), stdout);
   } else {
-    print_moe_table(f, system, t);
+    std::fputs(report::render_moe_model_table(f.collective, system, t).c_str(), stdout);
   }
   return 0;
 }
@@ -631,14 +398,17 @@ Action setup(CLI::App& app) {
       }
     }
     const model::SystemProfile system = resolve_system(*f);
-    const std::vector<Row> rows = build_rows(*f, system);
+    const std::vector<report::ModelRow> rows = build_rows(*f, system);
+    std::string text;
     if (f->format == "json") {
-      print_json(*f, system, rows);
+      text = report::render_model_json(f->collective, system, rows);
     } else if (f->format == "csv") {
-      print_csv(*f, system, rows);
+      text = report::render_model_csv(f->collective, system, rows);
     } else {
-      print_table(*f, system, rows);
+      text = report::render_model_table(f->collective, coll::find_collective(f->collective).bytes_convention(), system,
+                                        rows);
     }
+    std::fputs(text.c_str(), stdout);
     return 0;
   };
 }
