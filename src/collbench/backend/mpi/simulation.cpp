@@ -5,7 +5,9 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +56,14 @@ void* aligned_zeroed(std::size_t bytes) {
 
 }  // namespace
 
+SharedClass shared_class(std::size_t bytes) {
+  const std::size_t b = padded(bytes);
+  const std::size_t power = std::bit_ceil(b);
+  const std::size_t step = std::max<std::size_t>(64, power / 16);
+  const std::size_t steps = (b + step - 1) / step;
+  return {steps * step, static_cast<int>(32 * std::bit_width(power - 1) + steps)};
+}
+
 #if COLLBENCH_SIMGRID
 
 bool active() { return true; }
@@ -88,10 +98,11 @@ std::string host_name() {
 }
 
 void* allocate_host(std::size_t bytes) {
-  // SMPI shares allocations by call site: the size in the site's "line" keeps buffers of
-  // different sizes apart (one block per size, aliased by every rank).
+  // SMPI shares allocations by call site: the size class in the site's "line" keeps buffers of
+  // different classes apart (one block per class, aliased by every rank).
   if (shared_buffers_requested()) {
-    return smpi_shared_malloc(padded(bytes), "collbench-host-buffer", static_cast<int>(padded(bytes) % 1000003));
+    const SharedClass c = shared_class(bytes);
+    return smpi_shared_malloc(c.bytes, "collbench-host-buffer", c.key);
   }
   return aligned_zeroed(bytes);
 }

@@ -46,4 +46,15 @@ void sleep_seconds(double seconds);
 [[nodiscard]] void* allocate_host(std::size_t bytes);
 void free_host(void* data);
 
+// The shared allocation a host buffer of `bytes` aliases with shared buffers: its size rounded up
+// to one of 16 classes per power of two (less than 1/8 larger; 64-byte steps below 1 KiB), so ranks
+// whose buffers differ a little share one block (MoE: every rank's layout has a size of its own,
+// which gave every rank its own block: 11.5 GB at 512 simulated ranks). SMPI shares allocations
+// by key, so a key is unique to one size: 32 x log2(class's power of two) + the step count.
+struct SharedClass {
+  std::size_t bytes = 0;
+  int key = 0;
+};
+[[nodiscard]] SharedClass shared_class(std::size_t bytes);
+
 }  // namespace collbench::backend::sim
