@@ -375,7 +375,7 @@ void check_moe_params(const MoeParams& params) {
 MoeWorkload::MoeWorkload(MoeConfig c)
     : config(std::move(c)),
       generator(config.routing),
-      counts(generator.counts_matrices()),
+      counts(generator.counts_matrices().rows(config.profile.rows)),
       rows(config.profile.rows),
       dispatch_row_bytes(config.profile.dispatch.bytes_per_row),
       combine_row_bytes(config.profile.combine.bytes_per_row),

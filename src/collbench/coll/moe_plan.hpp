@@ -90,7 +90,7 @@ void check_moe_params(const MoeParams& params);
 struct MoeWorkload {
   MoeConfig config;
   workload::RoutingGenerator generator;
-  workload::CountsMatrices counts;
+  workload::CountsMatrix counts;  // of the profile's row convention only (n x n: 8 MB at 1,024 ranks)
   workload::RowConvention rows = workload::RowConvention::dedup;
   std::int64_t dispatch_row_bytes = 0;
   std::int64_t combine_row_bytes = 0;
@@ -98,7 +98,7 @@ struct MoeWorkload {
   workload::CombineRule combine_rule;
 
   explicit MoeWorkload(MoeConfig c);
-  [[nodiscard]] const workload::CountsMatrix& matrix() const { return counts.rows(rows); }
+  [[nodiscard]] const workload::CountsMatrix& matrix() const { return counts; }
   [[nodiscard]] int num_ranks() const { return config.routing.num_ranks; }
 };
 std::shared_ptr<const MoeWorkload> moe_workload(const MoeParams& params, int num_ranks);
