@@ -404,6 +404,30 @@ checks:
                                      "in 1 of 1 repetitions");
 }
 
+TEST(AcceptJudge, PairwiseRoundsAreJudgedByTheirSlowestPairNotTheBarrierSkew) {
+  // 4 ranks; every exchange takes 100 us (10.5 GB/s at 1 MiB), but each round's record time, the
+  // maximum over ranks, is 300 us: one rank leaves the barrier late (its partner waits, and the
+  // later-arriving partner's own time is the exchange's, report::pair_time_us). Judged by the
+  // record the row would read 3.5 GB/s and FAIL; judged by the slowest pair it reads 10.5 GB/s.
+  const std::string yaml = R"(name: t
+checks:
+  - {name: pairs, collective: sendrecv, pairing: round-robin, bytes: 1M, repetitions: 1, threshold: {min_busbw_gbps: 5}}
+)";
+  const double pair_us = 100.0;
+  auto f = build(yaml, 4, [&](const PlannedCase& pc, int) {
+    CaseRecord r = ok_record(pc, 3 * pair_us, 4, 1.0);
+    std::vector<double> p50(4, pair_us);
+    p50[static_cast<std::size_t>(pc.round)] = 3 * pair_us;  // the rank that waited for its late partner
+    r.extra["per_rank_p50_us"] = p50;
+    return r;
+  });
+  const auto rep = judge(f.profile, f.records, nullptr);
+  ASSERT_EQ(rep.rows.size(), 1u);
+  EXPECT_NEAR(*rep.rows[0].time, pair_us, 1e-9);
+  EXPECT_NEAR(*rep.rows[0].busbw, static_cast<double>(kMiB) / (pair_us * 1e3), 1e-9);  // 10.49 GB/s
+  EXPECT_EQ(rep.rows[0].verdict, Verdict::pass) << rep.rows[0].reason;
+}
+
 TEST(AcceptJudge, PairwiseMatrixNamesTheRankAndHostSlowOnEveryLink) {
   // 4 ranks on 4 hosts; rank 2's link is slow: every exchange with rank 2 takes 10x as long,
   // in both repetitions. The slowest round alone cannot say which partner is to blame; the

@@ -147,6 +147,18 @@ std::optional<WorstPair> worst_pair_of(const record::CaseRecord& r, int round, i
   return w;
 }
 
+// A pairwise round's numbers from its slowest pair's time (report::pair_time_us: the later-arriving
+// partner's), not from the record's time: the record's time is the maximum over all ranks, which
+// adds the barrier's exit skew to every pair (at 144 simulated ranks it failed a healthy rack).
+// Bandwidths scale with it (same bytes). The record's numbers when the round has no pair times.
+DomainNumbers pair_numbers(const DomainNumbers& n, const record::CaseRecord& r, int round, int first, int count,
+                           bool rail, const Placement& placement) {
+  const auto w = worst_pair_of(r, round, first, count, rail, placement);
+  if (!w || w->worst_us <= 0.0) return n;
+  const double scale = n.time_us / w->worst_us;
+  return {w->worst_us, n.algbw_gbps * scale, n.busbw_gbps * scale};
+}
+
 std::string slowest_pair(const record::CaseRecord& r, int round, int first, int count, bool rail,
                          const Placement& placement) {
   const auto w = worst_pair_of(r, round, first, count, rail, placement);
@@ -392,7 +404,8 @@ void check_algo(const Check& check, const record::CaseRecord& rec, RowRecords& o
 
 // One repetition: its slowest usable round goes into the row's values; false when a round is
 // waived, failed or untimed.
-bool read_repetition(Row& row, const Check& check, int rep, const Repetition& repetition, RowRecords& out) {
+bool read_repetition(Row& row, const Check& check, int rep, const Repetition& repetition, const Placement& placement,
+                     RowRecords& out) {
   std::optional<DomainNumbers> worst;
   Round worst_round{-1, nullptr};
   bool usable = true;
@@ -411,7 +424,11 @@ bool read_repetition(Row& row, const Check& check, int rep, const Repetition& re
       continue;
     }
     check_algo(check, *rec, out);
-    const auto nums = numbers_for(*rec, row.domain);
+    auto nums = numbers_for(*rec, row.domain);
+    if (nums && check.all_rounds) {
+      nums = pair_numbers(*nums, *rec, round, row.first_rank, row.num_ranks, check.base.params.at("pairing") == "rail",
+                          placement);
+    }
     if (!nums) {
       out.failures.push_back(
           fmt::format("repetition {}{}: the record has no timing for {}", rep + 1, where, row.domain_label));
@@ -443,9 +460,10 @@ void unique(std::vector<std::string>& v) {
   v = out;
 }
 
-RowRecords read_records(Row& row, const Check& check, const std::map<int, Repetition>& reps) {
+RowRecords read_records(Row& row, const Check& check, const std::map<int, Repetition>& reps,
+                        const Placement& placement) {
   RowRecords out;
-  for (const auto& [rep, repetition] : reps) read_repetition(row, check, rep, repetition, out);
+  for (const auto& [rep, repetition] : reps) read_repetition(row, check, rep, repetition, placement, out);
   unique(out.failures);
   unique(out.waivers);
   return out;
@@ -554,7 +572,7 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
         const auto [first, count] = domains[d];
         const int domain = check.base.scope == Scope::domain ? static_cast<int>(d) : -1;
         Row row = row_header(check, domain, first, count, bytes);
-        const RowRecords records = read_records(row, check, reps);
+        const RowRecords records = read_records(row, check, reps, group->placement);
         set_policy_values(row, check);
         if (records.model_record != nullptr) set_model(row, check, *records.model_record, count, system);
         set_primary_metric(row, check.threshold);
