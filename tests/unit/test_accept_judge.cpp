@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -426,6 +428,28 @@ checks:
   EXPECT_NEAR(*rep.rows[0].time, pair_us, 1e-9);
   EXPECT_NEAR(*rep.rows[0].busbw, static_cast<double>(kMiB) / (pair_us * 1e3), 1e-9);  // 10.49 GB/s
   EXPECT_EQ(rep.rows[0].verdict, Verdict::pass) << rep.rows[0].reason;
+}
+
+TEST(AcceptJudge, SampledRoundsAreJudgedAndSaidSo) {
+  const std::string yaml = R"(name: t
+checks:
+  - {name: pairs, collective: sendrecv, pairing: round-robin, bytes: 1M, repetitions: 1, rounds: 3,
+     threshold: {min_busbw_gbps: 5}}
+)";
+  const double fast = static_cast<double>(kMiB) / 10e3;  // 10 GB/s
+  std::vector<int> rounds_seen;
+  auto f = build(yaml, 8, [&](const PlannedCase& pc, int) {
+    rounds_seen.push_back(pc.round);
+    return ok_record(pc, fast, 8, 1.0);
+  });
+  EXPECT_EQ(rounds_seen, (std::vector<int>{0, 2, 4}));
+  const auto rep = judge(f.profile, f.records, nullptr);
+  ASSERT_EQ(rep.rows.size(), 1u);
+  EXPECT_EQ(rep.rows[0].verdict, Verdict::pass) << rep.rows[0].reason;
+  EXPECT_NE(std::find(rep.rows[0].evidence.begin(), rep.rows[0].evidence.end(),
+                      "3 of the 7 rounds measured (rounds: 3, spread over the round robin); a link only in the "
+                      "others was not exchanged on"),
+            rep.rows[0].evidence.end());
 }
 
 TEST(AcceptJudge, PairwiseMatrixNamesTheRankAndHostSlowOnEveryLink) {

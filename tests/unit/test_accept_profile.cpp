@@ -239,6 +239,38 @@ checks:
   EXPECT_EQ(groups[1].cases[0].spec.scope, collbench::Scope::domain);
 }
 
+TEST(AcceptProfile, RoundsSampleThePairwiseRoundsEvenly) {
+  const auto p = parse_acceptance_profile(R"(name: sample
+checks:
+  - {name: pairs, collective: sendrecv, pairing: round-robin, bytes: 1M, repetitions: 1, rounds: 3,
+     threshold: {min_busbw_gbps: 1}}
+)",
+                                          "sample.yaml");
+  EXPECT_EQ(p.checks[0].sampled_rounds, 3);
+  // 8 ranks: 7 rounds; 3 of them spread evenly: i x 7 / 3 = 0, 2, 4.
+  const auto groups = plan_acceptance(p, resolver(8));
+  ASSERT_EQ(groups[0].cases.size(), 3u);
+  EXPECT_EQ(groups[0].cases[0].spec.params.at("round"), "0");
+  EXPECT_EQ(groups[0].cases[1].spec.params.at("round"), "2");
+  EXPECT_EQ(groups[0].cases[2].spec.params.at("round"), "4");
+  // More than there are: every round, once each.
+  const auto all = plan_acceptance(
+      parse_acceptance_profile("name: s\nchecks:\n  - {name: p, collective: sendrecv, pairing: round-robin, bytes: 8, "
+                               "repetitions: 1, rounds: 50, threshold: {min_busbw_gbps: 1}}\n",
+                               "s.yaml"),
+      resolver(4));
+  EXPECT_EQ(all[0].cases.size(), 3u);
+  // Only a pairwise check has rounds to sample.
+  EXPECT_NE(error_of("name: x\nchecks:\n  - {name: a, collective: allreduce, bytes: 1M, rounds: 4, "
+                     "threshold: {min_busbw_gbps: 1}}\n")
+                .find("rounds: K samples the rounds of a pairwise check"),
+            std::string::npos);
+  EXPECT_NE(error_of("name: x\nchecks:\n  - {name: p, collective: sendrecv, pairing: round-robin, bytes: 1M, "
+                     "rounds: 0, threshold: {min_busbw_gbps: 1}}\n")
+                .find("rounds"),
+            std::string::npos);
+}
+
 TEST(AcceptProfile, ShippedProfilesParseAndPlan) {
   const std::string dir = std::string(COLLBENCH_SOURCE_DIR) + "/profiles/acceptance";
   std::vector<std::string> names;

@@ -53,15 +53,18 @@ std::string group_label(const Check& c) {
   return "default";
 }
 
-int rounds_for(const Check& c, const Placement& p) {
-  if (!c.all_rounds) return 1;
+// The rounds a check runs: {0} for a single exchange; every round of the round robin (or the
+// check's sample of them) for a pairwise check.
+std::vector<int> rounds_for(const Check& c, const Placement& p) {
+  if (!c.all_rounds) return {0};
   const auto pairing = c.base.params.at("pairing");
   int n = p.num_ranks();
   if (pairing == "rail")
     n = p.num_domains();
   else if (c.base.scope == Scope::domain)
     n = p.num_domains() > 0 ? p.largest_domain() : p.num_ranks();
-  return std::max(round_robin_rounds(n), 1);
+  if (round_robin_rounds(n) < 1) return {0};
+  return sampled_rounds(n, c.sampled_rounds);
 }
 
 double median(std::vector<double> v) {
@@ -241,9 +244,9 @@ std::vector<PlacementGroup> plan_acceptance(const AcceptanceProfile& profile, co
       for (const auto i : members[g]) {
         const Check& c = profile.checks[i];
         if (rep >= c.repetitions) continue;
-        const int rounds = rounds_for(c, groups[g].placement);
+        const std::vector<int> rounds = rounds_for(c, groups[g].placement);
         for (const auto bytes : c.sizes) {
-          for (int round = 0; round < rounds; ++round) {
+          for (const int round : rounds) {
             PlannedCase pc;
             pc.check_index = i;
             pc.bytes = bytes;
@@ -536,6 +539,17 @@ void add_evidence(Row& row, const Check& check, const RowRecords& records, const
     }
   }
   if (!check.all_rounds || records.slowest_rounds.empty()) return;
+  if (check.sampled_rounds > 0) {
+    Check every = check;
+    every.sampled_rounds = 0;
+    const auto total = rounds_for(every, placement).size();
+    const auto measured = rounds_for(check, placement).size();
+    if (measured < total) {
+      row.evidence.push_back(fmt::format("{} of the {} rounds measured (rounds: {}, spread over the round robin); "
+                                         "a link only in the others was not exchanged on",
+                                         measured, total, check.sampled_rounds));
+    }
+  }
   const auto worst = std::max_element(records.slowest_rounds.begin(), records.slowest_rounds.end(),
                                       [](const auto& a, const auto& b) { return a.first < b.first; });
   const bool rail = check.base.params.at("pairing") == "rail";

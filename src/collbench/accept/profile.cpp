@@ -41,7 +41,7 @@ const std::vector<std::string> kSettingKeys{
     // stopping rule of each repetition
     "warmup", "min_iters", "max_iters", "iters", "min_time", "max_time", "max_noise", "batch",
     // judging
-    "threshold", "repetitions", "policy", "require_algo",
+    "threshold", "repetitions", "policy", "require_algo", "rounds",
     // placement
     "ranks_per_domain", "domain_sizes",
     // collective parameters: sendrecv pairing, MoE harness
@@ -65,6 +65,7 @@ struct Settings {
   plan::Case base;
   std::optional<Threshold> threshold;
   std::optional<int> repetitions;
+  std::optional<int> rounds;
   std::optional<Policy> policy;
   std::optional<bool> require_algo;
   std::optional<int> ranks_per_domain;
@@ -150,6 +151,8 @@ void apply_setting(const Reader& r, Settings& s, const std::string& key, const Y
     c.stop.max_time_s = r.at(value, full, [&] { return parse_duration_s(v); });
   else if (key == "repetitions")
     s.repetitions = r.integer(value, full, 1, 1000);
+  else if (key == "rounds")
+    s.rounds = r.integer(value, full, 1, 1'000'000);
   else if (key == "policy") {
     if (v == "median")
       s.policy = Policy::median;
@@ -174,6 +177,7 @@ void apply_setting(const Reader& r, Settings& s, const std::string& key, const Y
 void merge(Settings& into, const Settings& from) {
   if (from.threshold) into.threshold = from.threshold;
   if (from.repetitions) into.repetitions = from.repetitions;
+  if (from.rounds) into.rounds = from.rounds;
   if (from.policy) into.policy = from.policy;
   if (from.require_algo) into.require_algo = from.require_algo;
   if (from.ranks_per_domain) into.ranks_per_domain = from.ranks_per_domain;
@@ -277,6 +281,12 @@ Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, co
       pairing->second != "ring" && s.base.params.count("round") == 0) {
     check.all_rounds = true;
   }
+  if (s.rounds && !check.all_rounds) {
+    r.fail(entry.Mark(), cpath,
+           "rounds: K samples the rounds of a pairwise check (collective: sendrecv, pairing: round-robin or rail, "
+           "no round)");
+  }
+  check.sampled_rounds = s.rounds.value_or(0);
   if (check.all_rounds && pairing->second == "rail" && s.base.scope != Scope::global) {
     r.fail(entry.Mark(), cpath, "pairing: rail exchanges between domains; it needs scope: global");
   }

@@ -56,6 +56,9 @@ struct Check {
   // sendrecv with pairing round-robin or rail and no `round`: every round runs, the check
   // judges the slowest round (and names its slowest pair).
   bool all_rounds = false;
+  // With all_rounds: measure only this many of the rounds, spread evenly over the round robin
+  // (core/pairing.hpp sampled_rounds; locate's --pair-rounds); 0 = every round.
+  int sampled_rounds = 0;
   int line = 0;  // 1-based line of the entry in the profile
 };
 
