@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -89,6 +90,20 @@ std::string verdict_html(const accept::AcceptReport& report, const std::vector<s
   ctx.generated_at = report.finished_at;
   ctx.command = command;
   return accept::render_accept_html(report, records, ctx, notes);
+}
+
+// The Prometheus file's source labels: rank 0's host, COLLBENCH_RACK, the records' run ids.
+accept::PrometheusSource prometheus_source(const run::ProcessInfo& info,
+                                           const std::vector<accept::GroupRecords>& results) {
+  accept::PrometheusSource src;
+  src.host = info.hosts.empty() ? std::string() : info.hosts.front().host;
+  if (const char* rack = std::getenv("COLLBENCH_RACK")) src.rack = rack;
+  for (const auto& g : results) {
+    if (g.records.empty() || src.run.find(g.records.front().run_id) != std::string::npos) continue;
+    src.run += (src.run.empty() ? "" : ",") + g.records.front().run_id;
+  }
+  src.version = build::kVersion;
+  return src;
 }
 
 int run_accept(const AcceptFlags& f) {
@@ -235,7 +250,8 @@ int run_accept(const AcceptFlags& f) {
         write_file_atomic((dir / "verdict.md").string(), accept::render_accept_markdown(report));
         write_file_atomic((dir / "verdict.html").string(), verdict_html(report, process_argv()));
         write_file_atomic((dir / "junit.xml").string(), accept::render_accept_junit(report));
-        write_file_atomic((dir / "collbench_accept.prom").string(), accept::render_accept_prometheus(report));
+        write_file_atomic((dir / "collbench_accept.prom").string(),
+                          accept::render_accept_prometheus(report, prometheus_source(info, results)));
       }
       code = report.exit_code();
       if (code != 0) {

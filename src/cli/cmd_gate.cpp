@@ -3,9 +3,12 @@
 // only read files: no MPI, no GPU.
 #include <fmt/format.h>
 
+#include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -38,6 +41,15 @@ void write_text_file(const std::string& path, const std::string& text, std::stri
 
 // ---- gate ----------------------------------------------------------------------------------
 
+std::string utc_now_text() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf.data();
+}
+
 struct GateFlags {
   std::string baseline, current;
   std::optional<std::string> policy;
@@ -49,6 +61,8 @@ struct GateFlags {
 
 int run_gate_command(const GateFlags& f) {
   // Every input is validated before anything is written.
+  const std::string started_at = utc_now_text();
+  const auto started = std::chrono::steady_clock::now();
   const report::GatePolicy policy =
       f.policy ? report::parse_gate_policy(read_text_file(*f.policy, "policy file"), *f.policy) : report::GatePolicy{};
   const record::ResultFile baseline = record::read_results(f.baseline);
@@ -56,7 +70,9 @@ int run_gate_command(const GateFlags& f) {
   for (const auto* file : {&baseline, &current}) {
     for (const auto& w : file->warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
   }
-  const report::GateReport rep = report::run_gate(baseline, current, policy, {f.allow_faults, f.allow_simulated});
+  report::GateReport rep = report::run_gate(baseline, current, policy, {f.allow_faults, f.allow_simulated});
+  rep.started_at = started_at;  // the JUnit suite's timestamp and time
+  rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   if (f.junit) write_text_file(*f.junit, report::render_gate_junit(rep), "--junit");
   if (f.json) write_text_file(*f.json, report::gate_to_json(rep).dump(2) + "\n", "--json");

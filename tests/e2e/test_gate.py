@@ -4,6 +4,7 @@ COLLBENCH_FAULT=slow:factor=3 it fails), JUnit XML, and exit codes 2 (bad input)
 (nothing comparable)."""
 import json
 import shutil
+import statistics
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -150,11 +151,14 @@ def test_export_gbench_has_repetitions_and_aggregates(runs, tmp_path):
     for key in keys:
         reps = [b for b in doc["benchmarks"] if b["name"] == key]
         assert len(reps) == 10
-        assert all(b["run_type"] == "iteration" and b["time_unit"] == "us" and b["iterations"] == 20 for b in reps)
+        assert all(b["run_type"] == "iteration" and b["time_unit"] == "ns" and b["iterations"] == 20 for b in reps)
         assert [b["repetition_index"] for b in reps] == list(range(10))
         medians = [b for b in doc["benchmarks"] if b["name"] == key + "_median"]
         assert len(medians) == 1 and medians[0]["aggregate_name"] == "median"
-        assert medians[0]["real_time"] > 0
+        # the median of the 10 block medians, in nanoseconds (compare.py prints whole units)
+        samples = next(c["samples_us"] for c in read_jsonl(base)[1:] if c["case_key"] == key)
+        blocks = sorted(statistics.median(samples[20 * i:20 * (i + 1)]) for i in range(10))
+        assert medians[0]["real_time"] == pytest.approx(1000 * (blocks[4] + blocks[5]) / 2, rel=1e-12)
 
 
 def test_committed_cpu_baseline_is_a_valid_gate_input():

@@ -98,8 +98,8 @@ TEST(AcceptMetric, DirectionAndUnits) {
 
 TEST(AcceptWriters, JunitGolden) {
   const std::string expected = R"xml(<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="collbench accept demo" tests="3" failures="1" errors="0" skipped="1" time="12.500">
-  <testsuite name="collbench.accept.demo" tests="3" failures="1" errors="0" skipped="1" time="12.500" timestamp="2026-01-02T03:04:05Z">
+<testsuites name="collbench accept demo" tests="3" failures="1" errors="0" time="12.500">
+  <testsuite name="collbench.accept.demo" tests="3" failures="1" errors="0" skipped="1" time="12.500" timestamp="2026-01-02T03:04:05">
     <properties>
       <property name="profile" value="profiles/acceptance/demo.yaml"/>
       <property name="system" value="cpu-local"/>
@@ -122,73 +122,102 @@ TEST(AcceptWriters, JunitGolden) {
   EXPECT_EQ(render_accept_junit(sample_report()), expected);
 }
 
+PrometheusSource sample_source() {
+  return {"gpu-1", "r2", "20260102T030405Z-0000abcd", "1.2.3"};
+}
+
+// Base units by hand: 3.5 GB/s = 3500000000 B/s, 524.288 us = 0.000524288 s, 21000 us = 0.021 s;
+// thresholds of GB/s metrics in B/s (2.5 GB/s = 2500000000); no interference family (no value).
 TEST(AcceptWriters, PrometheusGolden) {
   const std::string expected =
       R"prom(# HELP collbench_accept_check_status Verdict of one acceptance check (check x size x domain): 1 for the verdict it got, 0 for the others.
 # TYPE collbench_accept_check_status gauge
-collbench_accept_check_status{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="PASS"} 1
-collbench_accept_check_status{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="FAIL"} 0
-collbench_accept_check_status{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="WAIVED"} 0
-collbench_accept_check_status{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="PASS"} 0
-collbench_accept_check_status{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="FAIL"} 1
-collbench_accept_check_status{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="WAIVED"} 0
-collbench_accept_check_status{profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="PASS"} 0
-collbench_accept_check_status{profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="FAIL"} 0
-collbench_accept_check_status{profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="WAIVED"} 1
-# HELP collbench_accept_measured_busbw_gbps Measured bus bandwidth after the repetition policy, GB/s (1e9 B/s).
-# TYPE collbench_accept_measured_busbw_gbps gauge
-collbench_accept_measured_busbw_gbps{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 3.5
-collbench_accept_measured_busbw_gbps{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 0.2
-# HELP collbench_accept_measured_algbw_gbps Measured algorithm bandwidth after the repetition policy, GB/s.
-# TYPE collbench_accept_measured_algbw_gbps gauge
-collbench_accept_measured_algbw_gbps{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 2
-collbench_accept_measured_algbw_gbps{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 0.2
-# HELP collbench_accept_measured_time_us Measured p50 time after the repetition policy, microseconds.
-# TYPE collbench_accept_measured_time_us gauge
-collbench_accept_measured_time_us{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 524.288
-collbench_accept_measured_time_us{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 21000
-# HELP collbench_accept_bound_busbw_gbps The model's physical bound on busbw for the check, GB/s.
-# TYPE collbench_accept_bound_busbw_gbps gauge
-collbench_accept_bound_busbw_gbps{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 7
-# HELP collbench_accept_expected_busbw_gbps The model's expected busbw for the check, GB/s.
-# TYPE collbench_accept_expected_busbw_gbps gauge
-collbench_accept_expected_busbw_gbps{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 5
-# HELP collbench_accept_threshold A check's limit in the unit of its metric (metric label), from the kind of threshold.
-# TYPE collbench_accept_threshold gauge
-collbench_accept_threshold{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",kind="fraction_of_expected",metric="busbw_gbps"} 2.5
-collbench_accept_threshold{profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",kind="min_busbw_gbps",metric="busbw_gbps"} 1
-collbench_accept_threshold{profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",kind="min_algbw_gbps",metric="algbw_gbps"} 0.5
-# HELP collbench_accept_checks Number of acceptance checks (check x size x domain) per verdict in the last run.
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="PASS"} 1
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="FAIL"} 0
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",verdict="WAIVED"} 0
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="PASS"} 0
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="FAIL"} 1
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",verdict="WAIVED"} 0
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="PASS"} 0
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="FAIL"} 0
+collbench_accept_check_status{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="nvls",size="8B",domain="all",ranks="0-3",verdict="WAIVED"} 1
+# HELP collbench_accept_measured_bus_bandwidth_bytes_per_second Measured bus bandwidth after the repetition policy, bytes per second.
+# TYPE collbench_accept_measured_bus_bandwidth_bytes_per_second gauge
+collbench_accept_measured_bus_bandwidth_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 3500000000
+collbench_accept_measured_bus_bandwidth_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 200000000
+# HELP collbench_accept_measured_algorithm_bandwidth_bytes_per_second Measured algorithm bandwidth after the repetition policy, bytes per second.
+# TYPE collbench_accept_measured_algorithm_bandwidth_bytes_per_second gauge
+collbench_accept_measured_algorithm_bandwidth_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 2000000000
+collbench_accept_measured_algorithm_bandwidth_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 200000000
+# HELP collbench_accept_measured_time_seconds Measured p50 time after the repetition policy, seconds.
+# TYPE collbench_accept_measured_time_seconds gauge
+collbench_accept_measured_time_seconds{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 0.000524288
+collbench_accept_measured_time_seconds{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3"} 0.021
+# HELP collbench_accept_bound_bus_bandwidth_bytes_per_second The model's physical bound on bus bandwidth for the check, bytes per second.
+# TYPE collbench_accept_bound_bus_bandwidth_bytes_per_second gauge
+collbench_accept_bound_bus_bandwidth_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 7000000000
+# HELP collbench_accept_expected_bus_bandwidth_bytes_per_second The model's expected bus bandwidth for the check, bytes per second.
+# TYPE collbench_accept_expected_bus_bandwidth_bytes_per_second gauge
+collbench_accept_expected_bus_bandwidth_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3"} 5000000000
+# HELP collbench_accept_threshold_bytes_per_second A check's limit in bytes_per_second (metric label: what it limits; kind: the threshold key).
+# TYPE collbench_accept_threshold_bytes_per_second gauge
+collbench_accept_threshold_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",kind="fraction_of_expected",metric="busbw"} 2500000000
+collbench_accept_threshold_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="allreduce-bw",size="1MiB",domain="all",ranks="0-3",kind="min_busbw_gbps",metric="busbw"} 1000000000
+collbench_accept_threshold_bytes_per_second{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",check="per-rank",size="4MiB",domain="1",ranks="2-3",kind="min_algbw_gbps",metric="algbw"} 500000000
+# HELP collbench_accept_run_info The last acceptance run: 1, with its system profile and collbench version.
+# TYPE collbench_accept_run_info gauge
+collbench_accept_run_info{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",system="cpu-local",version="1.2.3"} 1
+# HELP collbench_accept_checks Acceptance checks (check x size x domain) per verdict in the last run.
 # TYPE collbench_accept_checks gauge
-collbench_accept_checks{profile="demo",verdict="PASS"} 1
-collbench_accept_checks{profile="demo",verdict="FAIL"} 1
-collbench_accept_checks{profile="demo",verdict="WAIVED"} 1
+collbench_accept_checks{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",verdict="PASS"} 1
+collbench_accept_checks{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",verdict="FAIL"} 1
+collbench_accept_checks{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo",verdict="WAIVED"} 1
 # HELP collbench_accept_success 1 when every acceptance check passed (exit code 0), else 0.
 # TYPE collbench_accept_success gauge
-collbench_accept_success{profile="demo"} 0
+collbench_accept_success{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo"} 0
 # HELP collbench_accept_ranks Ranks in the last acceptance run.
 # TYPE collbench_accept_ranks gauge
-collbench_accept_ranks{profile="demo"} 4
+collbench_accept_ranks{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo"} 4
 # HELP collbench_accept_last_run_timestamp_seconds Unix time at which the last acceptance run finished.
 # TYPE collbench_accept_last_run_timestamp_seconds gauge
-collbench_accept_last_run_timestamp_seconds{profile="demo"} 1767323065
+collbench_accept_last_run_timestamp_seconds{host="gpu-1",rack="r2",run="20260102T030405Z-0000abcd",profile="demo"} 1767323065
 )prom";
-  EXPECT_EQ(render_accept_prometheus(sample_report()), expected);
+  EXPECT_EQ(render_accept_prometheus(sample_report(), sample_source()), expected);
 }
 
-TEST(AcceptWriters, PrometheusEscapesLabelValues) {
+TEST(AcceptWriters, PrometheusEscapesLabelValuesAndNamesAnUnsetRack) {
   AcceptReport r = sample_report();
   r.profile = "we\"ird\\name\nx";
-  const std::string out = render_accept_prometheus(r);
-  EXPECT_NE(out.find(R"(profile="we\"ird\\name\nx")"), std::string::npos);
-  // Every sample line is NAME{labels} VALUE, every family has one HELP and one TYPE line.
+  PrometheusSource src = sample_source();
+  src.rack.clear();
+  const std::string out = render_accept_prometheus(r, src);
+  EXPECT_NE(out.find(R"(rack="none",run="20260102T030405Z-0000abcd",profile="we\"ird\\name\nx")"), std::string::npos)
+      << out;
+  // Every family has one HELP and one TYPE line.
   std::size_t help = 0, type = 0;
   std::size_t pos = 0;
   while ((pos = out.find("# HELP ", pos)) != std::string::npos) ++help, ++pos;
   pos = 0;
   while ((pos = out.find("# TYPE ", pos)) != std::string::npos) ++type, ++pos;
-  EXPECT_EQ(help, 11u);
-  EXPECT_EQ(type, 11u);
+  EXPECT_EQ(help, 12u);
+  EXPECT_EQ(type, 12u);
+}
+
+TEST(AcceptWriters, PrometheusThresholdsOneFamilyPerUnit) {
+  AcceptReport r = sample_report();
+  r.rows[1].limits.push_back({"max_time_us", 30000.0, 30000.0, "time_us", 21000.0, true, true, ""});
+  r.rows[1].limits.push_back({"max_interference", 1.25, 1.25, "interference", std::nullopt, false, false, ""});
+  r.rows[1].interference = 1.5;
+  const std::string out = render_accept_prometheus(r, sample_source());
+  const std::string labels = R"(check="per-rank",size="4MiB",domain="1",ranks="2-3")";
+  EXPECT_NE(out.find("collbench_accept_threshold_seconds{host=\"gpu-1\",rack=\"r2\",run=\"20260102T030405Z-0000abcd\","
+                     "profile=\"demo\"," + labels + ",kind=\"max_time_us\",metric=\"time\"} 0.03\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(labels + ",kind=\"max_interference\",metric=\"interference\"} 1.25\n"), std::string::npos);
+  EXPECT_NE(out.find("# TYPE collbench_accept_threshold_ratio gauge\n"), std::string::npos);
+  EXPECT_NE(out.find("collbench_accept_measured_interference_ratio{"), std::string::npos);
+  EXPECT_EQ(out.find("collbench_accept_threshold{"), std::string::npos);  // no family mixing units
 }
 
 TEST(AcceptWriters, MarkdownTableAndJson) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "collbench/core/error.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/record.hpp"
@@ -419,11 +421,33 @@ TEST(GateWriters, JunitHasOneTestcasePerCaseWithFailureAndSkipped) {
   EXPECT_EQ(occurrences(xml, "<testcase "), 3u);
   EXPECT_EQ(occurrences(xml, "<failure "), 1u);
   EXPECT_EQ(occurrences(xml, "<skipped "), 1u);
-  EXPECT_TRUE(contains(xml, "tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+  // Jenkins' junit-10.xsd allows no skipped attribute on <testsuites>: counts there, skipped on the suite
+  EXPECT_TRUE(contains(xml, "<testsuites name=\"collbench gate\" tests=\"3\" failures=\"1\" errors=\"0\" time=\"0.000\">"))
+      << xml;
+  EXPECT_TRUE(contains(xml, "<testsuite name=\"collbench.gate\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\" "
+                            "time=\"0.000\">"))
+      << xml;
   EXPECT_TRUE(contains(xml, "type=\"REGRESSION\""));
   EXPECT_TRUE(contains(xml, "base &amp; co.jsonl"));
   EXPECT_FALSE(contains(xml, "base & co"));
   EXPECT_EQ(occurrences(xml, "<testcase "), occurrences(xml, "</testcase>"));
+}
+
+TEST(GateWriters, JunitCarriesTheTimestampAndRealTimes) {
+  auto r = mixed_report();
+  r.started_at = "2026-12-04T11:46:17Z";
+  r.duration_s = 0.25;
+  const auto xml = collbench::report::render_gate_junit(r);
+  // Ant's schema takes the timestamp without a zone designator (it stays UTC)
+  EXPECT_TRUE(contains(xml, "skipped=\"1\" time=\"0.250\" timestamp=\"2026-12-04T11:46:17\">")) << xml;
+  EXPECT_TRUE(contains(xml, "<testsuites name=\"collbench gate\" tests=\"3\" failures=\"1\" errors=\"0\" time=\"0.250\">"));
+  // a testcase's time: the current record's mean x iterations; the 8 B case: 200 samples around 6 us
+  const double timed = r.cases[0].timed_s;
+  EXPECT_NEAR(timed, 200 * 6.0e-6, 200 * 6.0e-6 * 0.05);
+  EXPECT_TRUE(contains(xml, fmt::format("name=\"{}\" time=\"{:.3f}\"", r.cases[0].case_key, timed)));
+  EXPECT_EQ(collbench::report::junit_timestamp("2026-12-04T11:46:17Z"), "2026-12-04T11:46:17");
+  EXPECT_EQ(collbench::report::junit_timestamp("2026-12-04T11:46:17"), "2026-12-04T11:46:17");
+  EXPECT_EQ(collbench::report::junit_timestamp(""), "");
 }
 
 TEST(GateWriters, MarkdownAndTable) {
@@ -444,12 +468,16 @@ TEST(GateGbenchExport, RepetitionsAggregatesAndErrors) {
   auto waived = make_case(1024, {});
   waived.status = "waived";
   waived.reason = "needs NCCL";
+  auto failed = make_case(2048, {});
+  failed.status = "failed";
+  failed.reason = "wrong results";
   auto short_run = make_case(64, samples(2.5, 12));
-  const auto f = file("r.jsonl", {make_case(8, blocked({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 6)), short_run, waived});
+  const auto f =
+      file("r.jsonl", {make_case(8, blocked({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 6)), short_run, waived, failed});
   const auto j = collbench::report::export_gbench(f);
   ASSERT_TRUE(j.contains("context"));
   const auto& benches = j["benchmarks"];
-  // 10 repetitions + 4 aggregates, 1 plain entry, 1 error entry.
+  // 10 repetitions + 4 aggregates, 1 plain entry, 1 error entry; the waived case has none.
   ASSERT_EQ(benches.size(), 16u);
   const std::string key = f.cases[0].case_key;
   for (int i = 0; i < 10; ++i) {
@@ -458,19 +486,33 @@ TEST(GateGbenchExport, RepetitionsAggregatesAndErrors) {
     EXPECT_EQ(benches[i]["repetition_index"], i);
     EXPECT_EQ(benches[i]["repetitions"], 10);
     EXPECT_EQ(benches[i]["iterations"], 6);
-    EXPECT_DOUBLE_EQ(benches[i]["real_time"].get<double>(), i + 1.0);
-    EXPECT_EQ(benches[i]["time_unit"], "us");
+    EXPECT_DOUBLE_EQ(benches[i]["real_time"].get<double>(), 1000.0 * (i + 1));  // block median i + 1 us, in ns
+    EXPECT_DOUBLE_EQ(benches[i]["cpu_time"].get<double>(), 1000.0 * (i + 1));
+    EXPECT_EQ(benches[i]["time_unit"], "ns");
   }
   EXPECT_EQ(benches[10]["name"], key + "_mean");
-  EXPECT_DOUBLE_EQ(benches[10]["real_time"].get<double>(), 5.5);
+  EXPECT_DOUBLE_EQ(benches[10]["real_time"].get<double>(), 5500.0);
   EXPECT_EQ(benches[11]["name"], key + "_median");
   EXPECT_EQ(benches[11]["aggregate_name"], "median");
-  EXPECT_DOUBLE_EQ(benches[11]["real_time"].get<double>(), 5.5);
-  EXPECT_NEAR(benches[12]["real_time"].get<double>(), std::sqrt(82.5 / 9.0), 1e-12);  // stddev, n - 1
+  EXPECT_DOUBLE_EQ(benches[11]["real_time"].get<double>(), 5500.0);
+  // stddev with n - 1: sum of (i - 5.5)^2 over 1..10 is 82.5 (us^2), in ns
+  EXPECT_NEAR(benches[12]["real_time"].get<double>(), 1000.0 * std::sqrt(82.5 / 9.0), 1e-9);
+  EXPECT_EQ(benches[12]["time_unit"], "ns");
+  // cv is a fraction (aggregate_unit percentage), not a time: not scaled
   EXPECT_EQ(benches[13]["aggregate_unit"], "percentage");
+  EXPECT_NEAR(benches[13]["real_time"].get<double>(), std::sqrt(82.5 / 9.0) / 5.5, 1e-12);
   EXPECT_EQ(benches[14]["name"], short_run.case_key);
   EXPECT_EQ(benches[14]["iterations"], 12);
-  EXPECT_DOUBLE_EQ(benches[14]["real_time"].get<double>(), short_run.time_us->p50);
+  EXPECT_DOUBLE_EQ(benches[14]["real_time"].get<double>(), 1000.0 * short_run.time_us->p50);
+  EXPECT_EQ(benches[15]["name"], failed.case_key);
   EXPECT_EQ(benches[15]["error_occurred"], true);
-  EXPECT_EQ(collbench::report::export_gbench(f, {10, 5, true})["benchmarks"].size(), 6u);
+  EXPECT_EQ(benches[15]["error_message"], "status failed: wrong results");
+  for (const auto& b : benches) EXPECT_NE(b["name"], waived.case_key);
+  ASSERT_EQ(j["context"]["collbench_waived_cases"].size(), 1u);
+  EXPECT_EQ(j["context"]["collbench_waived_cases"][0], waived.case_key + ": needs NCCL");
+  // aggregates only: the 4 aggregates, the plain entry and the error entry
+  const auto agg = collbench::report::export_gbench(f, {10, 5, true})["benchmarks"];
+  ASSERT_EQ(agg.size(), 6u);
+  EXPECT_EQ(agg[0]["name"], key + "_mean");
+  EXPECT_EQ(agg[0]["run_type"], "aggregate");
 }

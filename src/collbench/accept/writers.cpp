@@ -3,11 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
+#include <string_view>
 
 #include "collbench/accept/metric.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/report/escape.hpp"
+#include "collbench/report/gate.hpp"
 
 namespace collbench::accept {
 namespace {
@@ -49,10 +52,10 @@ std::string ranks_text(const Row& r) {
                           : fmt::format("{}-{}", r.first_rank, r.first_rank + r.num_ranks - 1);
 }
 
-std::string row_labels(const AcceptReport& rep, const Row& r) {
-  return fmt::format(R"(profile="{}",check="{}",size="{}",domain="{}",ranks="{}")", prom_escape(rep.profile),
-                     prom_escape(r.check), prom_escape(format_bytes(r.bytes)),
-                     r.domain < 0 ? std::string("all") : std::to_string(r.domain), ranks_text(r));
+std::string row_labels(const Row& r) {
+  return fmt::format(R"(check="{}",size="{}",domain="{}",ranks="{}")", prom_escape(r.check),
+                     prom_escape(format_bytes(r.bytes)), r.domain < 0 ? std::string("all") : std::to_string(r.domain),
+                     ranks_text(r));
 }
 
 std::string summary_line(const AcceptReport& r) {
@@ -193,15 +196,15 @@ std::string render_accept_markdown(const AcceptReport& r) {
 
 std::string render_accept_junit(const AcceptReport& r) {
   const std::size_t failures = r.count(Verdict::fail), skipped = r.count(Verdict::waived);
-  const std::string counts =
-      fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="{}")", r.rows.size(), failures, skipped);
+  const std::string counts = fmt::format(R"(tests="{}" failures="{}" errors="0")", r.rows.size(), failures);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   // time: the suite's wall time (every measurement run); a testcase's, the timed seconds of its records.
   out += fmt::format("<testsuites name=\"collbench accept {}\" {} time=\"{:.3f}\">\n", xml_escape(r.profile), counts,
                      r.duration_s);
-  out += fmt::format("  <testsuite name=\"collbench.accept.{}\" {} time=\"{:.3f}\"{}>\n", xml_escape(r.profile), counts,
-                     r.duration_s,
-                     r.started_at.empty() ? "" : fmt::format(" timestamp=\"{}\"", xml_escape(r.started_at)));
+  out += fmt::format(
+      "  <testsuite name=\"collbench.accept.{}\" {} skipped=\"{}\" time=\"{:.3f}\"{}>\n", xml_escape(r.profile), counts,
+      skipped, r.duration_s,
+      r.started_at.empty() ? "" : fmt::format(" timestamp=\"{}\"", xml_escape(report::junit_timestamp(r.started_at))));
   out += "    <properties>\n";
   out += fmt::format("      <property name=\"profile\" value=\"{}\"/>\n", xml_escape(r.source));
   out += fmt::format("      <property name=\"system\" value=\"{}\"/>\n",
@@ -228,67 +231,139 @@ std::string render_accept_junit(const AcceptReport& r) {
   return out;
 }
 
-std::string render_accept_prometheus(const AcceptReport& r) {
-  std::string out;
-  const auto family = [&out](const char* name, const char* help) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
-  };
-  family("collbench_accept_check_status",
-         "Verdict of one acceptance check (check x size x domain): 1 for the verdict it got, 0 for the others.");
-  for (const auto& row : r.rows) {
-    for (const Verdict v : {Verdict::pass, Verdict::fail, Verdict::waived}) {
-      out += fmt::format("collbench_accept_check_status{{{},verdict=\"{}\"}} {}\n", row_labels(r, row), to_string(v),
-                         row.verdict == v ? 1 : 0);
-    }
+namespace {
+
+// Base units (Prometheus naming conventions): every value is written in bytes, seconds or a plain
+// ratio, one metric family per unit. `mul`/`div` convert from the metric's JSON unit.
+struct PromUnit {
+  std::string_view metric;  // busbw_gbps, algbw_gbps, time_us, interference
+  std::string_view suffix;  // the family name's unit suffix
+  double mul, div;
+};
+constexpr std::array<PromUnit, 4> kPromUnits{{{"busbw_gbps", "bytes_per_second", 1e9, 1.0},
+                                              {"algbw_gbps", "bytes_per_second", 1e9, 1.0},
+                                              {"time_us", "seconds", 1.0, 1e6},
+                                              {"interference", "ratio", 1.0, 1.0}}};
+
+const PromUnit& prom_unit(std::string_view metric) {
+  for (const auto& u : kPromUnits) {
+    if (u.metric == metric) return u;
   }
-  const auto per_row = [&](const char* name, const char* help, auto value) {
+  return kPromUnits.back();  // unreachable for a judged report: the judge knows only these metrics
+}
+
+double to_base(const PromUnit& u, double v) {
+  return v * u.mul / u.div;
+}
+
+// The labels every series carries: where the file comes from, so that files of several racks in
+// one textfile directory never repeat a series.
+std::string source_labels(const AcceptReport& r, const PrometheusSource& src) {
+  return fmt::format(R"(host="{}",rack="{}",run="{}",profile="{}")", prom_escape(src.host),
+                     prom_escape(src.rack.empty() ? std::string("none") : src.rack), prom_escape(src.run),
+                     prom_escape(r.profile));
+}
+
+class PromText {
+ public:
+  PromText(const AcceptReport& r, const PrometheusSource& src) : r_(r), source_(source_labels(r, src)) {}
+  void family(std::string_view name, std::string_view help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
+  }
+  void sample(std::string_view name, std::string_view extra, double value) {
+    out_ += fmt::format("{}{{{}{}{}}} {}\n", name, source_, extra.empty() ? "" : ",", extra, prom_number(value));
+  }
+  [[nodiscard]] std::string row(const Row& row) const { return row_labels(row); }
+  // One family of per-row values (rows without a value are left out; no family when none has one).
+  template <typename Value>
+  void per_row(std::string_view name, std::string_view help, const PromUnit& unit, Value value) {
     bool any = false;
-    for (const auto& row : r.rows) any = any || value(row).has_value();
+    for (const auto& row : r_.rows) any = any || value(row).has_value();
     if (!any) return;
     family(name, help);
-    for (const auto& row : r.rows) {
-      if (const auto v = value(row)) out += fmt::format("{}{{{}}} {}\n", name, row_labels(r, row), prom_number(*v));
+    for (const auto& row : r_.rows) {
+      if (const auto v = value(row)) sample(name, row_labels(row), to_base(unit, *v));
     }
-  };
-  per_row("collbench_accept_measured_busbw_gbps", "Measured bus bandwidth after the repetition policy, GB/s (1e9 B/s).",
-          [](const Row& row) { return row.busbw; });
-  per_row("collbench_accept_measured_algbw_gbps", "Measured algorithm bandwidth after the repetition policy, GB/s.",
-          [](const Row& row) { return row.algbw; });
-  per_row("collbench_accept_measured_time_us", "Measured p50 time after the repetition policy, microseconds.",
-          [](const Row& row) { return row.time; });
-  per_row("collbench_accept_bound_busbw_gbps", "The model's physical bound on busbw for the check, GB/s.",
-          [](const Row& row) { return row.bound_busbw_gbps; });
-  per_row("collbench_accept_expected_busbw_gbps", "The model's expected busbw for the check, GB/s.",
-          [](const Row& row) { return row.expected_busbw_gbps; });
-  bool any_limit = false;
-  for (const auto& row : r.rows) {
-    for (const auto& l : row.limits) any_limit = any_limit || l.limit.has_value();
   }
-  if (any_limit) {
-    family("collbench_accept_threshold",
-           "A check's limit in the unit of its metric (metric label), from the kind of threshold.");
+  std::string take() { return std::move(out_); }
+
+ private:
+  const AcceptReport& r_;
+  std::string source_;
+  std::string out_;
+};
+
+void prom_thresholds(PromText& t, const AcceptReport& r) {
+  for (const std::string_view suffix : {"bytes_per_second", "seconds", "ratio"}) {
+    const std::string name = fmt::format("collbench_accept_threshold_{}", suffix);
+    bool declared = false;
     for (const auto& row : r.rows) {
       for (const auto& l : row.limits) {
-        if (!l.limit) continue;
-        out += fmt::format("collbench_accept_threshold{{{},kind=\"{}\",metric=\"{}\"}} {}\n", row_labels(r, row),
-                           l.kind, l.metric, prom_number(*l.limit));
+        const PromUnit& unit = prom_unit(l.metric);
+        if (!l.limit || unit.suffix != suffix) continue;
+        if (!declared) {
+          t.family(name, fmt::format("A check's limit in {} (metric label: what it limits; kind: the threshold key).",
+                                     suffix == "ratio" ? "a plain ratio" : suffix));
+          declared = true;
+        }
+        t.sample(name, fmt::format(R"({},kind="{}",metric="{}")", t.row(row), l.kind, metric_word(l.metric)),
+                 to_base(unit, *l.limit));
       }
     }
   }
-  family("collbench_accept_checks", "Number of acceptance checks (check x size x domain) per verdict in the last run.");
+}
+
+void prom_run(PromText& t, const AcceptReport& r, const PrometheusSource& src) {
+  t.family("collbench_accept_run_info", "The last acceptance run: 1, with its system profile and collbench version.");
+  t.sample("collbench_accept_run_info",
+           fmt::format(R"(system="{}",version="{}")", prom_escape(r.system.empty() ? "none" : r.system),
+                       prom_escape(src.version)),
+           1);
+  t.family("collbench_accept_checks", "Acceptance checks (check x size x domain) per verdict in the last run.");
   for (const Verdict v : {Verdict::pass, Verdict::fail, Verdict::waived}) {
-    out += fmt::format("collbench_accept_checks{{profile=\"{}\",verdict=\"{}\"}} {}\n", prom_escape(r.profile),
-                       to_string(v), r.count(v));
+    t.sample("collbench_accept_checks", fmt::format(R"(verdict="{}")", to_string(v)), static_cast<double>(r.count(v)));
   }
-  family("collbench_accept_success", "1 when every acceptance check passed (exit code 0), else 0.");
-  out += fmt::format("collbench_accept_success{{profile=\"{}\"}} {}\n", prom_escape(r.profile),
-                     r.exit_code() == 0 ? 1 : 0);
-  family("collbench_accept_ranks", "Ranks in the last acceptance run.");
-  out += fmt::format("collbench_accept_ranks{{profile=\"{}\"}} {}\n", prom_escape(r.profile), r.num_ranks);
-  family("collbench_accept_last_run_timestamp_seconds", "Unix time at which the last acceptance run finished.");
-  out += fmt::format("collbench_accept_last_run_timestamp_seconds{{profile=\"{}\"}} {}\n", prom_escape(r.profile),
-                     prom_number(r.finished_unix));
-  return out;
+  t.family("collbench_accept_success", "1 when every acceptance check passed (exit code 0), else 0.");
+  t.sample("collbench_accept_success", "", r.exit_code() == 0 ? 1 : 0);
+  t.family("collbench_accept_ranks", "Ranks in the last acceptance run.");
+  t.sample("collbench_accept_ranks", "", r.num_ranks);
+  t.family("collbench_accept_last_run_timestamp_seconds", "Unix time at which the last acceptance run finished.");
+  t.sample("collbench_accept_last_run_timestamp_seconds", "", r.finished_unix);
+}
+
+}  // namespace
+
+std::string render_accept_prometheus(const AcceptReport& r, const PrometheusSource& src) {
+  PromText t(r, src);
+  t.family("collbench_accept_check_status",
+           "Verdict of one acceptance check (check x size x domain): 1 for the verdict it got, 0 for the others.");
+  for (const auto& row : r.rows) {
+    for (const Verdict v : {Verdict::pass, Verdict::fail, Verdict::waived}) {
+      t.sample("collbench_accept_check_status", fmt::format(R"({},verdict="{}")", t.row(row), to_string(v)),
+               row.verdict == v ? 1 : 0);
+    }
+  }
+  const PromUnit& bw = prom_unit("busbw_gbps");
+  t.per_row("collbench_accept_measured_bus_bandwidth_bytes_per_second",
+            "Measured bus bandwidth after the repetition policy, bytes per second.", bw,
+            [](const Row& row) { return row.busbw; });
+  t.per_row("collbench_accept_measured_algorithm_bandwidth_bytes_per_second",
+            "Measured algorithm bandwidth after the repetition policy, bytes per second.", bw,
+            [](const Row& row) { return row.algbw; });
+  t.per_row("collbench_accept_measured_time_seconds", "Measured p50 time after the repetition policy, seconds.",
+            prom_unit("time_us"), [](const Row& row) { return row.time; });
+  t.per_row("collbench_accept_measured_interference_ratio",
+            "Measured interference (time of both parts at once over the slower part alone).", prom_unit("interference"),
+            [](const Row& row) { return row.interference; });
+  t.per_row("collbench_accept_bound_bus_bandwidth_bytes_per_second",
+            "The model's physical bound on bus bandwidth for the check, bytes per second.", bw,
+            [](const Row& row) { return row.bound_busbw_gbps; });
+  t.per_row("collbench_accept_expected_bus_bandwidth_bytes_per_second",
+            "The model's expected bus bandwidth for the check, bytes per second.", bw,
+            [](const Row& row) { return row.expected_busbw_gbps; });
+  prom_thresholds(t, r);
+  prom_run(t, r, src);
+  return t.take();
 }
 
 }  // namespace collbench::accept

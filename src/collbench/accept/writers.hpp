@@ -19,8 +19,20 @@ std::string render_accept_table(const AcceptReport& report);
 nlohmann::json accept_to_json(const AcceptReport& report);
 std::string render_accept_markdown(const AcceptReport& report);
 std::string render_accept_junit(const AcceptReport& report);
-// Metric names start with collbench_accept_; every per-check series has the labels profile,
-// check, size, domain (all, or the domain index) and ranks.
-std::string render_accept_prometheus(const AcceptReport& report);
+// Where a Prometheus file comes from: its labels on every series, so that the files of several
+// racks can share one node-exporter textfile directory without a duplicate series.
+struct PrometheusSource {
+  std::string host;     // the host that wrote the file (rank 0's)
+  std::string rack;     // COLLBENCH_RACK; "none" when empty
+  std::string run;      // the run id(s) of the acceptance's records
+  std::string version;  // collbench's version (on collbench_accept_run_info)
+};
+
+// Node-exporter textfile (promtool check metrics clean): metric names start with
+// collbench_accept_ and end in a base unit (_seconds, _bytes_per_second, _ratio); one family per
+// unit. Every series has the labels host, rack, run and profile; per-check series add check,
+// size, domain (all, or the domain index) and ranks; collbench_accept_run_info carries the system
+// profile and version (docs/acceptance.md).
+std::string render_accept_prometheus(const AcceptReport& report, const PrometheusSource& source = {});
 
 }  // namespace collbench::accept

@@ -267,6 +267,7 @@ CaseVerdict identity(const record::CaseRecord& r) {
   v.backend = r.backend;
   v.bytes = r.bytes;
   v.num_ranks = r.num_ranks;
+  if (r.time_us) v.timed_s = r.time_us->mean * static_cast<double>(r.iterations) / 1e6;
   return v;
 }
 

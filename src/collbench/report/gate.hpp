@@ -103,6 +103,7 @@ struct CaseVerdict {
   std::uint64_t bytes = 0;
   int num_ranks = 0;
   std::optional<double> baseline_p50_us, current_p50_us;
+  double timed_s = 0.0;  // seconds in timed iterations behind the record (current, else baseline): mean x iterations
   std::optional<FloorCheck> floor;
   std::optional<RelativeTest> test;
 };
@@ -118,6 +119,10 @@ struct GateReport {
   GatePolicy policy;
   std::vector<CaseVerdict> cases;  // baseline order, then cases only in the current file
   std::vector<std::string> notes;  // reader warnings and other remarks
+  // Set by the caller (the writers render them): when the gate ran (ISO 8601 UTC, empty when
+  // unknown) and its wall time in seconds (reading, testing).
+  std::string started_at;
+  double duration_s = 0.0;
 
   [[nodiscard]] std::size_t count(Verdict v) const;
   // 1 regression or floor failure (or WARN/AMBIGUOUS under fail_on_warn), 4 nothing
@@ -146,7 +151,13 @@ std::size_t host_count(const std::optional<record::RunHeader>& header);
 
 nlohmann::json gate_to_json(const GateReport& report);
 std::string render_gate_markdown(const GateReport& report);
+// JUnit XML that validates against the Jenkins JUnit schema (junit-10.xsd of the xunit plugin):
+// counts without `skipped` on <testsuites>; the suite's timestamp (when the gate ran) and time (its
+// wall time); each testcase's time is the seconds its record spent in timed iterations.
 std::string render_gate_junit(const GateReport& report);
+// A JUnit timestamp from an ISO 8601 UTC time ("2026-12-04T11:46:17Z" -> "2026-12-04T11:46:17"):
+// Ant's schema allows no zone designator; the time stays UTC.
+std::string junit_timestamp(std::string_view iso_utc);
 std::string render_gate_table(const GateReport& report);
 
 // ---- Google Benchmark export ---------------------------------------------------------------

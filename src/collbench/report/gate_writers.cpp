@@ -160,6 +160,11 @@ std::string render_gate_markdown(const GateReport& r) {
   return out;
 }
 
+std::string junit_timestamp(std::string_view iso_utc) {
+  if (!iso_utc.empty() && iso_utc.back() == 'Z') iso_utc.remove_suffix(1);
+  return std::string(iso_utc);
+}
+
 std::string render_gate_junit(const GateReport& r) {
   std::size_t failures = 0, skipped = 0;
   for (const auto& c : r.cases) {
@@ -170,18 +175,19 @@ std::string render_gate_junit(const GateReport& r) {
   }
   std::string out = R"(<?xml version="1.0" encoding="UTF-8"?>)";
   out += '\n';
-  const std::string counts =
-      fmt::format(R"(tests="{}" failures="{}" errors="0" skipped="{}")", r.cases.size(), failures, skipped);
-  out += fmt::format("<testsuites name=\"collbench gate\" {}>\n", counts);
-  out += fmt::format("  <testsuite name=\"collbench.gate\" {} time=\"0\">\n", counts);
+  const std::string counts = fmt::format(R"(tests="{}" failures="{}" errors="0")", r.cases.size(), failures);
+  out += fmt::format("<testsuites name=\"collbench gate\" {} time=\"{:.3f}\">\n", counts, r.duration_s);
+  out += fmt::format("  <testsuite name=\"collbench.gate\" {} skipped=\"{}\" time=\"{:.3f}\"{}>\n", counts, skipped,
+                     r.duration_s,
+                     r.started_at.empty() ? "" : fmt::format(" timestamp=\"{}\"", junit_timestamp(r.started_at)));
   out += "    <properties>\n";
   out += fmt::format("      <property name=\"baseline\" value=\"{}\"/>\n", xml_escape(r.baseline_path));
   out += fmt::format("      <property name=\"current\" value=\"{}\"/>\n", xml_escape(r.current_path));
   out += fmt::format("      <property name=\"policy\" value=\"{}\"/>\n", xml_escape(r.policy.source));
   out += "    </properties>\n";
   for (const auto& c : r.cases) {
-    out += fmt::format("    <testcase classname=\"collbench.gate.{}\" name=\"{}\" time=\"0\">\n",
-                       xml_escape(c.collective), xml_escape(c.case_key));
+    out += fmt::format("    <testcase classname=\"collbench.gate.{}\" name=\"{}\" time=\"{:.3f}\">\n",
+                       xml_escape(c.collective), xml_escape(c.case_key), c.timed_s);
     const std::string message = fmt::format("{}: {}", to_string(c.verdict), c.reason);
     if (is_failure(c.verdict, r.policy.fail_on_warn)) {
       out += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", to_string(c.verdict),
@@ -229,9 +235,15 @@ std::string render_gate_table(const GateReport& r) {
 
 namespace {
 
+// compare.py prints times as whole numbers of time_unit: in nanoseconds 1.41 us stays 1410.
+double to_ns(double us) {
+  return 1000.0 * us;
+}
+
+// `value`: a time in nanoseconds, or a fraction for the cv aggregate (aggregate_unit "percentage").
 nlohmann::json gbench_entry(const std::string& name, const std::string& run_name, std::size_t family,
                             const std::string& run_type, std::size_t repetitions, std::size_t repetition_index,
-                            std::uint64_t iterations, double time_us) {
+                            std::uint64_t iterations, double value) {
   return {{"name", name},
           {"family_index", family},
           {"per_family_instance_index", 0},
@@ -241,9 +253,9 @@ nlohmann::json gbench_entry(const std::string& name, const std::string& run_name
           {"repetition_index", repetition_index},
           {"threads", 1},
           {"iterations", iterations},
-          {"real_time", time_us},
-          {"cpu_time", time_us},  // no CPU time is measured: wall time for both
-          {"time_unit", "us"}};
+          {"real_time", value},
+          {"cpu_time", value},  // no CPU time is measured: wall time for both
+          {"time_unit", "ns"}};
 }
 
 // User counters as Google Benchmark prints them (extra numeric keys on an entry).
@@ -252,6 +264,53 @@ void add_counters(nlohmann::json& e, const record::CaseRecord& r) {
   e["algbw_gbps"] = r.algbw_gbps;
   e["busbw_gbps"] = r.busbw_gbps;
   e["num_ranks"] = r.num_ranks;
+}
+
+// The entries of one measured case: its repetitions (unless aggregates_only) and the aggregates;
+// one plain entry when the samples are too few for repetitions.
+void gbench_measured_case(nlohmann::json& benchmarks, const record::CaseRecord& r, std::size_t family,
+                          const GbenchOptions& options) {
+  const std::string& name = r.case_key;
+  const auto blocks = stats::block_medians(r.samples_us, options.repetitions, options.min_samples_per_repetition);
+  if (blocks.medians.empty()) {
+    auto e = gbench_entry(name, name, family, "iteration", 1, 0, static_cast<std::uint64_t>(r.iterations),
+                          to_ns(r.time_us->p50));
+    add_counters(e, r);
+    benchmarks.push_back(std::move(e));
+    return;
+  }
+  const std::size_t reps = blocks.medians.size();
+  const std::size_t n = r.samples_us.size();
+  if (!options.aggregates_only) {
+    for (std::size_t i = 0; i < reps; ++i) {
+      const std::size_t block_size = (i + 1) * n / reps - i * n / reps;
+      auto e = gbench_entry(name, name, family, "iteration", reps, i, block_size, to_ns(blocks.medians[i]));
+      add_counters(e, r);
+      benchmarks.push_back(std::move(e));
+    }
+  }
+  // Aggregates over the repetitions, as Google Benchmark computes them (stddev with n - 1).
+  const double mean = std::accumulate(blocks.medians.begin(), blocks.medians.end(), 0.0) / static_cast<double>(reps);
+  double ss = 0.0;
+  for (double v : blocks.medians) ss += (v - mean) * (v - mean);
+  const double stddev = reps > 1 ? std::sqrt(ss / static_cast<double>(reps - 1)) : 0.0;
+  struct Aggregate {
+    const char* agg;
+    double value;
+    const char* unit;
+  };
+  const std::array<Aggregate, 4> aggregates{{{"mean", to_ns(mean), "time"},
+                                             {"median", to_ns(stats::median(blocks.medians)), "time"},
+                                             {"stddev", to_ns(stddev), "time"},
+                                             {"cv", mean > 0.0 ? stddev / mean : 0.0, "percentage"}}};
+  for (const auto& a : aggregates) {
+    auto e = gbench_entry(name + "_" + a.agg, name, family, "aggregate", reps, 0, reps, a.value);
+    e.erase("repetition_index");
+    e["aggregate_name"] = a.agg;
+    e["aggregate_unit"] = a.unit;
+    if (std::string_view(a.unit) == "time") add_counters(e, r);
+    benchmarks.push_back(std::move(e));
+  }
 }
 
 }  // namespace
@@ -275,9 +334,14 @@ nlohmann::json export_gbench(const record::ResultFile& file, const GbenchOptions
     context["cuda_runtime"] = optional_json(file.header->cuda_runtime);
   }
   nlohmann::json benchmarks = nlohmann::json::array();
+  nlohmann::json waived = nlohmann::json::array();
   for (std::size_t family = 0; family < file.cases.size(); ++family) {
     const auto& r = file.cases[family];
     const std::string& name = r.case_key;
+    if (r.status == "waived") {  // nothing was measured: no entry, listed in the context instead
+      waived.push_back(r.reason ? name + ": " + *r.reason : name);
+      continue;
+    }
     if (r.status != "ok" || !r.time_us) {
       auto e = gbench_entry(name, name, family, "iteration", 1, 0, 0, 0.0);
       e["error_occurred"] = true;
@@ -285,47 +349,9 @@ nlohmann::json export_gbench(const record::ResultFile& file, const GbenchOptions
       benchmarks.push_back(std::move(e));
       continue;
     }
-    const auto blocks = stats::block_medians(r.samples_us, options.repetitions, options.min_samples_per_repetition);
-    if (blocks.medians.empty()) {
-      auto e =
-          gbench_entry(name, name, family, "iteration", 1, 0, static_cast<std::uint64_t>(r.iterations), r.time_us->p50);
-      add_counters(e, r);
-      benchmarks.push_back(std::move(e));
-      continue;
-    }
-    const std::size_t reps = blocks.medians.size();
-    const std::size_t n = r.samples_us.size();
-    if (!options.aggregates_only) {
-      for (std::size_t i = 0; i < reps; ++i) {
-        const std::size_t block_size = (i + 1) * n / reps - i * n / reps;
-        auto e = gbench_entry(name, name, family, "iteration", reps, i, block_size, blocks.medians[i]);
-        add_counters(e, r);
-        benchmarks.push_back(std::move(e));
-      }
-    }
-    // Aggregates over the repetitions, as Google Benchmark computes them (stddev with n - 1).
-    const double mean = std::accumulate(blocks.medians.begin(), blocks.medians.end(), 0.0) / static_cast<double>(reps);
-    double ss = 0.0;
-    for (double v : blocks.medians) ss += (v - mean) * (v - mean);
-    const double stddev = reps > 1 ? std::sqrt(ss / static_cast<double>(reps - 1)) : 0.0;
-    struct Aggregate {
-      const char* agg;
-      double value;
-      const char* unit;
-    };
-    const std::array<Aggregate, 4> aggregates{{{"mean", mean, "time"},
-                                               {"median", stats::median(blocks.medians), "time"},
-                                               {"stddev", stddev, "time"},
-                                               {"cv", mean > 0.0 ? stddev / mean : 0.0, "percentage"}}};
-    for (const auto& a : aggregates) {
-      auto e = gbench_entry(name + "_" + a.agg, name, family, "aggregate", reps, 0, reps, a.value);
-      e.erase("repetition_index");
-      e["aggregate_name"] = a.agg;
-      e["aggregate_unit"] = a.unit;
-      if (std::string_view(a.unit) == "time") add_counters(e, r);
-      benchmarks.push_back(std::move(e));
-    }
+    gbench_measured_case(benchmarks, r, family, options);
   }
+  context["collbench_waived_cases"] = waived;
   return {{"context", context}, {"benchmarks", benchmarks}};
 }
 
