@@ -13,12 +13,14 @@
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/build_info.hpp"
-#include "collbench/core/git_sha.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/model/system_profile.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/nccltests_convert.hpp"
 #include "collbench/record/nccltests_import.hpp"
+#include "collbench/report/placement_model.hpp"
 #include "collbench/run/session.hpp"
 
 namespace collbench::cli {
@@ -30,7 +32,22 @@ struct ImportFlags {
   bool force = false;
   std::optional<int> num_ranks;
   std::optional<std::string> collective;
+  std::optional<int> ranks_per_domain;
+  std::optional<std::string> system;
 };
+
+// --system: the records' model (bound, expected) on that profile, and the header's system.
+void add_models(record::NcclTestsImport& imp, const model::SystemProfile& system) {
+  imp.header.system = nlohmann::json{{"name", system.name}, {"digest", system.digest}, {"path", system.path}};
+  for (auto& r : imp.cases) {
+    std::string why;
+    if (auto mf = report::model_fields_for(system, r, why)) {
+      r.model = std::move(mf);
+    } else {
+      r.extra["model_note"] = why;
+    }
+  }
+}
 
 int run_import(const ImportFlags& f) {
   if (f.out.empty()) throw InputError("--out FILE.jsonl is required");
@@ -38,9 +55,8 @@ int run_import(const ImportFlags& f) {
   // would mislead.
   struct stat st {};
   if (!f.force && ::stat(f.out.c_str(), &st) == 0 && st.st_size > 0) {
-    throw InputError(
-        fmt::format("output file '{}' exists and is not empty; pass --force to replace it, or choose another --out",
-                    f.out));
+    throw InputError(fmt::format(
+        "output file '{}' exists and is not empty; pass --force to replace it, or choose another --out", f.out));
   }
   record::NcclTestsConvertOptions opt;
   opt.run_id = run::new_run_id();
@@ -51,6 +67,11 @@ int run_import(const ImportFlags& f) {
   opt.argv = process_argv();
   opt.num_ranks = f.num_ranks;
   if (f.collective) opt.collective = *f.collective;
+  std::optional<model::SystemProfile> system;
+  if (f.system) system = model::load_system_profile(*f.system);
+  const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
+  opt.ranks_per_domain = domains.ranks_per_domain;
+  opt.placement_from = domains.from;
 
   std::vector<record::NcclTestsLog> logs;
   for (const auto& path : f.logs) {
@@ -58,7 +79,8 @@ int run_import(const ImportFlags& f) {
     if (parsed.empty()) throw InputError(fmt::format("{}: no nccl-tests results in this file", path));
     for (auto& log : parsed) logs.push_back(std::move(log));
   }
-  const auto imp = record::import_nccl_tests(logs, opt);
+  auto imp = record::import_nccl_tests(logs, opt);
+  if (system) add_models(imp, *system);
   for (const auto& w : imp.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
   if (imp.cases.empty()) {
     throw InputError(
@@ -80,12 +102,19 @@ Action setup(CLI::App& app) {
   app.add_option("--num-ranks", f->num_ranks, "Rank count, for logs that do not say (no device list)");
   app.add_option("--collective", f->collective,
                  "Collective (collbench name), for logs whose collective cannot be inferred");
+  app.add_option("--ranks-per-domain", f->ranks_per_domain,
+                 "Ranks per scale-up domain, in rank order, last domain partial (default: --system's domain size; "
+                 "without either the placement is unknown: one domain of all ranks)");
+  app.add_option("--system", f->system,
+                 "System profile the logs were measured on (name or YAML): records get its bound and expected value");
   app.footer(
       "Each table row becomes up to two cases (out-of-place, in-place) with the printed time as p50, and the\n"
-      "printed algbw and busbw (checked against size and time). Placement is unknown (one domain of all ranks).\n"
+      "printed algbw and busbw (checked against size and time). Placement: --ranks-per-domain, else --system's\n"
+      "domain size, else unknown (one domain of all ranks).\n"
       "Examples:\n"
       "  collbench import all_reduce_perf.log --out results/nccl-allreduce.jsonl\n"
-      "  collbench import run-256.log run-512.log run-1024.log --out results/nccl.jsonl --force");
+      "  collbench import run-256.log run-512.log run-1024.log --out results/nccl.jsonl --force\n"
+      "  collbench import run-256.log run-512.log --system gb300-nvl72 --out results/nccl.jsonl   # 72 per rack");
   return [f]() -> int { return run_import(*f); };
 }
 

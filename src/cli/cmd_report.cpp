@@ -38,6 +38,7 @@
 #include "collbench/report/compare.hpp"
 #include "collbench/report/html.hpp"
 #include "collbench/report/markdown.hpp"
+#include "collbench/report/placement_model.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/report/weak_scaling.hpp"
 
@@ -52,6 +53,8 @@ struct ReportFlags {
   std::string compare_by = "auto";
   std::optional<std::string> baseline;
   std::optional<std::string> html;
+  std::optional<int> ranks_per_domain;
+  std::optional<std::string> system;
 };
 
 struct WeakScalingFlags {
@@ -60,6 +63,10 @@ struct WeakScalingFlags {
   std::optional<std::string> project_onto;
   std::string ranks = "256,512,1024";
   std::optional<int> calibrate_at;
+  std::optional<int> base;
+  std::optional<int> ranks_per_domain;
+  std::optional<double> anomaly_below;
+  std::string packing = "full";
   std::string metric = "busbw";
   std::string out = "weak-scaling-report";
   std::uint64_t seed = 1;
@@ -148,7 +155,11 @@ int run_tables(const ReportFlags& f) {
   }
   if (f.baseline && !by) throw InputError("--baseline needs a comparison (--compare-by run|backend|algo)");
   check_html_path(f.html);
-  const auto files = load_all(f.files);
+  std::optional<model::SystemProfile> system;
+  if (f.system) system = model::load_system_profile(*f.system);
+  const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
+  auto files = load_all(f.files);
+  report::place_and_model(files, domains, system ? &*system : nullptr);
   std::optional<report::Comparison> comparison;
   if (by) comparison = report::compare(files, *by, f.baseline);
 
@@ -313,10 +324,16 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   opt.seed = f.seed;
   opt.resamples = f.resamples;
   opt.calibrate_at = f.calibrate_at;
+  opt.base = f.base;
+  opt.anomaly_below_pct = f.anomaly_below;  // default: 40 on GPU profiles, off on CPU ones
+  opt.packing = report::parse_packing(f.packing);
   if (f.system) opt.system = model::load_system_profile(*f.system);
   if (f.project_onto) opt.project_onto = model::load_system_profile(*f.project_onto);
   check_html_path(f.html);
-  const auto files = load_all(f.files);
+  const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, opt.system ? &*opt.system : nullptr);
+  auto files = load_all(f.files);
+  // Placement only: the report computes bounds from --system itself (and says so per point).
+  report::place_and_model(files, domains, nullptr);
   const report::WeakScalingReport rep = report::build_weak_scaling(files, opt);
 
   const fs::path dir(f.out);
@@ -472,6 +489,11 @@ Action setup(CLI::App& app) {
                  "Value of the compared dimension to compare against (a file, backend or algo; default: the first)");
   app.add_option("--html", f->html,
                  "Also write one self-contained HTML page (tables, SVG plots, provenance) to this file");
+  app.add_option("--ranks-per-domain", f->ranks_per_domain,
+                 "Ranks per scale-up domain for records without a placement (nccl-tests imports); default: "
+                 "--system's domain size");
+  app.add_option("--system", f->system,
+                 "System profile (name or YAML): records without a model get its bound and expected value");
   app.require_subcommand(0, 1);
   app.footer(
       "Examples:\n"
@@ -496,6 +518,18 @@ Action setup(CLI::App& app) {
                  "Calibrate projections on the point at this N (default: the largest measured N) and project every "
                  "requested N above it, measured or not (a projection beside the points it predicts)")
       ->check(CLI::PositiveNumber);
+  ws->add_option("--base", w->base, "Reference point of E(N): the measured point at this N (default: the smallest N)")
+      ->check(CLI::PositiveNumber);
+  ws->add_option("--ranks-per-domain", w->ranks_per_domain,
+                 "Ranks per scale-up domain for records without a placement (nccl-tests imports); default: "
+                 "--system's domain size");
+  ws->add_option("--anomaly-below", w->anomaly_below,
+                 "Flag measured points below this % of their bound as anomalies, left out of calibration (0: off; "
+                 "default 40, off on CPU profiles)");
+  ws->add_option("--packing", w->packing,
+                 "Packing of projected points: full (whole domains only), even (ceil(N/M) equal domains) or partial "
+                 "(full domains and a partial last one)")
+      ->default_str("full");
   ws->add_option("--metric", w->metric, "Per-GPU metric of E(N): busbw or time")->default_str("busbw");
   ws->add_option("--out", w->out, "Output folder (report.md, report.json, *.png)")->default_str("weak-scaling-report");
   ws->add_option("--seed", w->seed, "Seed of the bootstrap")->default_str("1");
@@ -503,8 +537,9 @@ Action setup(CLI::App& app) {
   ws->add_flag("--no-plots", w->no_plots, "Write report.md and report.json only");
   ws->add_option("--html", w->html, "Also write the report as one self-contained HTML page (inline SVG plots)");
   ws->footer(
-      "E(N) = per-GPU busbw(N) / busbw(N0), N0 the smallest measured N, with a 95% bootstrap interval; rank counts\n"
-      "of --ranks without a measurement are projected from the model (docs/report.md). Plots need matplotlib:\n"
+      "E(N) = per-GPU busbw(N) / busbw(N0), N0 the smallest measured N (or --base), with a 95% bootstrap interval;\n"
+      "rank counts of --ranks without a measurement are projected from the model (docs/report.md), on whole domains\n"
+      "unless --packing says otherwise. Plots need matplotlib:\n"
       "  sudo apt-get install python3-matplotlib   or   python3 -m pip install matplotlib\n"
       "Examples:\n"
       "  collbench report weak-scaling results/n256.jsonl results/n512.jsonl results/n1024.jsonl --system gb300-nvl72 "

@@ -259,3 +259,83 @@ def test_import_bad_log_exits_2_with_line(tmp_path):
     empty.write_text("nothing here\n")
     p = run(["import", empty, "--out", tmp_path / "y.jsonl"])
     assert p.returncode == 2 and "empty.txt" in p.stderr
+
+
+# ---- placement of imported logs (docs/report.md, "Placement of imported logs") ------------------
+
+
+def test_import_with_system_places_and_models(tmp_path, validator):
+    out = tmp_path / "rs16.jsonl"
+    p = run(["import", FIXTURES / "reduce_scatter_16rank_mpirun_tagged.txt", "--system", "h100-hgx", "--out", out])
+    assert p.returncode == 0, p.stderr
+    records = read_jsonl(out)
+    for rec in records:
+        validator.validate(rec)
+    header, cases = records[0], records[1:]
+    assert header["system"]["name"] == "h100-hgx"
+    assert header["config"]["placement_note"] == (
+        "placement given at import (system h100-hgx (8-GPU domain)): domains of 8 ranks in rank order, the last "
+        "one partial")
+    big = next(c for c in cases if c["bytes"] == 1 << 30)
+    assert big["domain_sizes"] == [8, 8] and big["num_domains"] == 2
+    assert big["case_key"].endswith("|16|8,8")
+    # Ring reduce-scatter over two HGX nodes: (n-1)/n x S over the 8 x 50 GB/s NICs of a node
+    # (below 450 GB/s of NVLink): 15/16 x 2^30 B / 400 GB/s = 2516.5824 us.
+    assert big["model"]["system"] == "h100-hgx"
+    assert big["model"]["bound_time_us"] == pytest.approx(15 / 16 * 2**30 / 400e9 * 1e6, rel=1e-12)
+    # A domain larger than the profile's is refused, naming both.
+    bad = run(["import", FIXTURES / "reduce_scatter_16rank_mpirun_tagged.txt", "--system", "h100-hgx",
+               "--ranks-per-domain", "9", "--out", tmp_path / "no.jsonl"])
+    assert bad.returncode == 2
+    assert "--ranks-per-domain 9 exceeds the 8-GPU scale-up domain of 'h100-hgx'" in bad.stderr
+    assert not (tmp_path / "no.jsonl").exists()
+
+
+def test_weak_scaling_places_imported_records_and_states_packing(tmp_path):
+    imported = tmp_path / "ar8.jsonl"
+    assert run(["import", FIXTURES / "all_reduce_8xH100.txt", "--out", imported]).returncode == 0
+    out = tmp_path / "ws"
+    p = run(["report", "weak-scaling", imported, "--system", "h100-hgx", "--ranks-per-domain", "4",
+             "--ranks", "12,16,10", "--no-plots", "--out", out])
+    assert p.returncode == 0, p.stderr
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["packing"] == "full" and rep["base_ranks"] is None
+    group = next(g for g in rep["groups"] if g["key"]["bytes_per_rank"] == 536870912 and g["key"]["place"] == "in-place")
+    measured = [pt for pt in group["points"] if not pt["projected"]]
+    projected = {pt["num_ranks"]: pt for pt in group["points"] if pt["projected"]}
+    assert measured[0]["packing"] == "2x4" and measured[0]["anomaly"] is False
+    model = run(["model", "allreduce", "--system", "h100-hgx", "--domain-sizes", "4,4", "-b", "512M", "-e", "512M",
+                 "--format", "json"])
+    assert model.returncode == 0, model.stderr
+    assert measured[0]["bound_time_us"] == pytest.approx(json.loads(model.stdout)["rows"][0]["bound_time_us"])
+    # Whole domains of 4: 12 = 3x4 and 16 = 4x4 projected; 10 is not, and a note says what would be.
+    assert sorted(projected) == [12, 16]
+    assert projected[12]["packing"] == "3x4" and projected[12]["packing_rule"] == "full"
+    assert "packing 3x4: whole domains of 4 ranks (--packing full)" in projected[12]["notes"]
+    assert ("no projection at N=10: 10 ranks do not fill domains of 4 (whole domains: N=8 or 12); pass --packing "
+            "even (4+2x3) or --packing partial (2x4+2)") in group["notes"]
+    md = (out / "report.md").read_text()
+    assert "packing 3x4: whole domains of 4 ranks" in md
+
+
+def test_weak_scaling_base_and_policy_flags_are_checked(runs, tmp_path):
+    ok = run(["report", "weak-scaling"] + runs + ["--base", "4", "--metric", "time", "--ranks", "none", "--no-plots",
+                                                  "--out", tmp_path / "b4"])
+    assert ok.returncode == 0, ok.stderr
+    rep = json.loads((tmp_path / "b4" / "report.json").read_text())
+    assert rep["base_ranks"] == 4
+    for g in rep["groups"]:
+        assert g["reference_ranks"] == 4
+        e = {pt["num_ranks"]: pt for pt in g["points"]}
+        assert e[4]["efficiency"] == 1.0
+        assert e[1]["efficiency"] == pytest.approx(e[4]["p50_us"] / e[1]["p50_us"])
+    bad = run(["report", "weak-scaling"] + runs + ["--base", "3", "--no-plots", "--out", tmp_path / "b3"])
+    assert bad.returncode == 2
+    assert "--base 3: no group has a measured point at N=3 with a positive busbw; measured N: 1, 2, 4" in bad.stderr
+    assert not (tmp_path / "b3").exists()
+    packing = run(["report", "weak-scaling"] + runs + ["--packing", "racks", "--no-plots", "--out", tmp_path / "p"])
+    assert packing.returncode == 2
+    assert "unknown --packing 'racks'" in packing.stderr and "full, even, partial" in packing.stderr
+    anomaly = run(["report", "weak-scaling"] + runs + ["--anomaly-below", "120", "--no-plots", "--out", tmp_path / "a"])
+    assert anomaly.returncode == 2
+    assert "--anomaly-below 120: expected a percentage of the bound from 0 (off) to 100" in anomaly.stderr

@@ -11,6 +11,7 @@
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/placement.hpp"
 #include "collbench/core/units.hpp"
 
 namespace collbench::record {
@@ -25,7 +26,7 @@ bool recordable(const std::string& collective) {
   return f != nullptr && f->nccl_tests;
 }
 
-const char* kPlacementNote =
+constexpr const char* kPlacementUnknown =
     "placement unknown: nccl-tests logs do not say which ranks share a scale-up domain, so the record holds one "
     "domain of all ranks";
 
@@ -76,6 +77,17 @@ struct Tally {
 };
 
 }  // namespace
+
+std::string nccl_tests_placement_note(const NcclTestsConvertOptions& opt) {
+  if (!opt.ranks_per_domain) return kPlacementUnknown;
+  return fmt::format("placement given at import ({}): domains of {} ranks in rank order, the last one partial",
+                     opt.placement_from.empty() ? "--ranks-per-domain" : opt.placement_from, *opt.ranks_per_domain);
+}
+
+bool placement_unknown(const CaseRecord& r) {
+  const auto it = r.extra.find("placement_note");
+  return it != r.extra.end() && it->is_string() && it->get<std::string>() == kPlacementUnknown;
+}
 
 std::optional<std::string> collbench_dtype_from_nccl_tests(const std::string& type) {
   static const std::map<std::string, std::string> names{
@@ -244,8 +256,9 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
       r.count = row.count;
       set_rank_bytes(r, elem);
       r.num_ranks = n;
-      r.domain_sizes = {n};
-      r.num_domains = 1;
+      r.domain_sizes = opt.ranks_per_domain ? placement_from_ranks_per_domain(n, *opt.ranks_per_domain).domain_sizes
+                                            : std::vector<int>{n};
+      r.num_domains = static_cast<int>(r.domain_sizes.size());
       r.iterations = iters.value_or(0);
       r.warmup = warmup.value_or(0);
       TimeStats t;
@@ -301,7 +314,7 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
                  {"source_row", row.index},
                  {"nccl_tests_version",
                   log.nccl_tests_version ? nlohmann::json(*log.nccl_tests_version) : nlohmann::json(nullptr)},
-                 {"placement_note", kPlacementNote},
+                 {"placement_note", nccl_tests_placement_note(opt)},
                  {"nccl_tests", details}};
       r.case_key = make_case_key(r);
       out.cases.push_back(std::move(r));
@@ -398,7 +411,7 @@ NcclTestsImport import_nccl_tests(const std::vector<NcclTestsLog>& logs, const N
   }
   h.config = {{"source", "nccl-tests"},
               {"launcher_note", "imported: the launcher of the original run is unknown"},
-              {"placement_note", kPlacementNote},
+              {"placement_note", nccl_tests_placement_note(opt)},
               {"logs", sources}};
   if (!hosts_note.empty()) h.config["hosts_note"] = hosts_note;
   if (logs.size() > 1) {

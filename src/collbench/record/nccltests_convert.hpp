@@ -1,6 +1,7 @@
 // Conversion of parsed nccl-tests results (nccltests_import.hpp) into collbench records, so that
 // existing nccl-tests logs get reports, bounds and gates. What a log does not say is not
-// invented: the placement is unknown (one domain of all ranks, said so in every record), the
+// invented: the placement is unknown (one domain of all ranks, said so in every record) unless
+// given at import (--ranks-per-domain, or --system's domain size), the
 // time is nccl-tests' average over its iterations (kept as p50 and in every other statistic
 // the log does not print), and per-rank data is absent. algbw and busbw are the printed
 // values, checked against the size and time. Pure C++; needs no MPI, CUDA or GPU.
@@ -24,7 +25,16 @@ struct NcclTestsConvertOptions {
   std::vector<std::string> argv;
   std::optional<int> num_ranks;           // for logs that do not say (InputError otherwise)
   std::optional<std::string> collective;  // for logs whose collective cannot be inferred
+  // --ranks-per-domain M (given, or the domain size of --system's profile): rank-major domains of
+  // M ranks, the last one partial. Without it the placement is unknown (one domain of all ranks).
+  std::optional<int> ranks_per_domain;
+  std::string placement_from;  // what gave ranks_per_domain ("--ranks-per-domain", "system gb300-nvl72")
 };
+
+// The records' (and the run header's) placement note: unknown, or where it came from.
+std::string nccl_tests_placement_note(const NcclTestsConvertOptions& options);
+// True when the record was imported without a placement (one domain of all its ranks, unknown).
+bool placement_unknown(const CaseRecord& r);
 
 // One log's records.
 struct NcclTestsConverted {

@@ -30,6 +30,7 @@ struct LinePatterns {
   std::regex library{R"(nccl-library=(\d+))"};
   std::regex compiled{R"(NCCL Tests compiled with NCCL\s+(\S+))"};
   std::regex info_version{R"(NCCL version\s+(\S+))"};
+  std::regex bare_version{R"(^[^#]*?\bNCCL version\s+(\d+\.\d+\.\d+\S*))"};
   std::regex info_nranks{R"(\bn[Rr]anks\s+(\d+))"};
   std::regex nthread{R"(\bnThread\s+\d+)"};
   std::regex oob{R"(Out of bounds values\s*:\s*(\d+))"};
@@ -190,6 +191,12 @@ class TextParser {
     const auto& re = patterns();
     Match m;
     const auto has = [&](std::string_view needle) { return raw.find(needle) != std::string_view::npos; };
+    // NCCL_DEBUG=VERSION prints the bare line "NCCL version 2.21.5+cuda12.4" (no "NCCL INFO").
+    if (!has("NCCL INFO") && has("NCCL version") && search(m, re.bare_version, raw)) {
+      note(l.number);
+      if (!cur().info_version) cur().info_version = m[1].str();
+      return true;
+    }
     if (raw.find("NCCL INFO") != std::string_view::npos) {
       if (!cur().info_version && has("NCCL version") && search(m, re.info_version, raw)) {
         cur().info_version = m[1].str();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -15,6 +16,7 @@
 #include "collbench/core/names.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/model/estimate.hpp"
+#include "collbench/record/nccltests_convert.hpp"
 #include "collbench/report/weak_scaling_detail.hpp"
 #include "collbench/stats/median_bootstrap.hpp"
 #include "collbench/stats/summary.hpp"
@@ -25,6 +27,7 @@ using record::CaseRecord;
 using weak_scaling_detail::measured;
 using weak_scaling_detail::resolve_systems;
 using weak_scaling_detail::Systems;
+namespace wsd = weak_scaling_detail;
 
 // ---- options -----------------------------------------------------------------------------------
 
@@ -236,6 +239,11 @@ void set_bound(MeasuredPoint& m, const CaseRecord& r, const Systems& systems) {
       m.expected_busbw_gbps = est->expected_busbw_gbps;
       m.bound_source =
           fmt::format("model: profile {} (the record has no model; computed by the report)", systems.bounds->name);
+    } else if (record::placement_unknown(r)) {
+      m.notes.push_back(
+          fmt::format("no bound: the placement of this imported record is unknown (one domain of {} ranks); give "
+                      "--ranks-per-domain M (or --system with a domain size) to import or report ({})",
+                      r.num_ranks, why));
     } else {
       m.notes.push_back(fmt::format("no bound: {}", why));
     }
@@ -288,7 +296,10 @@ MeasuredPoint measured_fields(const Entry& e) {
   }
   m.simulated = r.simulated;
   if (r.extra.contains("source") && r.extra["source"] == "nccl-tests") {
-    m.notes.push_back("imported from nccl-tests: placement unknown, one time per size (no interval)");
+    m.notes.push_back(record::placement_unknown(r)
+                          ? "imported from nccl-tests: placement unknown, one time per size (no interval)"
+                          : "imported from nccl-tests: one time per size (no interval); " +
+                                r.extra.value("placement_note", std::string()));
   }
   return m;
 }
@@ -309,6 +320,7 @@ MeasuredPoint measured_point(const Entry& e, const std::vector<double>& samples,
     }
   }
   if (m.expected_time_us && *m.expected_time_us > 0.0) m.pct_expected = 100.0 * *m.expected_time_us / m.p50_us;
+  wsd::flag_anomaly(m, wsd::anomaly_threshold(opt, r));
   set_slowest_rank(m, r, *e.file);
   return m;
 }
@@ -320,27 +332,46 @@ struct GroupPoints {
   std::optional<std::size_t> ref;
 };
 
-// E(N) against the smallest N whose metric is positive (busbw is 0 at N = 1).
-void add_efficiency(WeakScalingGroup& g, GroupPoints& gp, const WeakScalingOptions& opt, std::size_t gi) {
+// The reference point of E(N): --base's N, else the smallest N whose metric is positive (busbw is
+// 0 at N = 1); nullopt with a note when there is none.
+std::optional<std::size_t> reference_point(WeakScalingGroup& g, const GroupPoints& gp, const WeakScalingOptions& opt,
+                                           const std::function<double(std::size_t)>& metric_of) {
   const auto& points = gp.points;
-  const auto metric_of = [&](std::size_t p) {
-    return opt.metric == Metric::busbw ? points[p].rec->busbw_gbps : 1.0 / points[p].rec->time_us->p50;
-  };
-  for (std::size_t p = 0; p < points.size(); ++p) {
-    if (metric_of(p) > 0.0) {
-      gp.ref = p;
-      break;
+  if (opt.base) {
+    std::vector<int> ranks;
+    for (const auto& e : points) ranks.push_back(e.rec->num_ranks);
+    const auto at = wsd::base_index(ranks, *opt.base);
+    if (!at || metric_of(*at) <= 0.0) {
+      g.notes.push_back(fmt::format("no E(N): --base {}: {} in this group", *opt.base,
+                                    at ? fmt::format("{} is 0 at N={}", to_string(opt.metric), *opt.base)
+                                       : fmt::format("no point at N={}", *opt.base)));
+      return std::nullopt;
     }
+    return at;
+  }
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    if (metric_of(p) > 0.0) return p;
     g.notes.push_back(
         fmt::format("N={}: {} is 0 (the busbw factor is 0 on one rank), so it cannot be the "
                     "reference of E(N)",
                     points[p].rec->num_ranks, to_string(opt.metric)));
   }
+  return std::nullopt;
+}
+
+// E(N) against the reference point N0 (reference_point), for every point whose metric is positive.
+void add_efficiency(WeakScalingGroup& g, GroupPoints& gp, const WeakScalingOptions& opt, std::size_t gi) {
+  const auto& points = gp.points;
+  const std::function<double(std::size_t)> metric_of = [&](std::size_t p) {
+    return opt.metric == Metric::busbw ? points[p].rec->busbw_gbps : 1.0 / points[p].rec->time_us->p50;
+  };
+  gp.ref = reference_point(g, gp, opt, metric_of);
   if (!gp.ref) return;
   const std::size_t ref = *gp.ref;
   g.reference_ranks = points[ref].rec->num_ranks;
   const CaseRecord& r0 = *points[ref].rec;
-  for (std::size_t p = ref; p < points.size(); ++p) {
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    if (metric_of(p) <= 0.0) continue;
     auto& m = g.measured[p];
     m.efficiency = metric_of(p) / metric_of(ref);
     if (p == ref) {
@@ -399,9 +430,15 @@ std::optional<ProjectedPoint> project_to(int n, WeakScalingGroup& g, const Calib
   pp.num_ranks = n;
   pp.system = systems.projection->name;
   const int ranks_per_domain = *std::max_element(lm.domain_sizes.begin(), lm.domain_sizes.end());
-  pp.domain_sizes = placement_from_ranks_per_domain(n, ranks_per_domain).domain_sizes;
+  pp.domain_sizes = projected_domain_sizes(n, ranks_per_domain, opt.packing);
+  if (pp.domain_sizes.empty()) {
+    g.notes.push_back(wsd::no_full_packing_note(n, ranks_per_domain));
+    return std::nullopt;
+  }
   pp.packing = packing_of(pp.domain_sizes);
+  pp.packing_rule = std::string(to_string(opt.packing));
   pp.uneven = uneven(pp.domain_sizes);
+  pp.notes.push_back(wsd::packing_note(pp, ranks_per_domain, opt.packing));
   std::string why;
   const auto est =
       estimate_for(*systems.projection, g.collective, g.algo, g.dtype, g.bytes_per_rank, g.scope, pp.domain_sizes, why);
@@ -424,8 +461,6 @@ std::optional<ProjectedPoint> project_to(int n, WeakScalingGroup& g, const Calib
     pp.notes.push_back("no E(N): the group has no reference point");
   }
   set_interval(pp, cal);
-  if (pp.uneven)
-    pp.notes.push_back(fmt::format("uneven packing {} (same ranks per domain as N={})", pp.packing, lm.num_ranks));
   const double beyond_largest = static_cast<double>(n) / cal.largest_measured;
   if (beyond_largest > opt.extrapolation_warn_factor) {
     pp.extrapolation_warning = true;
@@ -442,12 +477,21 @@ std::optional<ProjectedPoint> project_to(int n, WeakScalingGroup& g, const Calib
 // The calibration point: the largest measured N, or --calibrate-at's (nullptr with a note when
 // the group has no point there).
 const MeasuredPoint* calibration_point(WeakScalingGroup& g, const WeakScalingOptions& opt) {
-  if (!opt.calibrate_at) return &g.measured.back();
+  if (!opt.calibrate_at) {
+    // The largest N that is not an anomaly.
+    const auto it = std::find_if(g.measured.rbegin(), g.measured.rend(), [](const auto& m) { return !m.anomaly; });
+    if (it == g.measured.rend()) {
+      g.notes.push_back("no projection: every measured point of this group is an anomaly (--anomaly-below)");
+      return nullptr;
+    }
+    return &*it;
+  }
   const auto at = std::find_if(g.measured.begin(), g.measured.end(),
                                [&](const auto& m) { return m.num_ranks == *opt.calibrate_at; });
-  if (at == g.measured.end()) {
-    g.notes.push_back(fmt::format("no projection: --calibrate-at {}: no point at N={} in this group", *opt.calibrate_at,
-                                  *opt.calibrate_at));
+  if (at == g.measured.end() || at->anomaly) {
+    g.notes.push_back(fmt::format("no projection: --calibrate-at {}: {} in this group", *opt.calibrate_at,
+                                  at == g.measured.end() ? fmt::format("no point at N={}", *opt.calibrate_at)
+                                                         : std::string("that point is an anomaly (--anomaly-below)")));
     return nullptr;
   }
   return &*at;
@@ -473,7 +517,7 @@ void add_projections(WeakScalingGroup& g, const GroupPoints& gp, const WeakScali
   }
   if (!systems.projection || wanted.empty()) return;
   if (!g.calibration_efficiency) {
-    g.notes.push_back(fmt::format("no projection: no bound at the largest measured N={} to calibrate on ({})",
+    g.notes.push_back(fmt::format("no projection: no bound at the calibration point N={} to calibrate on ({})",
                                   lm.num_ranks,
                                   systems.bounds ? "the model does not cover this case"
                                                  : "the records carry no model and no --system was given"));
@@ -501,27 +545,6 @@ WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, const 
   add_efficiency(g, gp, opt, gi);
   add_projections(g, gp, rep, systems, opt, far);
   return g;
-}
-
-// Measurements faster than their bound: the profile (or its calibration) is wrong for them.
-void warn_beyond_bound(WeakScalingReport& rep) {
-  std::vector<std::string> beyond;
-  for (const auto& g : rep.groups) {
-    for (const auto& m : g.measured) {
-      if (m.pct_bound && *m.pct_bound > 100.0) {
-        beyond.push_back(
-            fmt::format("{} {} B/rank at N={} ({:.0f}%)", g.collective, g.bytes_per_rank, m.num_ranks, *m.pct_bound));
-      }
-    }
-  }
-  if (beyond.empty()) return;
-  rep.warnings.push_back(fmt::format(
-      "{} measured point(s) beat their analytic bound (% bound > 100): {}{}; the system profile does not describe "
-      "this machine (recalibrate cpu-local on a quiet machine, or check --system)",
-      beyond.size(),
-      fmt::join(beyond.begin(), beyond.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(beyond.size(), 5)),
-                "; "),
-      beyond.size() > 5 ? ", ..." : ""));
 }
 
 // One warning for the report (each projected point also carries its own note and flag).
@@ -560,12 +583,18 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
   }
   const Systems systems = resolve_systems(files, opt);
   set_title(rep, systems);
+  rep.base = opt.base;
+  rep.packing = opt.packing;
+  wsd::check_anomaly_option(opt);
+  rep.anomaly_below_pct = opt.anomaly_below_pct;
   std::vector<Far> far;
   auto members = group_cases(files, rep);
   for (std::size_t gi = 0; gi < members.size(); ++gi) {
     rep.groups.push_back(build_group(members[gi], gi, rep, systems, opt, far));
   }
-  warn_beyond_bound(rep);
+  wsd::check_base_found(rep);
+  wsd::warn_beyond_bound(rep);
+  wsd::warn_anomalies(rep);
   warn_far_projections(rep, far, opt);
   return rep;
 }

@@ -40,6 +40,17 @@ std::string_view to_string(Metric m);
 // What E(N) is for this metric, as the reports (Markdown, HTML) state it.
 std::string_view efficiency_definition(Metric m);
 
+// How a projection to N ranks fills domains of M ranks (M: the calibration point's largest
+// domain). full: N/M whole domains, no projection when M does not divide N; even: ceil(N/M)
+// domains as equal as possible (sizes differ by at most one); partial: whole domains and a
+// partial last one (its few NICs carry its ranks' off-domain share: a lower bound).
+enum class Packing { full, even, partial };
+Packing parse_packing(std::string_view name);
+std::string_view to_string(Packing p);
+// The domain sizes of N ranks in domains of at most M under `packing`; empty for full packing
+// when M does not divide N.
+std::vector<int> projected_domain_sizes(int n, int m, Packing packing);
+
 struct WeakScalingOptions {
   std::vector<int> requested_ranks{256, 512, 1024};  // projected when not measured
   Metric metric = Metric::busbw;
@@ -57,6 +68,13 @@ struct WeakScalingOptions {
   // project every requested rank count above it, measured or not, so a projection from a small
   // point can be drawn beside the measured (or simulated) points it tries to predict.
   std::optional<int> calibrate_at;
+  // --base N: the reference point N0 of E(N) (default: the smallest measured N with a positive metric).
+  std::optional<int> base;
+  // --anomaly-below PCT: measured points below PCT % of their bound are anomalies: flagged in every
+  // format and left out of calibration. Default (nullopt): 40 for GPU measurements (backend nccl),
+  // off for CPU ones (backend mpi: CPU efficiencies far below 1 are normal, docs/model.md). 0: off.
+  std::optional<double> anomaly_below_pct;
+  Packing packing = Packing::full;  // --packing of projected points
 };
 
 // A projected point's prediction interval (docs/report.md, "Intervals within the physics"): the
@@ -93,6 +111,7 @@ struct MeasuredPoint {
   std::optional<double> pct_bound;  // 100 x bound time / p50
   std::optional<Interval> pct_bound_ci;
   std::optional<double> pct_expected;  // 100 x expected time / p50
+  bool anomaly = false;                // pct_bound below the anomaly threshold: not a calibration point
   std::string bound_source;            // "record (model.system X)", "model: profile X (computed by the report)", ""
   std::optional<int> slowest_rank;     // argmax of per_rank.mean_us
   std::optional<double> slowest_rank_mean_us, median_rank_mean_us;
@@ -106,6 +125,7 @@ struct ProjectedPoint {
   int num_ranks = 0;
   std::vector<int> domain_sizes;
   std::string packing;
+  std::string packing_rule;  // full | even | partial (--packing)
   bool uneven = false;
   std::string system;  // profile whose bound is used
   double bound_time_us = 0, bound_busbw_gbps = 0;
@@ -150,6 +170,9 @@ struct WeakScalingReport {
   std::uint64_t seed = 0;
   std::vector<int> requested_ranks;
   double extrapolation_warn_factor = 4.0;
+  std::optional<int> base;                  // --base
+  std::optional<double> anomaly_below_pct;  // --anomaly-below; nullopt: the default per record
+  Packing packing = Packing::full;
   std::vector<WeakScalingGroup> groups;
   std::vector<std::string> warnings;  // reader warnings, extrapolation warnings
   std::vector<std::string> notes;     // cases left out and why
