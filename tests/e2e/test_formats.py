@@ -8,11 +8,10 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import BIN, SCHEMA_PATH, SOURCE_DIR, run
+from conftest import SCHEMA_PATH, SOURCE_DIR, run
 
 BASELINE = SOURCE_DIR / "results" / "baselines" / "cpu-2rank.jsonl"
 
