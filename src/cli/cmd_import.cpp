@@ -16,6 +16,7 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/git_sha.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/model/profile_overrides.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/nccltests_convert.hpp"
@@ -34,6 +35,7 @@ struct ImportFlags {
   std::optional<std::string> collective;
   std::optional<int> ranks_per_domain;
   std::optional<std::string> system;
+  std::vector<std::string> sets;
 };
 
 // --system: the records' model (bound, expected) on that profile, and the header's system.
@@ -68,7 +70,8 @@ int run_import(const ImportFlags& f) {
   opt.num_ranks = f.num_ranks;
   if (f.collective) opt.collective = *f.collective;
   std::optional<model::SystemProfile> system;
-  if (f.system) system = model::load_system_profile(*f.system);
+  if (f.system) system = model::load_system_profile(*f.system, f.sets);
+  if (!f.system && !f.sets.empty()) throw InputError("--set needs --system NAME|FILE: the profile it overrides");
   const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
   opt.ranks_per_domain = domains.ranks_per_domain;
   opt.placement_from = domains.from;
@@ -107,6 +110,11 @@ Action setup(CLI::App& app) {
                  "without either the placement is unknown: one domain of all ranks)");
   app.add_option("--system", f->system,
                  "System profile the logs were measured on (name or YAML): records get its bound and expected value");
+  app.add_option(
+         "--set", f->sets,
+         "Override a profile key, validated as in the file (repeatable): KEY=VALUE, e.g. scale_out.oversubscription=2")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.footer(
       "Each table row becomes up to two cases (out-of-place, in-place) with the printed time as p50, and the\n"
       "printed algbw and busbw (checked against size and time). Placement: --ranks-per-domain, else --system's\n"

@@ -24,6 +24,7 @@
 #include "collbench/core/placement.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
+#include "collbench/model/profile_overrides.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/model/traffic.hpp"
 #include "collbench/plan/case.hpp"
@@ -38,6 +39,7 @@ namespace {
 struct ModelFlags {
   std::string collective;
   std::optional<std::string> system;
+  std::vector<std::string> sets;  // --set KEY=VALUE on the profile
   std::optional<std::string> ranks;
   std::optional<int> ranks_per_domain;
   std::optional<std::string> domain_sizes;
@@ -70,7 +72,8 @@ std::vector<int> parse_rank_list(const std::string& text) {
 }
 
 model::SystemProfile resolve_system(const ModelFlags& f) {
-  if (f.system) return model::load_system_profile(*f.system);
+  if (f.system) return model::load_system_profile(*f.system, f.sets);
+  if (!f.sets.empty()) throw InputError("--set needs --system NAME|FILE: the profile it overrides");
   const auto names = model::list_system_profiles();
   if (std::find(names.begin(), names.end(), "cpu-local") != names.end()) return model::load_system_profile("cpu-local");
   throw InputError("--system NAME|FILE is required (no calibrated cpu-local profile); known: " + join(names));
@@ -307,7 +310,7 @@ int run_moe_model(const ModelFlags& f) {
                     f.collective));
   }
   std::optional<model::SystemProfile> system;
-  if (f.system) system = model::load_system_profile(*f.system);
+  if (f.system) system = model::load_system_profile(*f.system, f.sets);
   const report::MoeModelTable t = build_moe_table(f, system);
   if (f.format == "json") {
     std::fputs(report::render_moe_model_json(f.collective, system, t).c_str(), stdout);
@@ -342,6 +345,11 @@ Action setup(CLI::App& app) {
                      "; moe-dispatch, moe-combine, moe-roundtrip "
                      "(message sizes per EP size)");
   app.add_option("--system", f->system, "System profile: a name (see --list-systems) or a YAML file");
+  app.add_option(
+         "--set", f->sets,
+         "Override a profile key, validated as in the file (repeatable): KEY=VALUE, e.g. scale_out.oversubscription=2")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--ranks", f->ranks, "Rank counts, comma list (e.g. 256,512,1024); default: one domain");
   app.add_option("--ranks-per-domain", f->ranks_per_domain,
                  "Ranks per scale-up domain, rack-major, last domain partial (default: the profile's)");
@@ -377,6 +385,10 @@ Action setup(CLI::App& app) {
       "  collbench model alltoall --system gb300-nvl72 --ranks 256,512,1024 --ranks-per-domain 72 -b 1M -e 1G\n"
       "  collbench model allreduce --system gb300-nvl72 --ranks 256,512,1024 --algo ring,nvlstree,hierarchical\n"
       "  collbench model allreduce --system h100-hgx --algo nvls,ring -b 8 -e 8G -f 4 --format csv\n"
+      "  collbench model allreduce --system b200-hgx --ranks 64 --set scale_out.in_network_reduction.supported=true "
+      "\\\n"
+      "      --set 'scale_out.in_network_reduction.dtypes=[float32, bfloat16]' --set "
+      "scale_out.in_network_reduction.latency=31us\n"
       "  collbench model moe-dispatch --ep-size 8,16,32,64,256 --tokens 4096\n"
       "  collbench model moe-combine --system gb300-nvl72 --ep-size 64,256 --ranks-per-domain 64");
   return [f]() -> int {

@@ -34,6 +34,7 @@
 #include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/model/profile_overrides.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/report/compare.hpp"
 #include "collbench/report/html.hpp"
@@ -55,6 +56,7 @@ struct ReportFlags {
   std::optional<std::string> html;
   std::optional<int> ranks_per_domain;
   std::optional<std::string> system;
+  std::vector<std::string> sets;
 };
 
 struct WeakScalingFlags {
@@ -63,6 +65,7 @@ struct WeakScalingFlags {
   std::optional<std::string> project_onto;
   std::string ranks = "256,512,1024";
   std::optional<int> calibrate_at;
+  std::vector<std::string> sets;
   std::optional<int> base;
   std::optional<int> ranks_per_domain;
   std::optional<double> anomaly_below;
@@ -156,7 +159,8 @@ int run_tables(const ReportFlags& f) {
   if (f.baseline && !by) throw InputError("--baseline needs a comparison (--compare-by run|backend|algo)");
   check_html_path(f.html);
   std::optional<model::SystemProfile> system;
-  if (f.system) system = model::load_system_profile(*f.system);
+  if (f.system) system = model::load_system_profile(*f.system, f.sets);
+  if (!f.system && !f.sets.empty()) throw InputError("--set needs --system NAME|FILE: the profile it overrides");
   const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
   auto files = load_all(f.files);
   report::place_and_model(files, domains, system ? &*system : nullptr);
@@ -327,8 +331,13 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   opt.base = f.base;
   opt.anomaly_below_pct = f.anomaly_below;  // default: 40 on GPU profiles, off on CPU ones
   opt.packing = report::parse_packing(f.packing);
-  if (f.system) opt.system = model::load_system_profile(*f.system);
-  if (f.project_onto) opt.project_onto = model::load_system_profile(*f.project_onto);
+  // --set overrides the profile projections use (--project-onto's, else --system's).
+  if (f.system)
+    opt.system = model::load_system_profile(*f.system, f.project_onto ? std::vector<std::string>{} : f.sets);
+  if (f.project_onto) opt.project_onto = model::load_system_profile(*f.project_onto, f.sets);
+  if (!f.system && !f.project_onto && !f.sets.empty()) {
+    throw InputError("--set needs --system or --project-onto: the profile it overrides");
+  }
   check_html_path(f.html);
   const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, opt.system ? &*opt.system : nullptr);
   auto files = load_all(f.files);
@@ -494,6 +503,11 @@ Action setup(CLI::App& app) {
                  "--system's domain size");
   app.add_option("--system", f->system,
                  "System profile (name or YAML): records without a model get its bound and expected value");
+  app.add_option(
+         "--set", f->sets,
+         "Override a profile key, validated as in the file (repeatable): KEY=VALUE, e.g. scale_out.oversubscription=2")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.require_subcommand(0, 1);
   app.footer(
       "Examples:\n"
@@ -518,6 +532,11 @@ Action setup(CLI::App& app) {
                  "Calibrate projections on the point at this N (default: the largest measured N) and project every "
                  "requested N above it, measured or not (a projection beside the points it predicts)")
       ->check(CLI::PositiveNumber);
+  ws->add_option("--set", w->sets,
+                 "Override a key of the projection profile (--project-onto's, else --system's), validated as in the "
+                 "file (repeatable): KEY=VALUE")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   ws->add_option("--base", w->base, "Reference point of E(N): the measured point at this N (default: the smallest N)")
       ->check(CLI::PositiveNumber);
   ws->add_option("--ranks-per-domain", w->ranks_per_domain,

@@ -185,6 +185,40 @@ Planned allreduce_nvlstree(const Ctx& c) {
   return p;
 }
 
+// CollNet (in-network reduction across domains, pipelined): in each domain a reduce-scatter and
+// an all-gather (over NVLS when the switch reduces the dtype, NCCL's NVLS+CollNet, else over
+// NVLink: 2(m-1)/m S), and through the NICs each GPU's S/m chunk up to the reducing switches and
+// the result back once (bounds.hpp). The smallest domain's GPUs carry the largest chunk.
+Planned allreduce_collnet(const Ctx& c) {
+  const auto& inr = c.system.scale_out.in_network;
+  const auto& sh = c.shape;
+  if (!inr.supported) {
+    return NotModelled{fmt::format(
+        "system '{}' has no in-network reduction (scale_out.in_network_reduction; off unless the profile enables it, "
+        "e.g. --set scale_out.in_network_reduction.supported=true)",
+        c.system.name)};
+  }
+  if (!inr.reduces(c.geometry.dtype)) {
+    return NotModelled{fmt::format("the network of '{}' cannot reduce {}", c.system.name, to_string(c.geometry.dtype))};
+  }
+  if (sh.num_domains == 1) return NotModelled{"CollNet reduces across domains; one domain: use nvls or ring"};
+  const bool nvls = !c.system.is_cpu() && c.system.in_switch.reduces(c.geometry.dtype);
+  const double up =
+      nvls ? nvls_allreduce_wire_bytes(c.bytes, sh.m_max) : 2.0 * ring_gather_scatter_wire_bytes(c.bytes, sh.m_max);
+  const double out = in_network_allreduce_nic_bytes(c.bytes, sh.m_min);
+  Plan p("collnet", up + out, 1, /*overlap=*/true);
+  if (nvls) {
+    p.phases.push_back(Phase{{{Link::scale_up, up}, {Link::switch_reduce, c.bytes}}, c.system.in_switch.latency_s});
+  } else {
+    p.algorithm_efficiency = kNcclCollNetEfficiency;
+    p.phases.push_back(Phase{{{Link::scale_up, up}}, 2.0 * (sh.m_max - 1) * c.system.scale_up.hop_latency_s});
+  }
+  p.phases.push_back(Phase{{{Link::scale_out, out}}, inr.latency_s});
+  p.note = fmt::format("pipelined; in-network reduction: each NIC sends and receives S/{} once; in domain {}", sh.m_min,
+                       nvls ? "NVLS (NVLS+CollNet)" : "reduce-scatter + all-gather (CollNet Direct)");
+  return p;
+}
+
 // collbench's own composition: reduce-scatter in each domain, all-reduce of S/m across domains
 // on each GPU's NIC, all-gather in each domain; three library calls one after another.
 Plan allreduce_hierarchical(const Ctx& c) {
@@ -332,7 +366,9 @@ Planned allreduce_plan(const Ctx& c, const std::string& algo) {
   if (algo == "nvls" || algo == "cb-multimem") return allreduce_nvls(c, algo);
   if (algo == "nvlstree") return allreduce_nvlstree(c);
   if (algo == "hierarchical") return allreduce_hierarchical(c);
-  return no_variant(c.geometry.collective, algo, "auto, flat, ring, tree, nvls, nvlstree, cb-multimem, hierarchical");
+  if (algo == "collnet") return allreduce_collnet(c);
+  return no_variant(c.geometry.collective, algo,
+                    "auto, flat, ring, tree, nvls, nvlstree, cb-multimem, hierarchical, collnet");
 }
 
 Planned gather_scatter_plan(const Ctx& c, const std::string& algo) {
@@ -364,6 +400,10 @@ std::vector<std::string> auto_candidates(const Ctx& c) {
     case CollectiveId::allreduce: {
       std::vector<std::string> out{"ring", "tree"};
       if (gpu && switch_reduces) out.emplace_back(c.shape.num_domains == 1 ? "nvls" : "nvlstree");
+      // In-network reduction only where the profile enables it (docs/model.md, CollNet).
+      if (gpu && c.shape.num_domains > 1 && c.system.scale_out.in_network.reduces(c.geometry.dtype)) {
+        out.emplace_back("collnet");
+      }
       return out;
     }
     case CollectiveId::reducescatter:

@@ -27,6 +27,10 @@ constexpr int kNcclMaxNvlsArity = 32;
 // src/graph/tuning.cc): an implementation property, used in expected values only.
 constexpr double kNcclTreeEfficiency = 0.92;
 
+// NCCL's rating of CollNet Direct relative to its own bandwidth on compute capability >= 9.0
+// (busBw *= .85 in src/graph/tuning.cc, 2.30.7): expected values only.
+constexpr double kNcclCollNetEfficiency = 0.85;
+
 enum class Link { scale_up, scale_out, switch_reduce };
 
 struct Term {

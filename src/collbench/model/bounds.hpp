@@ -134,6 +134,15 @@ constexpr double hierarchical_allreduce_network_bytes(double bytes, int m, int n
   return 2.0 * (num_domains - 1) / num_domains * bytes / m;
 }
 
+// In-network all-reduce (InfiniBand SHARP through NCCL CollNet, or an Ethernet equivalent):
+// after a reduce-scatter inside the domain each GPU holds the domain's partial sum of one S/m
+// chunk; it sends that chunk once through its NIC, the switches reduce the R domains' chunks and
+// send the result back once, and an all-gather inside the domain spreads it. Per NIC and
+// direction S/m whatever R is: half the ring's 2(n-1)/n x S/m, and no (R-1)/R growth.
+constexpr double in_network_allreduce_nic_bytes(double bytes, int m) {
+  return bytes / m;
+}
+
 // Hierarchical reduce-scatter / all-gather, network phase: (R-1)/R x S/m per NIC.
 constexpr double hierarchical_gather_scatter_network_bytes(double bytes, int m, int num_domains) {
   return (num_domains - 1.0) / num_domains * bytes / m;

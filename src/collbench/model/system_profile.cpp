@@ -63,7 +63,8 @@ const std::vector<std::string> kTopKeys{"name",       "description", "kind",   "
                                         "efficiency", "calibrated",  "sources"};
 const std::vector<std::string> kScaleUpKeys{"domain_size", "bandwidth", "hop_latency"};
 const std::vector<std::string> kScaleOutKeys{"nics_per_gpu", "nic_bandwidth", "hop_latency", "fabric",
-                                             "oversubscription"};
+                                             "oversubscription", "in_network_reduction"};
+const std::vector<std::string> kInNetworkKeys{"supported", "dtypes", "latency"};
 const std::vector<std::string> kInSwitchKeys{"supported", "dtypes", "latency", "tree_hop_latency", "reduction_cap"};
 const std::vector<std::string> kCapKeys{"busbw", "ranks"};
 const std::vector<std::string> kMemoryKeys{"copy_bandwidth"};
@@ -85,6 +86,30 @@ ScaleUp read_scale_up(const Reader& r, const YAML::Node& node, bool is_cpu) {
   return s;
 }
 
+std::vector<Dtype> read_dtypes(const Reader& r, const YAML::Node& list, const std::string& key) {
+  std::vector<Dtype> out;
+  const auto names = r.text_list(list, key);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    try {
+      out.push_back(parse_dtype(names[i]));
+    } catch (const InputError& e) {
+      r.fail(list[i].Mark(), fmt::format("{}[{}]", key, i), e.what());
+    }
+  }
+  return out;
+}
+
+InNetworkReduction read_in_network(const Reader& r, const YAML::Node& node) {
+  const std::string at = "scale_out.in_network_reduction";
+  r.check_map(node, at, kInNetworkKeys);
+  InNetworkReduction s;
+  s.supported = r.boolean(r.required(node, at, "supported"), at + ".supported");
+  if (!s.supported) return s;
+  s.dtypes = read_dtypes(r, r.required(node, at, "dtypes"), at + ".dtypes");
+  s.latency_s = r.duration(r.required(node, at, "latency"), at + ".latency");
+  return s;
+}
+
 ScaleOut read_scale_out(const Reader& r, const YAML::Node& node) {
   r.check_map(node, "scale_out", kScaleOutKeys);
   ScaleOut s;
@@ -95,6 +120,9 @@ ScaleOut read_scale_out(const Reader& r, const YAML::Node& node) {
   s.fabric = r.one_of(r.required(node, "scale_out", "fabric"), "scale_out.fabric", kFabrics);
   if (const YAML::Node o = r.optional(node, "scale_out", "oversubscription"); o.IsDefined()) {
     s.oversubscription = r.number(o, "scale_out.oversubscription", 1.0, 1e6);
+  }
+  if (const YAML::Node n = r.optional(node, "scale_out", "in_network_reduction"); n.IsDefined()) {
+    s.in_network = read_in_network(r, n);
   }
   return s;
 }
@@ -166,6 +194,10 @@ bool looks_like_path(const std::string& s) {
 }  // namespace
 
 bool InSwitch::reduces(Dtype dtype) const {
+  return supported && std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+bool InNetworkReduction::reduces(Dtype dtype) const {
   return supported && std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
 }
 

@@ -20,6 +20,17 @@ struct ScaleUp {
   double hop_latency_s = 0.0;  // alpha of one step over the scale-up fabric
 };
 
+// Reduction inside the scale-out network (InfiniBand SHARP through NCCL CollNet Direct/Chain,
+// or an Ethernet equivalent): the switches reduce what every domain sends, so each NIC sends and
+// receives its share once. Off unless the profile says so (`scale_out.in_network_reduction`).
+struct InNetworkReduction {
+  bool supported = false;
+  std::vector<Dtype> dtypes;  // element types the switches reduce
+  double latency_s = 0.0;     // the network part of one operation (NCCL: CollNet's NET latency)
+
+  [[nodiscard]] bool reduces(Dtype dtype) const;
+};
+
 // The scale-out fabric between domains.
 struct ScaleOut {
   int nics_per_gpu = 1;
@@ -27,6 +38,7 @@ struct ScaleOut {
   double hop_latency_s = 0.0;     // alpha of one step over the network
   std::string fabric;             // rail-optimized, fat-tree, ... (documentation only)
   double oversubscription = 1.0;  // 1 = non-blocking; 2 = 2:1 tapered
+  InNetworkReduction in_network;  // off by default
 
   // What one GPU can push off-domain per direction: its NICs, divided by the taper.
   [[nodiscard]] double per_gpu_bytes_per_s() const { return nics_per_gpu * nic_bytes_per_s / oversubscription; }
