@@ -99,6 +99,7 @@ Action setup_completion(CLI::App& app) {
   const CLI::App* self = &app;
   return [shell, names, self]() -> int {
     if (*names) return print_names(**names);
+    if (shell->empty()) throw InputError("completion: name the shell (accepted: bash), or pass --names KIND");
     if (*shell != "bash") throw InputError(unknown_name_message("shell", *shell, {"bash"}));
     std::fputs((bash_completion(root_of(*self)) + kNameCompletion).c_str(), stdout);
     return 0;
