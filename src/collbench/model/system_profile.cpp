@@ -60,7 +60,7 @@ class Reader : public yamlio::Reader {
 
 const std::vector<std::string> kTopKeys{"name",       "description", "kind",   "scale_up",
                                         "scale_out",  "in_switch",   "memory", "launch_latency",
-                                        "efficiency", "calibrated",  "sources"};
+                                        "efficiency", "calibrated",  "sources", "compute"};
 const std::vector<std::string> kScaleUpKeys{"domain_size", "bandwidth", "hop_latency"};
 const std::vector<std::string> kScaleOutKeys{"nics_per_gpu", "nic_bandwidth", "hop_latency", "fabric",
                                              "oversubscription", "in_network_reduction"};
@@ -69,6 +69,8 @@ const std::vector<std::string> kInSwitchKeys{"supported", "dtypes", "latency", "
 const std::vector<std::string> kCapKeys{"busbw", "ranks"};
 const std::vector<std::string> kMemoryKeys{"copy_bandwidth"};
 const std::vector<std::string> kEfficiencyKeys{"scale_up", "scale_out"};
+const std::vector<std::string> kComputeKeys{"peak_dense_bf16_tflops", "peak_dense_fp8_tflops", "gemm_efficiency",
+                                           "attention_efficiency"};
 const std::vector<std::string> kCalibratedKeys{"date", "host", "ranks", "repetitions", "margin"};
 const std::vector<std::string> kKinds{"gpu", "cpu"};
 const std::vector<std::string> kFabrics{"rail-optimized", "fat-tree", "dragonfly", "torus", "shared-memory", "none"};
@@ -163,6 +165,20 @@ Efficiency read_efficiency(const Reader& r, const YAML::Node& node) {
   return e;
 }
 
+Compute read_compute(const Reader& r, const YAML::Node& node) {
+  r.check_map(node, "compute", kComputeKeys);
+  Compute c;
+  constexpr double kTera = 1e12;
+  c.peak_bf16_flops =
+      r.positive(r.required(node, "compute", "peak_dense_bf16_tflops"), "compute.peak_dense_bf16_tflops", 1e9) * kTera;
+  c.peak_fp8_flops =
+      r.positive(r.required(node, "compute", "peak_dense_fp8_tflops"), "compute.peak_dense_fp8_tflops", 1e9) * kTera;
+  c.gemm_efficiency = r.number(r.required(node, "compute", "gemm_efficiency"), "compute.gemm_efficiency", 1e-6, 1.0);
+  c.attention_efficiency =
+      r.number(r.required(node, "compute", "attention_efficiency"), "compute.attention_efficiency", 1e-6, 1.0);
+  return c;
+}
+
 Calibration read_calibrated(const Reader& r, const YAML::Node& node) {
   r.check_map(node, "calibrated", kCalibratedKeys);
   Calibration c;
@@ -237,6 +253,7 @@ SystemProfile parse_system_profile(std::string_view yaml_text, const std::string
   }
   p.efficiency = read_efficiency(r, r.required(root, "", "efficiency"));
   if (const YAML::Node c = r.optional(root, "", "calibrated"); c.IsDefined()) p.calibrated = read_calibrated(r, c);
+  if (const YAML::Node c = r.optional(root, "", "compute"); c.IsDefined()) p.compute = read_compute(r, c);
   p.sources = r.text_list(r.required(root, "", "sources"), "sources");
   p.digest = fnv1a64_hex(yaml_text);
   return p;

@@ -70,6 +70,15 @@ struct Efficiency {
   double scale_out = 1.0;
 };
 
+// Compute figures for `collbench step` (docs/step.md): dense peaks per GPU (no sparsity) and
+// the achievable fractions of them (calibration knobs, never physics).
+struct Compute {
+  double peak_bf16_flops = 0.0;  // FLOP/s per GPU, dense BF16 tensor cores
+  double peak_fp8_flops = 0.0;   // FLOP/s per GPU, dense FP8 tensor cores
+  double gemm_efficiency = 0.0;       // achieved / peak for the model's GEMMs
+  double attention_efficiency = 0.0;  // achieved / peak BF16 for the attention core (QK^T, PV)
+};
+
 // Provenance of a profile measured by `collbench calibrate`.
 struct Calibration {
   std::string date;  // ISO 8601 UTC
@@ -90,6 +99,7 @@ struct SystemProfile {
   double launch_latency_s = 0.0;                  // fixed cost of one collective call
   Efficiency efficiency;
   std::optional<Calibration> calibrated;
+  std::optional<Compute> compute;  // optional `compute:` section (collbench step)
   std::vector<std::string> sources;
   std::string path;    // where it was loaded from ("" when parsed from text)
   std::string digest;  // FNV-1a 64 of the file bytes, 16 hex digits

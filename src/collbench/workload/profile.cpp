@@ -183,7 +183,9 @@ const std::vector<std::string> kTopKeys{"name",    "description", "model",      
                                         "combine", "rows",        "tokens_per_rank", "routing"};
 const std::vector<std::string> kModelKeys{"hidden_size",       "num_routed_experts", "num_shared_experts", "top_k",
                                           "num_expert_groups", "num_layers",         "num_moe_layers",
-                                          "expert_intermediate_size"};
+                                          "expert_intermediate_size", "dense_intermediate_size",
+                                          "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                          "qk_rope_head_dim", "v_head_dim", "vocab_size", "sequence_length"};
 const std::vector<std::string> kFormatKeys{"dtype", "scale_block", "scale_dtype", "bytes_per_row"};
 
 constexpr std::int64_t kMaxCount = 1 << 24;  // sanity bound for sizes and counts in a profile
@@ -398,6 +400,15 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
   p.num_layers = count("num_layers", 0, false, 0);
   p.num_moe_layers = count("num_moe_layers", 0, false, 0);
   p.expert_intermediate_size = count("expert_intermediate_size", 1, false, 0);
+  p.dense_intermediate_size = count("dense_intermediate_size", 1, false, 0);
+  p.num_attention_heads = count("num_attention_heads", 1, false, 0);
+  p.q_lora_rank = count("q_lora_rank", 0, false, 0);
+  p.kv_lora_rank = count("kv_lora_rank", 1, false, 0);
+  p.qk_nope_head_dim = count("qk_nope_head_dim", 0, false, 0);
+  p.qk_rope_head_dim = count("qk_rope_head_dim", 0, false, 0);
+  p.v_head_dim = count("v_head_dim", 1, false, 0);
+  p.vocab_size = count("vocab_size", 1, false, 0);
+  p.sequence_length = count("sequence_length", 1, false, 0);
   if (p.top_k > p.num_routed_experts) {
     throw InputError(fmt::format("{}: top_k {} exceeds num_routed_experts {}", r.where(model["top_k"], "model.top_k"),
                                  p.top_k, p.num_routed_experts));

@@ -96,6 +96,17 @@ struct WorkloadProfile {
   // Columns of one expert's up-projection (hidden -> this), sizing the overlap mode's GEMM
   // (docs/overlap.md); 0 = not given.
   int expert_intermediate_size = 0;
+  // Architecture keys read by `collbench step` (docs/step.md); 0 = not given. Attention is MLA
+  // (DeepSeek-V2/V3): q_lora_rank 0 means a plain query projection.
+  int dense_intermediate_size = 0;  // FFN width of the dense (non-MoE) layers
+  int num_attention_heads = 0;
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  int vocab_size = 0;
+  int sequence_length = 0;  // tokens per training sequence
   // wire formats
   RowFormat dispatch;
   RowFormat combine;

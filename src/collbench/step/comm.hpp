@@ -1,0 +1,70 @@
+// Collective times for the step (docs/step.md, "Collective times"): from the analytic model
+// (model/estimate.hpp: the expected value `collbench model` prints, and its bound) or from
+// measured records, chosen by collective, communicator size and scope (inside one domain or
+// across domains) and interpolated in bytes. Every answer names its source.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collbench/core/dtype.hpp"
+#include "collbench/model/system_profile.hpp"
+#include "collbench/record/jsonl.hpp"
+#include "collbench/step/groups.hpp"
+
+namespace collbench::step {
+
+// One slow link: GPU 0's NIC or NVLink at `factor` x its bandwidth.
+struct Degrade {
+  enum class Link { nic, nvlink } link = Link::nic;
+  double factor = 1.0;
+};
+// "nic:0.5" or "nvlink:0.25"; InputError otherwise.
+Degrade parse_degrade(const std::string& text);
+model::SystemProfile degraded(const model::SystemProfile& system, const Degrade& d);
+
+struct CommQuery {
+  std::string collective;  // allgather reducescatter alltoall sendrecv
+  const GroupGeometry* group = nullptr;
+  double bytes = 0.0;  // nccl-tests convention of the collective
+  Dtype dtype = Dtype::bfloat16;
+  std::string phase;  // for messages: "DP reduce-scatter"
+};
+
+struct CommAnswer {
+  double time_us = 0.0;
+  std::optional<double> bound_us;  // model answers only
+  std::string source;              // "model", "measured"
+  std::string detail;              // what served it
+};
+
+// One point of a measured series: bytes and the median time.
+struct MeasuredPoint {
+  double bytes = 0.0;
+  double p50_us = 0.0;
+};
+
+// Log-log interpolation between the neighbours of `bytes`; below the smallest size its time (a
+// latency floor), above the largest a time growing linearly with bytes from the largest.
+// `how` says which: "interpolated", "exact", "below the smallest size", "extrapolated".
+double interpolate(const std::vector<MeasuredPoint>& sorted, double bytes, std::string& how);
+
+class CommTimes {
+ public:
+  CommTimes(model::SystemProfile system, std::vector<record::ResultFile> measured, bool fallback_model,
+            std::optional<Degrade> degrade);
+  [[nodiscard]] CommAnswer time(const CommQuery& q) const;
+  [[nodiscard]] bool measured() const { return !files_.empty(); }
+
+ private:
+  [[nodiscard]] CommAnswer from_model(const CommQuery& q) const;
+  [[nodiscard]] std::optional<CommAnswer> from_records(const CommQuery& q) const;
+  [[nodiscard]] double model_expected_us(const model::SystemProfile& s, const CommQuery& q, const Placement& p) const;
+  model::SystemProfile system_;
+  std::optional<model::SystemProfile> degraded_;
+  std::vector<record::ResultFile> files_;
+  bool fallback_ = false;
+};
+
+}  // namespace collbench::step

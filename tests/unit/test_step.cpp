@@ -1,0 +1,166 @@
+// The step model (docs/step.md) on tiny workloads whose step time is computed by hand below.
+#include <gtest/gtest.h>
+
+#include "collbench/core/error.hpp"
+#include "collbench/step/step.hpp"
+
+namespace collbench::step {
+namespace {
+
+// 2 layers (1 dense, 1 MoE), H 4, 1 head, plain q projection (q_lora 0), kv_lora 2, d_qk 2, d_v 2,
+// dense FFN 8, 4 experts top-1 FFN 4, vocabulary 8, sequence 8, rows of 8 B.
+Architecture tiny() {
+  Architecture a;
+  a.layers = 2, a.dense_layers = 1, a.moe_layers = 1, a.hidden = 4;
+  a.heads = 1, a.q_lora_rank = 0, a.kv_lora_rank = 2, a.qk_nope = 2, a.qk_rope = 0, a.v_dim = 2;
+  a.dense_ffn = 8, a.experts = 4, a.shared_experts = 0, a.top_k = 1, a.expert_ffn = 4;
+  a.vocab = 8, a.sequence = 8, a.dispatch_row_bytes = 8, a.combine_row_bytes = 8;
+  return a;
+}
+
+StepInputs inputs(int tp, int gpus) {
+  StepInputs in;
+  in.arch = tiny();
+  in.layout.name = "tiny";
+  in.layout.tp = tp;
+  in.layout.global_batch = 2;
+  in.layout.gpus = gpus;
+  in.system.name = "tiny-system";
+  in.system.kind = "cpu";
+  // 1e6 FLOP/s BF16 peak: GEMMs at 0.5 of it (5e5 FLOP/s), attention core at 0.25 (2.5e5 FLOP/s).
+  in.system.compute = model::Compute{1e6, 2e6, 0.5, 0.25};
+  return in;
+}
+
+TEST(StepArchitecture, TinyCountsByHand) {
+  const Architecture a = tiny();
+  // q 4x1x2 = 8; kv 4x(2+0) + 2x1x(2+2) = 16; out 1x2x4 = 8.
+  EXPECT_DOUBLE_EQ(attention_params(a), 32.0);
+  EXPECT_DOUBLE_EQ(dense_ffn_params(a), 96.0);   // 3 x 4 x 8
+  EXPECT_DOUBLE_EQ(moe_active_params(a), 64.0);  // 1 x 3 x 4 x 4 + router 4 x 4
+  // 2 x 32 + 96 + 64 + head 8 x 4 = 256; attention core 2 x 1 x 8/2 x (2 + 2) = 32 per token and layer.
+  EXPECT_DOUBLE_EQ(active_matmul_params(a), 256.0);
+  EXPECT_DOUBLE_EQ(attention_core_flops_per_token(a), 32.0);
+  EXPECT_DOUBLE_EQ(model_flops_per_token(a), 6.0 * 256 + 3.0 * 2 * 32);  // 1728
+}
+
+TEST(StepArchitecture, DeepSeekV3ActiveParameters) {
+  Architecture a;
+  a.layers = 61, a.dense_layers = 3, a.moe_layers = 58, a.hidden = 7168, a.heads = 128, a.q_lora_rank = 1536;
+  a.kv_lora_rank = 512, a.qk_nope = 128, a.qk_rope = 64, a.v_dim = 128, a.dense_ffn = 18432, a.experts = 256;
+  a.shared_experts = 1, a.top_k = 8, a.expert_ffn = 2048, a.vocab = 129280, a.sequence = 4096;
+  // MLA: 7168x1536 + 1536x128x192 + 7168x576 + 512x128x256 + 128x128x7168 = 187,105,280 per layer.
+  EXPECT_DOUBLE_EQ(attention_params(a), 187105280.0);
+  // + embedding 129280 x 7168 = 37.55e9: the model card's "37B activated".
+  EXPECT_DOUBLE_EQ(active_matmul_params(a) + embedding_params(a), 37551276032.0);
+}
+
+TEST(StepModel, TinyStepWithoutCommunicationByHand) {
+  const StepInputs in = inputs(1, 1);
+  const CommTimes comm(in.system, {}, false, std::nullopt);
+  const StepPoint pt = build_step(in, comm, 1);
+  // 8 tokens per micro-batch. Dense fwd: GEMM 2x8x(32+96) = 2048 FLOP / 5e5 = 4096 us, core 8x32 = 256 /
+  // 2.5e5 = 1024 us: 5120 us; MoE fwd: 2x8x(32+64) = 1536 / 5e5 = 3072 + 1024 = 4096 us; output layer
+  // 2x8x32 = 512 / 5e5 = 1024 us. Backward = 2 x forward. F = 10240, B = 20480 us per micro-batch.
+  EXPECT_TRUE(pt.phases.empty());
+  EXPECT_DOUBLE_EQ(pt.layers[0].fwd_compute_us, 5120.0);
+  EXPECT_DOUBLE_EQ(pt.layers[1].fwd_compute_us, 4096.0);
+  EXPECT_DOUBLE_EQ(pt.layers[2].bwd_compute_us, 2048.0);
+  EXPECT_DOUBLE_EQ(pt.microbatch_fwd_us, 10240.0);
+  EXPECT_DOUBLE_EQ(pt.microbatch_bwd_us, 20480.0);
+  // global batch 2, micro-batch 1, DP 1: m = 2, PP 1: step = 2 x 30720 = 61440 us.
+  EXPECT_EQ(pt.shape.micro_batches, 2);
+  EXPECT_DOUBLE_EQ(pt.step_us, 61440.0);
+  // 16 tokens x 1728 = 27648 FLOP in 0.06144 s on 1 GPU: 450000 FLOP/s = 4.5e-7 TFLOP/s.
+  EXPECT_DOUBLE_EQ(pt.model_flops, 27648.0);
+  EXPECT_NEAR(pt.tflops_per_gpu, 4.5e-7, 1e-18);
+}
+
+record::CaseRecord measured(const std::string& collective, std::uint64_t bytes, double p50) {
+  record::CaseRecord r;
+  r.collective = collective;
+  r.scope = "global";
+  r.num_ranks = 2;
+  r.domain_sizes = {2};
+  r.num_domains = 1;
+  r.bytes = bytes;
+  r.time_us = record::TimeStats{};
+  r.time_us->p50 = p50;
+  return r;
+}
+
+TEST(StepModel, TinyStepWithMeasuredTensorParallelByHand) {
+  StepInputs in = inputs(2, 2);
+  record::ResultFile f;
+  f.path = "tiny.jsonl";
+  // TP moves 8 tokens x H 4 x 2 B = 64 B per call: exactly the measured 64 B points (100 us).
+  f.cases = {measured("allgather", 64, 100.0), measured("allgather", 256, 400.0), measured("reducescatter", 64, 100.0)};
+  const CommTimes comm(in.system, {f}, false, std::nullopt);
+  const StepPoint pt = build_step(in, comm, 2);
+  // TP 2, EP 1: the experts are replicated over the 2 ranks (expert DP 2), so the expert gradients
+  // (1 layer x 4 experts x 3 x 4 x 4 = 192 params, 768 B in FP32) are reduce-scattered: the 64 B point
+  // extrapolated linearly is 1200 us, hidden behind the 10240 us backward compute (DP overlap 1).
+  ASSERT_EQ(pt.phases.size(), 4U);
+  EXPECT_EQ(pt.phases[2].name, "expert-DP reduce-scatter");
+  EXPECT_DOUBLE_EQ(pt.phases[2].bytes, 768.0);
+  EXPECT_DOUBLE_EQ(pt.phases[2].answer.time_us, 1200.0);
+  EXPECT_DOUBLE_EQ(pt.phases[2].exposed_per_step_us, 0.0);
+  EXPECT_DOUBLE_EQ(pt.phases[2].slack_us, 10240.0 - 1200.0);
+  EXPECT_EQ(pt.phases[0].answer.source, "measured");
+  EXPECT_DOUBLE_EQ(pt.phases[0].answer.time_us, 100.0);
+  // Compute halves (4 tokens per GPU): dense 2560, MoE 2048, output 512 us forward. TP exposed (overlap 0):
+  // dense 2 AG + 2 RS = 400 us, MoE 1 + 1 = 200 us, in each direction.
+  // F = 2560 + 2048 + 512 + 600 = 5720; B = 2 x 5120 + 600 = 10840; m = 2: step = 2 x 16560 = 33120 us.
+  EXPECT_DOUBLE_EQ(pt.microbatch_fwd_us, 5720.0);
+  EXPECT_DOUBLE_EQ(pt.microbatch_bwd_us, 10840.0);
+  EXPECT_DOUBLE_EQ(pt.step_us, 33120.0);
+  EXPECT_DOUBLE_EQ(pt.phases[0].exposed_per_step_us, 2.0 * 2 * 300.0);  // m x (fwd + bwd) x (200 + 100)
+}
+
+TEST(StepModel, MissingMeasuredCollectiveIsAnInputErrorUnlessFallback) {
+  StepInputs in = inputs(2, 2);
+  record::ResultFile f;
+  f.path = "tiny.jsonl";
+  f.cases = {measured("allgather", 64, 100.0)};
+  const CommTimes strict(in.system, {f}, false, std::nullopt);
+  try {
+    (void)build_step(in, strict, 2);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no ok record of reducescatter on 2 ranks inside one domain"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(StepMeasured, InterpolatesLogLog) {
+  const std::vector<MeasuredPoint> pts{{1000, 10}, {4000, 40}};
+  std::string how;
+  EXPECT_DOUBLE_EQ(interpolate(pts, 2000, how), 20.0);  // halfway in log bytes: 10 x 4^0.5
+  EXPECT_EQ(how, "interpolated");
+  EXPECT_DOUBLE_EQ(interpolate(pts, 8000, how), 80.0);
+  EXPECT_EQ(how, "extrapolated");
+  EXPECT_DOUBLE_EQ(interpolate(pts, 500, how), 10.0);
+  EXPECT_EQ(how, "below the smallest size");
+}
+
+TEST(StepLayout, RefusesLayoutsThatDoNotDivide) {
+  Layout l;
+  l.name = "bad";
+  l.tp = 2, l.pp = 2, l.ep = 4, l.global_batch = 8, l.gpus = 8;
+  Architecture a = tiny();
+  EXPECT_THROW((void)shape_at(l, a, 6), InputError);  // 6 GPUs, tp x pp = 4
+  l.ep = 3;
+  EXPECT_THROW((void)shape_at(l, a, 12), InputError);  // 3 does not divide 4 experts
+  l.ep = 2;
+  l.pp = 4;
+  EXPECT_THROW((void)shape_at(l, a, 8), InputError);  // 2 layers over 4 stages
+  l.pp = 2;
+  const Shape s = shape_at(l, a, 8);  // dp 2, expert DP 2 x 2 / 2 = 2, m = 8 / 2 = 4
+  EXPECT_EQ(s.dp, 2);
+  EXPECT_EQ(s.edp, 2);
+  EXPECT_EQ(s.micro_batches, 4);
+}
+
+}  // namespace
+}  // namespace collbench::step
