@@ -60,7 +60,7 @@ class Reader : public yamlio::Reader {
 
 const std::vector<std::string> kTopKeys{"name",       "description", "kind",   "scale_up",
                                         "scale_out",  "in_switch",   "memory", "launch_latency",
-                                        "efficiency", "calibrated",  "sources", "compute"};
+                                        "efficiency", "calibrated",  "sources", "compute", "ep_kernel"};
 const std::vector<std::string> kScaleUpKeys{"domain_size", "bandwidth", "hop_latency"};
 const std::vector<std::string> kScaleOutKeys{"nics_per_gpu", "nic_bandwidth", "hop_latency", "fabric",
                                              "oversubscription", "in_network_reduction"};
@@ -69,6 +69,7 @@ const std::vector<std::string> kInSwitchKeys{"supported", "dtypes", "latency", "
 const std::vector<std::string> kCapKeys{"busbw", "ranks"};
 const std::vector<std::string> kMemoryKeys{"copy_bandwidth"};
 const std::vector<std::string> kEfficiencyKeys{"scale_up", "scale_out"};
+const std::vector<std::string> kEpKernelKeys{"sms", "per_sm_bandwidth", "per_peer_cost"};
 const std::vector<std::string> kComputeKeys{"peak_dense_bf16_tflops", "peak_dense_fp8_tflops", "gemm_efficiency",
                                            "attention_efficiency"};
 const std::vector<std::string> kCalibratedKeys{"date", "host", "ranks", "repetitions", "margin"};
@@ -179,6 +180,32 @@ Compute read_compute(const Reader& r, const YAML::Node& node) {
   return c;
 }
 
+// ep_kernel: sms and per_sm_bandwidth come together (the SM cap), per_peer_cost on its own.
+EpKernel read_ep_kernel(const Reader& r, const YAML::Node& node) {
+  r.check_map(node, "ep_kernel", kEpKernelKeys);
+  EpKernel k;
+  const YAML::Node sms = r.optional(node, "ep_kernel", "sms");
+  const YAML::Node rate = r.optional(node, "ep_kernel", "per_sm_bandwidth");
+  if (sms.IsDefined() != rate.IsDefined()) {
+    const bool has_sms = sms.IsDefined();
+    r.fail((has_sms ? sms : rate).Mark(), has_sms ? "ep_kernel.sms" : "ep_kernel.per_sm_bandwidth",
+           fmt::format("needs ep_kernel.{} too (the SM cap is sms x per_sm_bandwidth)",
+                       has_sms ? "per_sm_bandwidth" : "sms"));
+  }
+  if (sms.IsDefined()) {
+    k.sms = r.integer(sms, "ep_kernel.sms", 1, 4096);
+    k.per_sm_bytes_per_s = r.rate(rate, "ep_kernel.per_sm_bandwidth", false);
+  }
+  if (const YAML::Node c = r.optional(node, "ep_kernel", "per_peer_cost"); c.IsDefined()) {
+    k.per_peer_s = r.duration(c, "ep_kernel.per_peer_cost");
+    if (!(k.per_peer_s >= 0.0)) r.fail(c.Mark(), "ep_kernel.per_peer_cost", "must not be negative");
+  }
+  if (k.sms == 0 && k.per_peer_s == 0.0) {
+    r.fail(node.Mark(), "ep_kernel", "sets nothing; accepted: sms with per_sm_bandwidth, per_peer_cost");
+  }
+  return k;
+}
+
 Calibration read_calibrated(const Reader& r, const YAML::Node& node) {
   r.check_map(node, "calibrated", kCalibratedKeys);
   Calibration c;
@@ -253,6 +280,7 @@ SystemProfile parse_system_profile(std::string_view yaml_text, const std::string
   }
   p.efficiency = read_efficiency(r, r.required(root, "", "efficiency"));
   if (const YAML::Node c = r.optional(root, "", "calibrated"); c.IsDefined()) p.calibrated = read_calibrated(r, c);
+  if (const YAML::Node k = r.optional(root, "", "ep_kernel"); k.IsDefined()) p.ep_kernel = read_ep_kernel(r, k);
   if (const YAML::Node c = r.optional(root, "", "compute"); c.IsDefined()) p.compute = read_compute(r, c);
   p.sources = r.text_list(r.required(root, "", "sources"), "sources");
   p.digest = fnv1a64_hex(yaml_text);

@@ -64,6 +64,18 @@ struct InSwitch {
   [[nodiscard]] bool reduces(Dtype dtype) const;
 };
 
+// The kernel that moves MoE dispatch/combine rows (DeepEP, HybridEP, ...): the SMs it is given
+// and what each peer costs. Optional `ep_kernel:` section; it limits the *expected* value of
+// traffic-matrix estimates only (docs/model.md "MoE kernel resources"), never the bound.
+struct EpKernel {
+  int sms = 0;                      // SMs given to communication; 0 = no SM cap
+  double per_sm_bytes_per_s = 0.0;  // rows moved per SM (self included), bytes/s
+  double per_peer_s = 0.0;          // fixed time per peer rank a rank sends to or receives from
+
+  // What the kernel's SMs move at most: sms x per-SM rate (0 when no SM cap is set).
+  [[nodiscard]] double sm_bytes_per_s() const { return sms * per_sm_bytes_per_s; }
+};
+
 // Achievable fraction of each link's line rate (calibration, never physics).
 struct Efficiency {
   double scale_up = 1.0;
@@ -95,6 +107,7 @@ struct SystemProfile {
   ScaleUp scale_up;
   ScaleOut scale_out;
   InSwitch in_switch;
+  std::optional<EpKernel> ep_kernel;              // optional `ep_kernel:` section (MoE expected)
   std::optional<double> memory_copy_bytes_per_s;  // per rank, all ranks copying at once
   double launch_latency_s = 0.0;                  // fixed cost of one collective call
   Efficiency efficiency;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
@@ -34,6 +35,10 @@ TrafficSummary summarize_traffic(const TrafficMatrix& matrix, const Placement& p
       to.recv_total += b;
       s.bytes_logical_total += b;
       if (src == dst) continue;
+      if (b > 0) {
+        ++from.send_peers;
+        ++to.recv_peers;
+      }
       if (domain[static_cast<std::size_t>(src)] == domain[static_cast<std::size_t>(dst)]) {
         from.send_in_domain += b;
         to.recv_in_domain += b;
@@ -49,6 +54,57 @@ TrafficSummary summarize_traffic(const TrafficMatrix& matrix, const Placement& p
   return s;
 }
 
+double kernel_sm_time_s(const EpKernel& kernel, const RankTraffic& rank) {
+  const double cap = kernel.sm_bytes_per_s();
+  if (cap <= 0.0) return 0.0;
+  return static_cast<double>(std::max(rank.send_total, rank.recv_total)) / cap;
+}
+
+double kernel_peer_time_s(const EpKernel& kernel, const RankTraffic& rank) {
+  return std::max(rank.send_peers, rank.recv_peers) * kernel.per_peer_s;
+}
+
+namespace {
+
+// The achievable rates of the two link classes (expected only).
+struct ExpectedRates {
+  double up = 0.0;
+  double out = 0.0;
+};
+
+ExpectedRates expected_rates(const SystemProfile& system) {
+  ExpectedRates e{system.scale_up.bytes_per_s * system.efficiency.scale_up,
+                  system.scale_out.per_gpu_bytes_per_s() * system.efficiency.scale_out};
+  if (system.memory_copy_bytes_per_s) {
+    e.up = std::min(e.up, *system.memory_copy_bytes_per_s);
+    e.out = std::min(e.out, *system.memory_copy_bytes_per_s);
+  }
+  return e;
+}
+
+// One rank's expected transfer time: link classes (and the kernel's SMs) concurrently, then the
+// kernel's per-peer costs.
+double rank_expected_s(const SystemProfile& system, const ExpectedRates& e, const RankTraffic& x) {
+  const double in_bytes = static_cast<double>(std::max(x.send_in_domain, x.recv_in_domain));
+  const double off_bytes = static_cast<double>(std::max(x.send_off_domain, x.recv_off_domain));
+  double t = std::max(transfer_time_s(in_bytes, e.up), transfer_time_s(off_bytes, e.out));
+  if (system.ep_kernel)
+    t = std::max(t, kernel_sm_time_s(*system.ep_kernel, x)) + kernel_peer_time_s(*system.ep_kernel, x);
+  return t;
+}
+
+std::string kernel_note(const SystemProfile& system, const TrafficSummary& t) {
+  if (!system.ep_kernel) return "";
+  const EpKernel& k = *system.ep_kernel;
+  const auto& hot = t.per_rank[static_cast<std::size_t>(t.hottest_rank)];
+  std::string s = "; ep_kernel:";
+  if (k.sms > 0) s += fmt::format(" {} SMs x {:.4g} GB/s,", k.sms, k.per_sm_bytes_per_s / 1e9);
+  return s + fmt::format(" {:.4g} us x {} peers (expected only)", k.per_peer_s * 1e6,
+                         std::max(hot.send_peers, hot.recv_peers));
+}
+
+}  // namespace
+
 TrafficEstimate estimate_from_traffic(const SystemProfile& system, const TrafficMatrix& matrix,
                                       const Placement& placement) {
   TrafficEstimate out;
@@ -56,12 +112,7 @@ TrafficEstimate estimate_from_traffic(const SystemProfile& system, const Traffic
   const auto& t = out.traffic;
   const double b_up = system.scale_up.bytes_per_s;
   const double b_out = system.scale_out.per_gpu_bytes_per_s();
-  double e_up = b_up * system.efficiency.scale_up;
-  double e_out = b_out * system.efficiency.scale_out;
-  if (system.memory_copy_bytes_per_s) {
-    e_up = std::min(e_up, *system.memory_copy_bytes_per_s);
-    e_out = std::min(e_out, *system.memory_copy_bytes_per_s);
-  }
+  const ExpectedRates rates = expected_rates(system);
 
   // Each rank's NVLink and NIC run concurrently, each direction separately: the rank finishes
   // when its busiest (link, direction) does, and the exchange when its slowest rank does.
@@ -81,8 +132,7 @@ TrafficEstimate estimate_from_traffic(const SystemProfile& system, const Traffic
       bound_s = rank_bound;
       out.traffic.hottest_rank = static_cast<int>(r);
     }
-    expected_transfer_s =
-        std::max(expected_transfer_s, std::max(transfer_time_s(in_bytes, e_up), transfer_time_s(off_bytes, e_out)));
+    expected_transfer_s = std::max(expected_transfer_s, rank_expected_s(system, rates, x));
     wire = std::max(wire, static_cast<double>(
                               std::max(x.send_in_domain + x.send_off_domain, x.recv_in_domain + x.recv_off_domain)));
   }
@@ -107,12 +157,12 @@ TrafficEstimate estimate_from_traffic(const SystemProfile& system, const Traffic
   e.algo_modelled = "traffic-matrix";
   e.busbw_ranks = n;
   e.bound_margin = system.calibrated ? system.calibrated->margin : 0.0;
-  e.note = fmt::format("rank {} sets the bound; {:.1f}% of bytes cross domains ({})", t.hottest_rank,
+  e.note = fmt::format("rank {} sets the bound; {:.1f}% of bytes cross domains ({}){}", t.hottest_rank,
                        t.bytes_in_domain + t.bytes_off_domain > 0
                            ? 100.0 * static_cast<double>(t.bytes_off_domain) /
                                  static_cast<double>(t.bytes_in_domain + t.bytes_off_domain)
                            : 0.0,
-                       packing_string(placement));
+                       packing_string(placement), kernel_note(system, t));
   return out;
 }
 

@@ -31,6 +31,8 @@ struct RankTraffic {
   std::uint64_t recv_off_domain = 0;
   std::uint64_t send_total = 0;  // including self
   std::uint64_t recv_total = 0;  // including self
+  int send_peers = 0;            // other ranks this rank sends a non-zero block to
+  int recv_peers = 0;            // other ranks that send this rank a non-zero block
 };
 
 struct TrafficSummary {
@@ -49,9 +51,18 @@ struct TrafficEstimate {
   TrafficSummary traffic;
 };
 
+// The MoE kernel's resources (system.ep_kernel; expected only, docs/model.md "MoE kernel
+// resources"). SM cap: the kernel's SMs move every row of a rank, self included, at most
+// sms x per-SM rate, so T_sm = max(send_total, recv_total) / (sms x r_sm) (0 without an SM cap).
+// Per-peer cost: T_peer = max(send_peers, recv_peers) x t_peer.
+double kernel_sm_time_s(const EpKernel& kernel, const RankTraffic& rank);
+double kernel_peer_time_s(const EpKernel& kernel, const RankTraffic& rank);
+
 // Bound = max over ranks of max(off-domain send or recv / B_out, in-domain send or recv / B_up)
 // (the two link classes run concurrently); expected uses the calibrated rates plus one hop of
-// latency per link class used and the launch latency. InputError when the matrix and the
+// latency per link class used and the launch latency; with `ep_kernel` a rank's expected time is
+//   max(in / e_up, off / e_out, T_sm) + T_peer
+// (the link classes and the SMs work concurrently, the per-peer costs add). InputError when the matrix and the
 // placement disagree in size.
 TrafficEstimate estimate_from_traffic(const SystemProfile& system, const TrafficMatrix& matrix,
                                       const Placement& placement);
