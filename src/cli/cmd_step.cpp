@@ -15,6 +15,7 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/record/jsonl.hpp"
+#include "collbench/report/escape.hpp"
 #include "collbench/step/step.hpp"
 
 namespace collbench::cli {
@@ -167,6 +168,35 @@ void print_table(const step::StepInputs& in, const std::vector<step::StepPoint>&
   }
 }
 
+// Markdown: the scaling table, then each GPU count's phases with source, exposed time and slack.
+void print_markdown(const step::StepInputs& in, const std::vector<step::StepPoint>& pts) {
+  std::printf("# Training step: %s, layout %s, system %s\n\n", in.workload.c_str(), in.layout.name.c_str(),
+              in.system.name.c_str());
+  std::printf(
+      "FLOPs: 6 x active matmul parameters x tokens + 3 x layers x causal attention core (docs/step.md). "
+      "Overlap (%s): tp %.3g, ep %.3g, pp %.3g, dp %.3g.\n\n",
+      in.overlap.source.c_str(), in.overlap.tp, in.overlap.ep, in.overlap.pp, in.overlap.dp);
+  std::printf(
+      "| GPUs | DP | global batch | step (s) | TFLOP/s per GPU | retention | bubble (s) "
+      "|\n|---|---|---|---|---|---|---|\n");
+  for (const auto& p : pts) {
+    std::printf("| %d | %d | %d | %.4f | %.1f | %.1f%% | %.4f |\n", p.shape.gpus, p.shape.dp, p.shape.global_batch,
+                p.step_us / 1e6, p.tflops_per_gpu, 100.0 * p.retention, p.bubble_us / 1e6);
+  }
+  for (const auto& pt : pts) {
+    std::printf(
+        "\n## %d GPUs\n\n| phase | group | fabric | time per call (us) | slack (us) | exposed per step (us) | source "
+        "|\n"
+        "|---|---|---|---|---|---|---|\n",
+        pt.shape.gpus);
+    for (const auto& p : pt.phases) {
+      std::printf("| %s | %s %d | %s | %.1f | %.1f | %.1f | %s |\n", p.name.c_str(), step::to_string(p.group),
+                  p.group_size, p.scale_out ? "scale-out" : "scale-up", p.answer.time_us, p.slack_us,
+                  p.exposed_per_step_us, report::md_escape(p.answer.detail).c_str());
+    }
+  }
+}
+
 int run_step(const StepFlags& f) {
   step::StepInputs in;
   const auto profile = workload::load_workload_profile(f.workload);
@@ -212,10 +242,12 @@ int run_step(const StepFlags& f) {
       out["points"].push_back(std::move(j));
     }
     std::puts(out.dump(2).c_str());
+  } else if (f.format == "markdown") {
+    print_markdown(in, pts);
   } else if (f.format == "table") {
     print_table(in, pts, degraded, f.degrade.value_or(""));
   } else {
-    throw InputError(fmt::format("--format '{}': accepted: table, json", f.format));
+    throw InputError(fmt::format("--format '{}': accepted: table, json, markdown", f.format));
   }
   return 0;
 }
@@ -234,7 +266,7 @@ Action setup(CLI::App& app) {
   app.add_option("--overlap", f->overlap,
                  "Overlap efficiency: E, or tp=E,ep=E,pp=E,dp=E (default tp 0 ep 0 pp 1 dp 1)");
   app.add_option("--ranks-per-domain", f->ranks_per_domain, "GPUs per scale-up domain (default: the system's)");
-  app.add_option("--format", f->format, "table or json")->capture_default_str();
+  app.add_option("--format", f->format, "table, json or markdown")->capture_default_str();
   return [f] { return run_step(*f); };
 }
 

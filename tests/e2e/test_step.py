@@ -54,6 +54,11 @@ def test_step_from_a_measured_cpu_run(tmp_path):
                         point["pipeline_us"] + point["dp_exposed_us"], rel_tol=1e-12)
     assert math.isclose(point["pipeline_us"], 2 * (point["microbatch_fwd_us"] + point["microbatch_bwd_us"]),
                         rel_tol=1e-12)
+    md = run(STEP + ["--measured"] + files + ["--format", "markdown"])
+    assert md.returncode == 0, md.stderr
+    dispatch = point["phases"][0]
+    assert (f"| EP dispatch | ep 2 | scale-up | {dispatch['time_us']:.1f} | {dispatch['slack_us']:.1f} |"
+            in md.stdout), md.stdout
 
 
 def test_missing_collective_exits_2_unless_fallback(tmp_path):
