@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int first = thread_multiple ? 2 : 1;  // index of the operation's name
   if (argc < first + 4) {
-    if (rank == 0) std::fprintf(stderr, "usage: bare_mpi [--thread-multiple] allreduce|alltoall ITERS WARMUP BYTES...\n");
+    if (rank == 0)
+      std::fprintf(stderr, "usage: bare_mpi [--thread-multiple] allreduce|alltoall ITERS WARMUP BYTES...\n");
     MPI_Finalize();
     return 2;
   }
@@ -42,10 +43,10 @@ int main(int argc, char** argv) {
     // 16 KiB all-reduce took 13-18 us here, aligned 3.6-6 us (docs/performance.md section 5).
     const std::size_t elems = static_cast<std::size_t>(std::max(count, 1));
     const std::size_t alloc_bytes = (elems * sizeof(float) + 63) / 64 * 64;
-    const std::unique_ptr<float, decltype(&std::free)> send_buf(static_cast<float*>(std::aligned_alloc(64, alloc_bytes)),
-                                                                &std::free);
-    const std::unique_ptr<float, decltype(&std::free)> recv_buf(static_cast<float*>(std::aligned_alloc(64, alloc_bytes)),
-                                                                &std::free);
+    const std::unique_ptr<float, decltype(&std::free)> send_buf(
+        static_cast<float*>(std::aligned_alloc(64, alloc_bytes)), &std::free);
+    const std::unique_ptr<float, decltype(&std::free)> recv_buf(
+        static_cast<float*>(std::aligned_alloc(64, alloc_bytes)), &std::free);
     std::span<float> send(send_buf.get(), elems);
     std::span<float> recv(recv_buf.get(), elems);
     std::fill(send.begin(), send.end(), 1.0f);
@@ -69,8 +70,9 @@ int main(int argc, char** argv) {
     MPI_Reduce(local.data(), worst.data(), iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
       std::sort(worst.begin(), worst.end());
-      const double p50 = iters % 2 ? worst[static_cast<std::size_t>(iters / 2)]
-                                   : (worst[static_cast<std::size_t>(iters / 2 - 1)] + worst[static_cast<std::size_t>(iters / 2)]) / 2;
+      const double p50 =
+          iters % 2 ? worst[static_cast<std::size_t>(iters / 2)]
+                    : (worst[static_cast<std::size_t>(iters / 2 - 1)] + worst[static_cast<std::size_t>(iters / 2)]) / 2;
       std::printf("%ld %.4f\n", bytes, p50);
     }
   }

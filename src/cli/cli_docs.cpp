@@ -1,11 +1,11 @@
 // Completion script, man page and unknown-option messages from the CLI11 tree (cli_docs.hpp).
 #include "cli/cli_docs.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "collbench/core/build_info.hpp"
 #include "collbench/core/error.hpp"
@@ -22,10 +22,14 @@ std::vector<const CLI::Option*> positionals(const CLI::App& app) {
   return app.get_options([](const CLI::Option* o) { return o->get_positional() && !o->nonpositional(); });
 }
 
-bool takes_value(const CLI::Option* o) { return o->get_type_size_max() > 0 && o->get_expected_max() != 0; }
+bool takes_value(const CLI::Option* o) {
+  return o->get_type_size_max() > 0 && o->get_expected_max() != 0;
+}
 
 // A shell word for a bash `case` pattern or a quoted list: the names here are plain words.
-std::string words(const std::vector<std::string>& names) { return join(names, " "); }
+std::string words(const std::vector<std::string>& names) {
+  return join(names, " ");
+}
 
 // roff: escape backslashes, and a leading '.' or '\'' that would read as a request.
 std::string roff(const std::string& text) {
@@ -165,7 +169,8 @@ std::string man_page(const CLI::App& root) {
       << ".SH SYNOPSIS\n.B collbench\n\\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n.br\n"
       << ".B mpiexec \\-n\n\\fIN\\fR \\fBcollbench run\\fR \\fICOLLECTIVE\\fR [\\fIOPTIONS\\fR]\n.br\n"
       << ".B srun \\-\\-mpi=pmix \\-n\n\\fIN\\fR \\fBcollbench run\\fR \\fICOLLECTIVE\\fR [\\fIOPTIONS\\fR]\n"
-      << ".SH DESCRIPTION\n" << roff(root.get_description())
+      << ".SH DESCRIPTION\n"
+      << roff(root.get_description())
       << "\n.PP\nCommands that measure (run, sweep, accept, locate, calibrate) run under an MPI launcher "
          "(mpiexec, mpirun, srun); the others run alone. Results are JSONL records, schema collbench.result/1.\n"
       << ".SH OPTIONS\n";
@@ -201,8 +206,8 @@ std::string unknown_option_message(const CLI::App& root, const std::vector<std::
   for (const auto& arg : args) {
     if (arg == "--") break;
     const bool is_long = arg.size() > 2 && arg.rfind("--", 0) == 0;
-    const bool is_short = !is_long && arg.size() >= 2 && arg[0] == '-' &&
-                          std::isalpha(static_cast<unsigned char>(arg[1])) != 0;
+    const bool is_short =
+        !is_long && arg.size() >= 2 && arg[0] == '-' && std::isalpha(static_cast<unsigned char>(arg[1])) != 0;
     if (is_long || is_short) {
       const std::string name = is_long ? arg.substr(0, arg.find('=')) : arg.substr(0, 2);
       std::vector<std::string> valid;

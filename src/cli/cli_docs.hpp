@@ -3,10 +3,9 @@
 // as share/man/man1/collbench.1), and the "unknown option, did you mean" message.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace collbench::cli {
 

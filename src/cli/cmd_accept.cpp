@@ -24,8 +24,8 @@
 #include "collbench/accept/writers.hpp"
 #include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/core/build_info.hpp"
-#include "collbench/core/git_sha.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/run/fault.hpp"
@@ -51,7 +51,7 @@ struct AcceptFlags {
   const CLI::Option* progress_option = nullptr;  // given on the command line?
 };
 
-const std::vector<std::string> kOurFiles{"verdict.json", "verdict.md", "verdict.html", "junit.xml",
+const std::vector<std::string> kOurFiles{"verdict.json",          "verdict.md", "verdict.html", "junit.xml",
                                          "collbench_accept.prom", "records-*"};
 
 void print_plan(const accept::AcceptanceProfile& profile, const std::vector<accept::PlacementGroup>& groups) {
@@ -278,8 +278,9 @@ Action setup(CLI::App& app) {
   app.add_flag("--list", f->list, "List the shipped acceptance profiles");
   app.add_flag("--dry-run", f->dry_run, "Print the cases each check expands to; run nothing");
   app.add_option("--assume-ranks", f->assume_ranks, "Rank count for --dry-run (default: this run's)");
-  app.add_option("--out-dir", f->out_dir,
-                 "Write verdict.json, verdict.md, verdict.html, junit.xml, collbench_accept.prom and records-*.jsonl here");
+  app.add_option(
+      "--out-dir", f->out_dir,
+      "Write verdict.json, verdict.md, verdict.html, junit.xml, collbench_accept.prom and records-*.jsonl here");
   app.add_flag("--force", f->force, "Replace results already in --out-dir");
   app.add_option("--system", f->system, "System profile for bounds (overrides the profile's 'system:')");
   app.add_flag("--allow-faults", f->allow_faults, "Accept an injected COLLBENCH_FAULT (tests of the tooling)");

@@ -159,10 +159,18 @@ std::vector<std::pair<report::HalfTiming, report::HalfTiming>> broadcast_halves(
   if (control.rank() == 0) {
     for (std::size_t i = 0; i < halves.size(); ++i) {
       const auto& [a, b] = halves[i];
-      const std::array<double, kPer> one{static_cast<double>(a.first_rank), static_cast<double>(a.num_ranks),
-                                         a.p50_us, a.ci_low_us, a.ci_high_us, a.busbw_factor,
-                                         static_cast<double>(b.first_rank), static_cast<double>(b.num_ranks),
-                                         b.p50_us, b.ci_low_us, b.ci_high_us, b.busbw_factor};
+      const std::array<double, kPer> one{static_cast<double>(a.first_rank),
+                                         static_cast<double>(a.num_ranks),
+                                         a.p50_us,
+                                         a.ci_low_us,
+                                         a.ci_high_us,
+                                         a.busbw_factor,
+                                         static_cast<double>(b.first_rank),
+                                         static_cast<double>(b.num_ranks),
+                                         b.p50_us,
+                                         b.ci_low_us,
+                                         b.ci_high_us,
+                                         b.busbw_factor};
       std::copy(one.begin(), one.end(), v.begin() + static_cast<std::ptrdiff_t>(i * kPer));
     }
   }
@@ -178,7 +186,8 @@ std::vector<std::pair<report::HalfTiming, report::HalfTiming>> broadcast_halves(
     return t;
   };
   std::vector<std::pair<report::HalfTiming, report::HalfTiming>> out;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) out.emplace_back(half(i * kPer), half(i * kPer + 6));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i)
+    out.emplace_back(half(i * kPer), half(i * kPer + 6));
   return out;
 }
 

@@ -13,10 +13,10 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -30,10 +30,10 @@
 #include "collbench/accept/html.hpp"
 #include "collbench/accept/writers.hpp"
 #include "collbench/core/build_info.hpp"
-#include "collbench/core/git_sha.hpp"
-#include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/core/paths.hpp"
 #include "collbench/model/profile_overrides.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/report/compare.hpp"
@@ -109,7 +109,6 @@ std::vector<int> parse_ranks(const std::string& text) {
   }
   return out;
 }
-
 
 // ---- HTML --------------------------------------------------------------------------------------
 
@@ -420,7 +419,6 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   return 0;
 }
 
-
 // ---- acceptance results ------------------------------------------------------------------------
 
 int run_accept_report(const AcceptReportFlags& f) {
@@ -432,14 +430,16 @@ int run_accept_report(const AcceptReportFlags& f) {
   if (fs::is_directory(verdict_path)) {
     verdict_path /= "verdict.json";
     if (!fs::exists(verdict_path)) {
-      throw InputError(fmt::format("{}: no verdict.json in this folder (give the --out-dir of `collbench accept`, or "
-                                   "its verdict.json)",
-                                   f.path));
+      throw InputError(
+          fmt::format("{}: no verdict.json in this folder (give the --out-dir of `collbench accept`, or "
+                      "its verdict.json)",
+                      f.path));
     }
   } else if (!fs::exists(verdict_path)) {
-    throw InputError(fmt::format("{}: no such file or folder (give the --out-dir of `collbench accept`, or its "
-                                 "verdict.json)",
-                                 f.path));
+    throw InputError(
+        fmt::format("{}: no such file or folder (give the --out-dir of `collbench accept`, or its "
+                    "verdict.json)",
+                    f.path));
   }
   std::ifstream in(verdict_path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot read: {}", verdict_path.string(), std::strerror(errno)));
@@ -448,9 +448,10 @@ int run_accept_report(const AcceptReportFlags& f) {
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or a number out of range
-    throw InputError(fmt::format("{}: not JSON ({}); expected an acceptance verdict (verdict.json of `collbench "
-                                 "accept --out-dir`)",
-                                 verdict_path.string(), e.what()));
+    throw InputError(
+        fmt::format("{}: not JSON ({}); expected an acceptance verdict (verdict.json of `collbench "
+                    "accept --out-dir`)",
+                    verdict_path.string(), e.what()));
   }
   const accept::AcceptReport rep = accept::accept_from_json(j, verdict_path.string());
 
@@ -461,7 +462,8 @@ int run_accept_report(const AcceptReportFlags& f) {
     fs::path p(rf);
     if (!fs::exists(p)) p = verdict_path.parent_path() / fs::path(rf).filename();
     if (!fs::exists(p)) {
-      notes.push_back(fmt::format("record file '{}' not found (nor next to the verdict): its provenance is missing", rf));
+      notes.push_back(
+          fmt::format("record file '{}' not found (nor next to the verdict): its provenance is missing", rf));
       continue;
     }
     try {

@@ -7,9 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
@@ -50,7 +49,7 @@ struct RunFlags {
   int root = 0;
   int graph = 0;
   std::optional<std::string> system;
-  std::string overlap;   // --overlap COMPUTE (docs/overlap.md)
+  std::string overlap;  // --overlap COMPUTE (docs/overlap.md)
   int overlap_chunks = 0;
   bool list = false;
   bool list_json = false;
@@ -365,7 +364,8 @@ Action setup(CLI::App& app) {
                "form and smallest communicator (min_ranks, min_domains)");
   app.add_option("--overlap", f->overlap,
                  "Overlap mode: run a compute load beside the collective and report t_comm, t_compute, t_both, "
-                 "exposed time and overlap efficiency; COMPUTE = " + join(overlap::compute_load_names(), " | ") +
+                 "exposed time and overlap efficiency; COMPUTE = " +
+                     join(overlap::compute_load_names(), " | ") +
                      "[:key=value,...], e.g. gemm:m=512,n=512,k=512, gemm:workload=deepseek-v3,tokens_per_expert=256, "
                      "stream:bytes=64M, sleep:time=20ms (docs/overlap.md)");
   app.add_option("--overlap-chunks", f->overlap_chunks,

@@ -1,6 +1,7 @@
 // `collbench simulate platform`: a SimGrid platform and host file generated from a system profile,
 // for running collbench itself at 72-1,024 simulated ranks under SMPI (scripts/simulate,
 // docs/simulation.md). Writes files only: no MPI, no SimGrid needed.
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -8,8 +9,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/out_dir.hpp"
 #include "cli/subcommand.hpp"

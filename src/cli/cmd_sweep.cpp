@@ -1,10 +1,10 @@
 // `collbench sweep FILE`: a YAML suite of cases (docs/interfaces.md section 5); --dry-run prints the
 // cases, an estimated run time and the buffer memory per rank without running.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
@@ -35,8 +35,7 @@ constexpr int kMaxRoutedRanks = 64;
 // MoE cases (whose size the workload and routing set) count their real all-to-all-v buffers. The
 // plan's size-only estimate stands in where the shape needs more than a rank count (e.g.
 // hierarchical MoE needs domains); nullopt for routed cases above kMaxRoutedRanks.
-std::optional<std::uint64_t> buffer_bytes_per_rank(const coll::Collective& traits, const plan::Case& c,
-                                                   int num_ranks) {
+std::optional<std::uint64_t> buffer_bytes_per_rank(const coll::Collective& traits, const plan::Case& c, int num_ranks) {
   const std::optional<Dtype> wire = traits.case_dtype(c.params);
   if (wire && num_ranks > kMaxRoutedRanks) return std::nullopt;
   coll::CaseContext ctx = run::case_context(c, 0, num_ranks, nullptr);
@@ -81,13 +80,13 @@ void print_dry_run(const plan::Sweep& sweep, int num_ranks) {
     std::printf(" %4zu %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12.3g%s\n", i, c.collective.c_str(),
                 params.empty() ? format_bytes(c.bytes).c_str() : "workload", std::string(to_string(dtype)).c_str(),
                 std::string(to_string(c.redop)).c_str(), c.algo.c_str(), std::string(to_string(c.scope)).c_str(),
-                c.in_place ? "in" : "out", std::string(to_string(c.timing)).c_str(), c.stop.max_time_s,
-                params.c_str());
+                c.in_place ? "in" : "out", std::string(to_string(c.timing)).c_str(), c.stop.max_time_s, params.c_str());
   }
-  std::printf("# estimated run time: at most %.1f s (sum of per-case --max-time; adaptive stopping usually ends sooner)\n",
-              total_s);
-  std::printf("# buffer memory per rank: at most %s (largest case, %d ranks assumed)\n", format_bytes(peak_bytes).c_str(),
-              num_ranks);
+  std::printf(
+      "# estimated run time: at most %.1f s (sum of per-case --max-time; adaptive stopping usually ends sooner)\n",
+      total_s);
+  std::printf("# buffer memory per rank: at most %s (largest case, %d ranks assumed)\n",
+              format_bytes(peak_bytes).c_str(), num_ranks);
   if (not_estimated > 0) {
     std::printf("# (%zu case(s) sized by routing not included: estimated up to %d ranks; pass --assume-ranks %d)\n",
                 not_estimated, kMaxRoutedRanks, kMaxRoutedRanks);

@@ -33,7 +33,8 @@ void add_placement_flags(CLI::App& app, PlacementFlags& f) {
 }
 
 void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
-  app.add_option(short_names ? "-n,--iters" : "--iters", f.iters, "Fixed number of timed iterations (disables adaptive stopping)");
+  app.add_option(short_names ? "-n,--iters" : "--iters", f.iters,
+                 "Fixed number of timed iterations (disables adaptive stopping)");
   app.add_option(short_names ? "-w,--warmup" : "--warmup", f.warmup, "Warm-up iterations");
   app.add_option("--min-iters", f.min_iters, "Minimum timed iterations");
   app.add_option("--max-iters", f.max_iters, "Maximum timed iterations");
@@ -61,7 +62,8 @@ void apply_stop_flags(const StopFlags& f, plan::Case& c) {
     c.stop.batch = *f.batch;
   }
   if (f.max_noise) {
-    if (!(*f.max_noise > 0.0 && *f.max_noise < 1.0)) throw InputError("--max-noise must be a fraction in (0, 1), e.g. 0.01");
+    if (!(*f.max_noise > 0.0 && *f.max_noise < 1.0))
+      throw InputError("--max-noise must be a fraction in (0, 1), e.g. 0.01");
     c.stop.max_noise = *f.max_noise;
   }
   if (f.min_time) c.stop.min_time_s = parse_duration_s(*f.min_time);

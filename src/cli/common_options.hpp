@@ -2,10 +2,9 @@
 // progress and output. Declared once so every subcommand spells them the same way.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "collbench/plan/sweep.hpp"
 #include "collbench/run/runner.hpp"

@@ -151,9 +151,15 @@ struct Target {
 };
 
 inline constexpr Target kTargets[] = {
-    {"units", &units},           {"sweep", &sweep},           {"system_profile", &system_profile},
-    {"workload_profile", &workload_profile}, {"results", &results}, {"nccl_tests", &nccl_tests},
-    {"gate_policy", &gate_policy}, {"acceptance", &acceptance}, {"fault", &fault},
+    {"units", &units},
+    {"sweep", &sweep},
+    {"system_profile", &system_profile},
+    {"workload_profile", &workload_profile},
+    {"results", &results},
+    {"nccl_tests", &nccl_tests},
+    {"gate_policy", &gate_policy},
+    {"acceptance", &acceptance},
+    {"fault", &fault},
 };
 
 }  // namespace collbench::fuzz

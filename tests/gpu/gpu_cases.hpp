@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/core/redop.hpp"

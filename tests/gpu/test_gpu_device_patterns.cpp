@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "collbench/coll/device_plan.hpp"
 #include "collbench/backend/nccl/nccl_backend.hpp"
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "gpu_cases.hpp"
 

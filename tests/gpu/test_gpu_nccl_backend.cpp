@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "collbench/backend/hierarchical.hpp"
-#include "collbench/coll/device_plan.hpp"
 #include "collbench/backend/nccl/gpu_libraries.hpp"
 #include "collbench/backend/nccl/nccl_backend.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/core/error.hpp"
 #include "gpu_cases.hpp"

@@ -27,7 +27,8 @@ inline int world_rank() {
 }
 
 // One case of `collective` at `bytes`: exactly `iters` timed iterations after one warm-up.
-inline plan::Case fixed_case(const std::string& collective, std::uint64_t bytes, int iters, Scope scope = Scope::global) {
+inline plan::Case fixed_case(const std::string& collective, std::uint64_t bytes, int iters,
+                             Scope scope = Scope::global) {
   plan::Case c;
   c.collective = collective;
   c.scope = scope;

@@ -77,8 +77,9 @@ TEST_F(CollectivesMpi, EveryCollectiveDtypeAndPlacementVerifies) {
   for (const auto& c : coll::collective_registry()) {
     if (c->uses_levels()) continue;  // needs the runner's levels (tests/mpi/test_ep_dp_mpi.cpp)
     for (const auto& d : all_dtypes()) {
-      const std::vector<Redop> redops = c->has_redop() ? std::vector<Redop>{Redop::sum, Redop::prod, Redop::min, Redop::max}
-                                                       : std::vector<Redop>{Redop::sum};
+      const std::vector<Redop> redops = c->has_redop()
+                                            ? std::vector<Redop>{Redop::sum, Redop::prod, Redop::min, Redop::max}
+                                            : std::vector<Redop>{Redop::sum};
       for (Redop r : redops) {
         for (bool in_place : {false, true}) {
           if (in_place && !c->supports_in_place()) continue;

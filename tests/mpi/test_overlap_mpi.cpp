@@ -93,8 +93,8 @@ TEST(OverlapMpi, PipelineRunsTheMoeScheduleAndVerifies) {
     EXPECT_EQ(p["stages"], stages);
     EXPECT_EQ(p["chunks"], r.collective == "moe-roundtrip" ? 4 : 2);
     EXPECT_EQ(p["stage_us"].size(), static_cast<std::size_t>(stages));
-    EXPECT_DOUBLE_EQ(p["ideal_us"].get<double>(), std::max(r.overlap["t_comm_us"].get<double>(),
-                                                            r.overlap["t_compute_us"].get<double>()));
+    EXPECT_DOUBLE_EQ(p["ideal_us"].get<double>(),
+                     std::max(r.overlap["t_comm_us"].get<double>(), r.overlap["t_compute_us"].get<double>()));
     EXPECT_DOUBLE_EQ(p["step_us"].get<double>(), r.overlap["t_both_us"].get<double>());
     // The schedule from the alone times is never better than its own resources' totals (the
     // stage medians may sum to a little less than the median of the whole, so not vs ideal_us).
@@ -120,10 +120,11 @@ TEST(OverlapMpi, SleepingComputeHidesTheCollective) {
   ASSERT_LT(comm, 400000.0) << "the collective should be far shorter than the sleep";
   EXPECT_GT(o["efficiency"].get<double>(), 0.8) << o.dump();
   EXPECT_LT(o["exposed_us"].get<double>(), 0.2 * comm) << o.dump();
-  std::printf("[sleep 1 s beside a 64 MiB allreduce] t_comm %.1f us, t_compute %.1f us, t_both %.1f us, "
-              "exposed %.1f us, efficiency %.3f\n",
-              comm, o["t_compute_us"].get<double>(), o["t_both_us"].get<double>(), o["exposed_us"].get<double>(),
-              o["efficiency"].get<double>());
+  std::printf(
+      "[sleep 1 s beside a 64 MiB allreduce] t_comm %.1f us, t_compute %.1f us, t_both %.1f us, "
+      "exposed %.1f us, efficiency %.3f\n",
+      comm, o["t_compute_us"].get<double>(), o["t_both_us"].get<double>(), o["exposed_us"].get<double>(),
+      o["efficiency"].get<double>());
 }
 
 TEST(OverlapMpi, BusyComputeIsReportedNotAsserted) {
@@ -133,10 +134,11 @@ TEST(OverlapMpi, BusyComputeIsReportedNotAsserted) {
   const auto& r = summary.records.at(0);
   expect_overlap_fields(r);
   const auto& o = r.overlap;
-  std::printf("[busy gemm beside a 4 MiB allreduce, %d ranks] t_comm %.1f us, t_compute %.1f us, t_both %.1f us, "
-              "exposed %.1f us, efficiency %.3f\n",
-              r.num_ranks, o["t_comm_us"].get<double>(), o["t_compute_us"].get<double>(),
-              o["t_both_us"].get<double>(), o["exposed_us"].get<double>(), o["efficiency"].get<double>());
+  std::printf(
+      "[busy gemm beside a 4 MiB allreduce, %d ranks] t_comm %.1f us, t_compute %.1f us, t_both %.1f us, "
+      "exposed %.1f us, efficiency %.3f\n",
+      r.num_ranks, o["t_comm_us"].get<double>(), o["t_compute_us"].get<double>(), o["t_both_us"].get<double>(),
+      o["exposed_us"].get<double>(), o["efficiency"].get<double>());
 }
 
 }  // namespace

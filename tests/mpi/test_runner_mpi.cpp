@@ -94,8 +94,8 @@ TEST(RunnerMpi, DelayAndSlowFaultsShowInTheMeasuredTimes) {
   // fastest sample is at least 20 ms; slow:factor=3 multiplies every measured time on top.
   const int last = world_size() - 1;
   const std::string delay = "delay:rank=" + std::to_string(last) + ",us=20000";
-  for (const auto& [fault, floor_us] : std::vector<std::pair<std::string, double>>{{delay, 20000.0},
-                                                                                  {delay + ";slow:factor=3", 60000.0}}) {
+  for (const auto& [fault, floor_us] :
+       std::vector<std::pair<std::string, double>>{{delay, 20000.0}, {delay + ";slow:factor=3", 60000.0}}) {
     setenv("COLLBENCH_FAULT", fault.c_str(), 1);
     run::Runner runner(quiet());
     auto sweep = small_sweep("allreduce", Scope::global, {8});

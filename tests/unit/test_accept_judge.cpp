@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <functional>
 #include <string>
 #include <vector>
@@ -402,8 +401,9 @@ checks:
       << rep.rows[0].reason;
   // One slow link, and no rank slow on most of its links: the matrix names the link.
   ASSERT_EQ(rep.rows[0].evidence.size(), 2u);
-  EXPECT_EQ(rep.rows[0].evidence[1], "pairwise matrix: link rank 1 - rank 3 is slow, 1 GB/s (10% of the reference link) "
-                                     "in 1 of 1 repetitions");
+  EXPECT_EQ(rep.rows[0].evidence[1],
+            "pairwise matrix: link rank 1 - rank 3 is slow, 1 GB/s (10% of the reference link) "
+            "in 1 of 1 repetitions");
 }
 
 TEST(AcceptJudge, PairwiseRoundsAreJudgedByTheirSlowestPairNotTheBarrierSkew) {
@@ -474,8 +474,9 @@ checks:
   ASSERT_EQ(rep.rows.size(), 1u);
   EXPECT_EQ(rep.rows[0].verdict, Verdict::fail);
   ASSERT_EQ(rep.rows[0].evidence.size(), 2u);
-  EXPECT_EQ(rep.rows[0].evidence[1], "pairwise matrix: rank 2 (host h2) is slow on 3 of its 3 links (< 50% of the "
-                                     "reference link, 10 GB/s) in 2 of 2 repetitions");
+  EXPECT_EQ(rep.rows[0].evidence[1],
+            "pairwise matrix: rank 2 (host h2) is slow on 3 of its 3 links (< 50% of the "
+            "reference link, 10 GB/s) in 2 of 2 repetitions");
   EXPECT_NE(rep.rows[0].reason.find("rank 2 (host h2) is slow on 3 of its 3 links"), std::string::npos)
       << rep.rows[0].reason;
 }

@@ -211,7 +211,8 @@ TEST(AcceptWriters, PrometheusThresholdsOneFamilyPerUnit) {
   const std::string out = render_accept_prometheus(r, sample_source());
   const std::string labels = R"(check="per-rank",size="4MiB",domain="1",ranks="2-3")";
   EXPECT_NE(out.find("collbench_accept_threshold_seconds{host=\"gpu-1\",rack=\"r2\",run=\"20260102T030405Z-0000abcd\","
-                     "profile=\"demo\"," + labels + ",kind=\"max_time_us\",metric=\"time\"} 0.03\n"),
+                     "profile=\"demo\"," +
+                     labels + ",kind=\"max_time_us\",metric=\"time\"} 0.03\n"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find(labels + ",kind=\"max_interference\",metric=\"interference\"} 1.25\n"), std::string::npos);

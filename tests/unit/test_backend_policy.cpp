@@ -1,9 +1,8 @@
 // The backend policy the runner asks (backend/policy.hpp): defaults, buffer kinds, algorithm
 // waivers, overlap polling and instance keys per backend name.
-#include "collbench/backend/policy.hpp"
-
 #include <gtest/gtest.h>
 
+#include "collbench/backend/policy.hpp"
 #include "collbench/core/error.hpp"
 
 using collbench::InputError;

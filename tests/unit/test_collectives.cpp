@@ -133,12 +133,12 @@ TEST_P(PatternExactness, EveryOrderGivesTheExactResult) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllDtypes, PatternExactness,
-    ::testing::Combine(::testing::Values(Dtype::int32, Dtype::int64, Dtype::float32, Dtype::float64, Dtype::float16,
-                                         Dtype::bfloat16, Dtype::float8e4m3, Dtype::float8e5m2),
-                       ::testing::Values(Redop::sum, Redop::prod, Redop::min, Redop::max),
-                       ::testing::Values(1, 2, 3, 8, 72, 1024)));
+INSTANTIATE_TEST_SUITE_P(AllDtypes, PatternExactness,
+                         ::testing::Combine(::testing::Values(Dtype::int32, Dtype::int64, Dtype::float32,
+                                                              Dtype::float64, Dtype::float16, Dtype::bfloat16,
+                                                              Dtype::float8e4m3, Dtype::float8e5m2),
+                                            ::testing::Values(Redop::sum, Redop::prod, Redop::min, Redop::max),
+                                            ::testing::Values(1, 2, 3, 8, 72, 1024)));
 
 TEST(Pattern, EveryRankContributesSomewhere) {
   // Rotation: over n consecutive elements every rank is a contributor at least once.

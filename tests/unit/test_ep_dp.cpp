@@ -21,7 +21,9 @@ namespace {
 
 using namespace collbench;
 
-const coll::Collective& epdp() { return coll::find_collective("ep-dp-concurrent"); }
+const coll::Collective& epdp() {
+  return coll::find_collective("ep-dp-concurrent");
+}
 
 coll::CaseContext context(int rank, const std::vector<int>& sizes, Dtype dtype = Dtype::float32,
                           Redop redop = Redop::sum, const std::map<std::string, std::string>* params = nullptr) {
@@ -37,7 +39,9 @@ coll::CaseContext context(int rank, const std::vector<int>& sizes, Dtype dtype =
   return ctx;
 }
 
-std::string waiver_text(const coll::CaseContext& ctx) { return epdp().waiver(ctx).value_or("(none)"); }
+std::string waiver_text(const coll::CaseContext& ctx) {
+  return epdp().waiver(ctx).value_or("(none)");
+}
 
 TEST(EpDp, Registered) {
   const auto names = coll::collective_names();
@@ -124,17 +128,26 @@ Simulation simulate(const std::vector<int>& sizes, Dtype dtype, Redop redop, std
     for (int src = 0; src < m; ++src) {  // block l of (d, src) lands at block src of r
       const int g = d * m + src;
       std::copy_n(sim.send[g].begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l) * per_peer * elem),
-                  per_peer * elem, sim.recv[r].begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(src) * per_peer * elem));
+                  per_peer * elem,
+                  sim.recv[r].begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(src) * per_peer * elem));
     }
     for (std::size_t i = 0; i < dp; ++i) {
       double acc = load_element(sim.send[l].data(), ep + i, dtype);
       for (int e = 1; e < domains; ++e) {
         const double v = load_element(sim.send[e * m + l].data(), ep + i, dtype);
         switch (redop) {
-          case Redop::sum: acc += v; break;
-          case Redop::prod: acc *= v; break;
-          case Redop::min: acc = std::min(acc, v); break;
-          case Redop::max: acc = std::max(acc, v); break;
+          case Redop::sum:
+            acc += v;
+            break;
+          case Redop::prod:
+            acc *= v;
+            break;
+          case Redop::min:
+            acc = std::min(acc, v);
+            break;
+          case Redop::max:
+            acc = std::max(acc, v);
+            break;
         }
       }
       store_element(sim.recv[r].data(), ep + i, dtype, acc);
@@ -191,7 +204,8 @@ TEST(EpDp, CatchesABlockFromTheWrongDomainOrRail) {
 
 TEST(EpDp, WaiverReasons) {
   EXPECT_EQ(waiver_text(context(0, {2, 2})), "(none)");
-  EXPECT_NE(waiver_text(context(0, {4})).find("needs at least 2 domains"), std::string::npos) << waiver_text(context(0, {4}));
+  EXPECT_NE(waiver_text(context(0, {4})).find("needs at least 2 domains"), std::string::npos)
+      << waiver_text(context(0, {4}));
   const auto uneven = waiver_text(context(0, {4, 2}));
   EXPECT_NE(uneven.find("equal domain sizes"), std::string::npos) << uneven;
   EXPECT_NE(uneven.find("4,2"), std::string::npos) << uneven;
@@ -237,8 +251,8 @@ std::string profile_error(const std::string& yaml) {
 }
 
 std::string check_yaml(const std::string& collective, const std::string& threshold) {
-  return "name: t\nchecks:\n  - name: c\n    collective: " + collective + "\n    bytes: 1M\n    threshold: " + threshold +
-         "\n";
+  return "name: t\nchecks:\n  - name: c\n    collective: " + collective +
+         "\n    bytes: 1M\n    threshold: " + threshold + "\n";
 }
 
 TEST(EpDpAccept, ParsesMaxInterferenceAndDpBytes) {
@@ -356,8 +370,8 @@ checks:
 
 TEST(EpDpAccept, ShippedGpuProfilesCarryTheCheck) {
   for (const std::string name : {"gb300-nvl72", "gb200-nvl72"}) {
-    const auto p = accept::load_acceptance_profile(std::string(COLLBENCH_SOURCE_DIR) + "/profiles/acceptance/" + name +
-                                                   ".yaml");
+    const auto p =
+        accept::load_acceptance_profile(std::string(COLLBENCH_SOURCE_DIR) + "/profiles/acceptance/" + name + ".yaml");
     const auto it = std::find_if(p.checks.begin(), p.checks.end(),
                                  [](const accept::Check& c) { return c.name == "fabric-ep-dp-concurrent"; });
     ASSERT_NE(it, p.checks.end()) << name;

@@ -11,7 +11,10 @@ using collbench::report::xml_escape;
 TEST(Escape, XmlEntitiesAndForbiddenControlCharacters) {
   EXPECT_EQ(xml_escape(R"(<a href="x">Tom & Jerry's</a>)"),
             "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;");
-  EXPECT_EQ(xml_escape(std::string("a\x01" "b\tc\nd\x1f", 8)), "ab\tc\nd");
+  EXPECT_EQ(xml_escape(std::string("a\x01"
+                                   "b\tc\nd\x1f",
+                                   8)),
+            "ab\tc\nd");
   EXPECT_EQ(xml_escape(""), "");
 }
 

@@ -8,8 +8,9 @@ using collbench::InputError;
 using collbench::run::FaultPlan;
 
 TEST(Fault, ParsesEveryKind) {
-  const auto f = FaultPlan::parse("corrupt:rank=1;delay:rank=2,us=20000,case=3;slow:factor=3;"
-                                  "slow-pair:a=1,b=3,factor=10;hang:rank=1,case=2,iter=3");
+  const auto f = FaultPlan::parse(
+      "corrupt:rank=1;delay:rank=2,us=20000,case=3;slow:factor=3;"
+      "slow-pair:a=1,b=3,factor=10;hang:rank=1,case=2,iter=3");
   EXPECT_EQ(f.items().size(), 5u);
   EXPECT_TRUE(f.corrupt(1, 0));
   EXPECT_FALSE(f.corrupt(0, 0));
@@ -33,8 +34,8 @@ TEST(Fault, CaseSelection) {
 
 TEST(Fault, Rejections) {
   EXPECT_THROW(FaultPlan::parse("explode:rank=1"), InputError);
-  EXPECT_THROW(FaultPlan::parse("delay:rank=1"), InputError);          // needs us
-  EXPECT_THROW(FaultPlan::parse("corrupt:us=4"), InputError);          // wrong key
+  EXPECT_THROW(FaultPlan::parse("delay:rank=1"), InputError);  // needs us
+  EXPECT_THROW(FaultPlan::parse("corrupt:us=4"), InputError);  // wrong key
   EXPECT_THROW(FaultPlan::parse("corrupt:rank=x"), InputError);
   EXPECT_THROW(FaultPlan::parse("slow-pair:a=1,factor=2"), InputError);
   try {

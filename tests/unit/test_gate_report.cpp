@@ -1,6 +1,7 @@
 // Gate verdicts, writers and the Google Benchmark export over synthetic result files: run
 // headers and case records with deterministic per-iteration samples (no MPI, no timing).
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,8 +9,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 #include "collbench/record/jsonl.hpp"
@@ -422,10 +421,12 @@ TEST(GateWriters, JunitHasOneTestcasePerCaseWithFailureAndSkipped) {
   EXPECT_EQ(occurrences(xml, "<failure "), 1u);
   EXPECT_EQ(occurrences(xml, "<skipped "), 1u);
   // Jenkins' junit-10.xsd allows no skipped attribute on <testsuites>: counts there, skipped on the suite
-  EXPECT_TRUE(contains(xml, "<testsuites name=\"collbench gate\" tests=\"3\" failures=\"1\" errors=\"0\" time=\"0.000\">"))
+  EXPECT_TRUE(
+      contains(xml, "<testsuites name=\"collbench gate\" tests=\"3\" failures=\"1\" errors=\"0\" time=\"0.000\">"))
       << xml;
-  EXPECT_TRUE(contains(xml, "<testsuite name=\"collbench.gate\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\" "
-                            "time=\"0.000\">"))
+  EXPECT_TRUE(contains(xml,
+                       "<testsuite name=\"collbench.gate\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\" "
+                       "time=\"0.000\">"))
       << xml;
   EXPECT_TRUE(contains(xml, "type=\"REGRESSION\""));
   EXPECT_TRUE(contains(xml, "base &amp; co.jsonl"));
@@ -440,7 +441,8 @@ TEST(GateWriters, JunitCarriesTheTimestampAndRealTimes) {
   const auto xml = collbench::report::render_gate_junit(r);
   // Ant's schema takes the timestamp without a zone designator (it stays UTC)
   EXPECT_TRUE(contains(xml, "skipped=\"1\" time=\"0.250\" timestamp=\"2026-12-04T11:46:17\">")) << xml;
-  EXPECT_TRUE(contains(xml, "<testsuites name=\"collbench gate\" tests=\"3\" failures=\"1\" errors=\"0\" time=\"0.250\">"));
+  EXPECT_TRUE(
+      contains(xml, "<testsuites name=\"collbench gate\" tests=\"3\" failures=\"1\" errors=\"0\" time=\"0.250\">"));
   // a testcase's time: the current record's mean x iterations; the 8 B case: 200 samples around 6 us
   const double timed = r.cases[0].timed_s;
   EXPECT_NEAR(timed, 200 * 6.0e-6, 200 * 6.0e-6 * 0.05);

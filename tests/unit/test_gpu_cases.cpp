@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "../gpu/gpu_cases.hpp"
-#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/device_plan.hpp"
 
 namespace {
 

@@ -9,11 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/core/error.hpp"
 #include "collbench/plan/case.hpp"
@@ -53,7 +52,9 @@ std::string input_error(F&& f) {
   return "";
 }
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -168,8 +169,9 @@ TEST(SweepFile, NonScalarKeysAndHugeCrossProductsAreInputErrors) {
   yaml += "    redop: [sum, prod, min, max]\n";
   EXPECT_TRUE(has(input_error([&] { plan::parse_sweep(yaml, "s.yaml"); }), "more than 1000000 cases"));
   EXPECT_TRUE(has(input_error([] {
-                    plan::parse_sweep("name: x\ncases:\n  - collective: allreduce\n    bytes: {min: 1, max: 8, factor: nan}\n",
-                                      "s.yaml");
+                    plan::parse_sweep(
+                        "name: x\ncases:\n  - collective: allreduce\n    bytes: {min: 1, max: 8, factor: nan}\n",
+                        "s.yaml");
                   }),
                   "greater than 1"));
 }

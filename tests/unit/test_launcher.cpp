@@ -87,7 +87,10 @@ TEST(Launcher, OpenMpiMpirunAndSingleton) {
 
 TEST(Launcher, MalformedNumbersAreIgnored) {
   FakeEnv e;
-  e.vars = {{"SLURM_PROCID", "x1"}, {"SLURM_STEP_ID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "-1"},
+  e.vars = {{"SLURM_PROCID", "x1"},
+            {"SLURM_STEP_ID", "0"},
+            {"SLURM_NTASKS", "2"},
+            {"SLURM_LOCALID", "-1"},
             {"MPI_LOCALRANKID", "1"}};
   const LaunchEnv env = read_launch_env(e.lookup());
   EXPECT_FALSE(env.slurm_procid);

@@ -42,8 +42,7 @@ TEST(LocateClasses, HealthyTwoTierFabricFlagsNothing) {
   EXPECT_DOUBLE_EQ(rep.reference_gbps, 500.0);
   ASSERT_TRUE(rep.cross_reference_gbps);
   EXPECT_DOUBLE_EQ(*rep.cross_reference_gbps, 90.0);
-  EXPECT_EQ(pairwise_reference_text(rep),
-            "its class's reference (500 GB/s inside a domain, 90 GB/s between domains)");
+  EXPECT_EQ(pairwise_reference_text(rep), "its class's reference (500 GB/s inside a domain, 90 GB/s between domains)");
 }
 
 TEST(LocateClasses, OneSlowNicNamesItsRank) {

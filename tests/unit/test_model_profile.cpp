@@ -187,8 +187,8 @@ TEST(SystemProfile, DigestIsFnv1aOfTheBytes) {
 
 TEST(SystemProfile, ListsAndResolvesNames) {
   const auto names = list_system_profiles();
-  for (const char* name : {"gb300-nvl72", "gb200-nvl72", "h100-hgx", "h200-hgx", "h800-hgx", "b200-hgx",
-                           "b200-hgx-sharp"}) {
+  for (const char* name :
+       {"gb300-nvl72", "gb200-nvl72", "h100-hgx", "h200-hgx", "h800-hgx", "b200-hgx", "b200-hgx-sharp"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
   EXPECT_EQ(load_system_profile("h200-hgx").name, "h200-hgx");

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "collbench/coll/device_plan.hpp"
 #include "collbench/backend/nccl/pattern_hd.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/minifloat.hpp"

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace {

@@ -152,7 +152,7 @@ TEST(MultimemPlan, Grids) {
   EXPECT_EQ(mm::allreduce_grid(3 * 512 * 2 * 4, 4, 2), 3u);
   // 8 GiB of bfloat16 on 72 GPUs: the cap.
   EXPECT_EQ(mm::allreduce_grid(4ull << 30, 2, 72), mm::kMaxBlocks);
-  EXPECT_EQ(mm::chunk_grid(1024, 2), 1u);  // 2 KiB = 128 vectors
+  EXPECT_EQ(mm::chunk_grid(1024, 2), 1u);                    // 2 KiB = 128 vectors
   EXPECT_EQ(mm::chunk_grid(1ull << 20, 4), mm::kMaxBlocks);  // 4 MiB chunk: the default depth's cap
   EXPECT_EQ(mm::chunk_grid(1ull << 20, 4, 32), 32u);         // at the former 1 MiB depth
   const auto c = mm::cursor(mm::Range{10, 100}, 2, 5, 4, 512);
@@ -315,8 +315,8 @@ Checks emulate_allgather(std::uint32_t m, std::uint64_t sendcount, std::uint32_t
 
 std::string label(const char* what, std::uint32_t m, std::uint64_t count, std::uint32_t elem, std::uint64_t a,
                   std::uint64_t b) {
-  return std::string(what) + " m=" + std::to_string(m) + " count=" + std::to_string(count) + " elem=" +
-         std::to_string(elem) + " offsets=" + std::to_string(a) + "," + std::to_string(b);
+  return std::string(what) + " m=" + std::to_string(m) + " count=" + std::to_string(count) +
+         " elem=" + std::to_string(elem) + " offsets=" + std::to_string(a) + "," + std::to_string(b);
 }
 
 std::string first_errors(const Checks& ck) {

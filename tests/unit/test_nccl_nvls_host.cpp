@@ -80,8 +80,8 @@ TEST(NvlsHost, MulticastUnsupportedWaivesEveryInSwitchAlgorithm) {
   EXPECT_TRUE(contains(in_switch_waiver("nvls", "allreduce", Dtype::float32, Redop::sum, unknown),
                        "multicast support unknown"));
   // Older GPU generation.
-  EXPECT_TRUE(contains(in_switch_waiver("cb-multimem", "allreduce", Dtype::float32, Redop::sum, probe(4, 4, 1, 8)),
-                       "sm_90"));
+  EXPECT_TRUE(
+      contains(in_switch_waiver("cb-multimem", "allreduce", Dtype::float32, Redop::sum, probe(4, 4, 1, 8)), "sm_90"));
 }
 
 TEST(NvlsHost, DomainTooSmall) {
@@ -97,7 +97,8 @@ TEST(NvlsHost, DomainTooSmall) {
   // NCCL's LSA team smaller than 2.
   auto p = probe(8, 8);
   p.lsa_ranks = 1;
-  EXPECT_TRUE(contains(in_switch_waiver("cb-multimem", "allreduce", Dtype::float32, Redop::sum, p), "domain too small"));
+  EXPECT_TRUE(
+      contains(in_switch_waiver("cb-multimem", "allreduce", Dtype::float32, Redop::sum, p), "domain too small"));
 }
 
 TEST(NvlsHost, NodeRulesOfNcclTuning) {
@@ -159,7 +160,8 @@ TEST(NvlsHost, LibraryEnvironmentAndDeviceCommunicator) {
   EXPECT_TRUE(contains(lsa, "LSA team")) << lsa.value_or("");
   EXPECT_TRUE(contains(lsa, "--scope domain")) << lsa.value_or("");
   q.lsa_ranks = -1;  // ncclTeamLsa failed
-  EXPECT_TRUE(contains(in_switch_waiver("cb-multimem", "allreduce", Dtype::float32, Redop::sum, q), "NCCL_CUMEM_ENABLE"));
+  EXPECT_TRUE(
+      contains(in_switch_waiver("cb-multimem", "allreduce", Dtype::float32, Redop::sum, q), "NCCL_CUMEM_ENABLE"));
   q.lsa_ranks = 16;
   EXPECT_FALSE(in_switch_waiver("cb-multimem", "allreduce", Dtype::float32, Redop::sum, q));
   q.devcomm_error = "invalid usage (Multicast support requested for team but none available on system.)";
@@ -187,7 +189,8 @@ TEST(NvlsHost, ShippedSweepsWaiveInSwitchCasesWithTheProbeReason) {
         std::optional<std::string> why = nccl_algo_waiver(c.algo, c.collective);
         if (!why) why = in_switch_waiver(c.algo, c.collective, c.dtype, c.redop, p);
         if (is_in_switch_algo(c.algo)) {
-          EXPECT_TRUE(contains(why, needle)) << name << " " << c.algo << " " << c.collective << ": " << why.value_or("");
+          EXPECT_TRUE(contains(why, needle))
+              << name << " " << c.algo << " " << c.collective << ": " << why.value_or("");
         } else {
           EXPECT_FALSE(why) << name << " " << c.algo << " " << c.collective << ": " << why.value_or("");
         }

@@ -205,7 +205,8 @@ TEST(OverlapSpec, ChunkSpecDividesTheWork) {
 }
 
 TEST(OverlapCpuLoads, ComputeCorrectResults) {
-  for (const char* text : {"gemm:m=33,n=17,k=65,threads=3,repeat=2", "stream:bytes=100003,threads=2", "sleep:time=1ms"}) {
+  for (const char* text :
+       {"gemm:m=33,n=17,k=65,threads=3,repeat=2", "stream:bytes=100003,threads=2", "sleep:time=1ms"}) {
     const auto load = make_cpu_load(parse_compute_spec(text));
     EXPECT_EQ(load->device(), "cpu");
     for (int i = 0; i < 3; ++i) {
@@ -294,7 +295,8 @@ cases:
     bytes: 1M
     overlap: ["gemm:m=64,n=64,k=64", "sleep:time=5ms"]
     overlap_chunks: 2
-)", "t.yaml");
+)",
+                                   "t.yaml");
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[0].overlap, "gemm:m=64,n=64,k=64");
   EXPECT_EQ(s.cases[1].overlap, "sleep:time=5ms");

@@ -14,7 +14,9 @@ TEST(SizeSeries, GeometricLikeNcclTests) {
   EXPECT_EQ(size_series(5, 5, 1, 0), (std::vector<std::uint64_t>{5}));
 }
 
-TEST(SizeSeries, Arithmetic) { EXPECT_EQ(size_series(0, 30, 2, 10), (std::vector<std::uint64_t>{0, 10, 20, 30})); }
+TEST(SizeSeries, Arithmetic) {
+  EXPECT_EQ(size_series(0, 30, 2, 10), (std::vector<std::uint64_t>{0, 10, 20, 30}));
+}
 
 TEST(SizeSeries, Rejections) {
   try {
@@ -41,7 +43,8 @@ cases:
   - collective: alltoall
     bytes: [8, 4K]
     dtype: bfloat16
-)", "t.yaml");
+)",
+                             "t.yaml");
   EXPECT_EQ(s.name, "t");
   EXPECT_EQ(s.system.value(), "cpu-local");
   ASSERT_EQ(s.cases.size(), 2u * 3u * 2u + 2u);

@@ -1,7 +1,6 @@
 // Records: JSON round trip, case keys, JSONL writer rules and the tolerant reader, and the
 // console/CSV renderers against golden text.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,12 +62,45 @@ TEST(Record, CaseKeyFormat) {
 
 TEST(Record, EveryInterfaceKeyIsPresent) {
   const auto j = to_json(sample_case());
-  for (const char* k : {"schema", "run_id", "case_key", "collective", "redop", "dtype", "backend", "algo_requested",
-                        "algo_used", "scope", "in_place", "timing", "buffers", "graph", "bytes", "count",
-                        "bytes_per_rank_send", "bytes_per_rank_recv", "bytes_max_rank", "bytes_logical_total",
-                        "num_ranks", "domain_sizes", "num_domains", "iterations", "warmup", "time_us", "samples_us",
-                        "per_rank", "stop_reason", "algbw_gbps", "busbw_gbps", "checked", "wrong", "model",
-                        "workload", "overlap", "status", "reason", "fault"}) {
+  for (const char* k : {"schema",
+                        "run_id",
+                        "case_key",
+                        "collective",
+                        "redop",
+                        "dtype",
+                        "backend",
+                        "algo_requested",
+                        "algo_used",
+                        "scope",
+                        "in_place",
+                        "timing",
+                        "buffers",
+                        "graph",
+                        "bytes",
+                        "count",
+                        "bytes_per_rank_send",
+                        "bytes_per_rank_recv",
+                        "bytes_max_rank",
+                        "bytes_logical_total",
+                        "num_ranks",
+                        "domain_sizes",
+                        "num_domains",
+                        "iterations",
+                        "warmup",
+                        "time_us",
+                        "samples_us",
+                        "per_rank",
+                        "stop_reason",
+                        "algbw_gbps",
+                        "busbw_gbps",
+                        "checked",
+                        "wrong",
+                        "model",
+                        "workload",
+                        "overlap",
+                        "status",
+                        "reason",
+                        "fault"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
   EXPECT_TRUE(j["algo_used"].is_null());
@@ -106,9 +138,15 @@ TEST(Jsonl, WriterRefusesToOverwriteWithoutForce) {
     w.write(to_json(sample_case()));
   }
   EXPECT_THROW(JsonlWriter(path.string(), OpenMode::create), InputError);
-  { JsonlWriter w(path.string(), OpenMode::resume); w.write(to_json(sample_case())); }
+  {
+    JsonlWriter w(path.string(), OpenMode::resume);
+    w.write(to_json(sample_case()));
+  }
   EXPECT_EQ(read_results(path.string()).cases.size(), 2u);
-  { JsonlWriter w(path.string(), OpenMode::force); w.write(to_json(sample_case())); }
+  {
+    JsonlWriter w(path.string(), OpenMode::force);
+    w.write(to_json(sample_case()));
+  }
   EXPECT_EQ(read_results(path.string()).cases.size(), 1u);
   std::filesystem::remove(path);
 }
@@ -155,9 +193,10 @@ TEST(Jsonl, BrokenMiddleLineAndWrongSchemaAreErrors) {
 
 TEST(Table, GoldenRow) {
   const auto r = sample_case();
-  EXPECT_EQ(report::table_row(r),
-            "         4096        1024    float32   sum         auto global   out      11.00      11.98     0.37     0.37"
-            "       0       3      -\n");
+  EXPECT_EQ(
+      report::table_row(r),
+      "         4096        1024    float32   sum         auto global   out      11.00      11.98     0.37     0.37"
+      "       0       3      -\n");
   auto w = r;
   w.status = "waived";
   w.time_us.reset();
@@ -169,8 +208,8 @@ TEST(Table, GoldenRow) {
 TEST(Table, ConcurrentRowShowsSideTimingsAndInterference) {
   auto r = sample_case();
   r.collective = "ep-dp-concurrent";
-  r.extra["concurrent"] = {{"ep_bytes", 1048576}, {"ep_ranks", 2},        {"ep_alone_us", 385.9},
-                           {"dp_bytes", 4194304}, {"dp_ranks", 2},        {"dp_alone_us", 3996.2},
+  r.extra["concurrent"] = {{"ep_bytes", 1048576}, {"ep_ranks", 2},         {"ep_alone_us", 385.9},
+                           {"dp_bytes", 4194304}, {"dp_ranks", 2},         {"dp_alone_us", 3996.2},
                            {"both_us", 5835.3},   {"interference", 1.4602}};
   const std::string row = report::table_row(r);
   EXPECT_NE(row.find("\n#   concurrent: EP all-to-all 1048576 B x 2 ranks alone 385.9 us, DP all-reduce 4194304 B x 2 "

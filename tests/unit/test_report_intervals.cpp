@@ -114,7 +114,7 @@ TEST(ProjectedInterval, CalibrateAtProjectsBesideMeasuredPointsAndModelOnlyBeyon
   EXPECT_EQ(g.calibration_ranks, 4);
   ASSERT_EQ(g.projected.size(), 3u);  // 8 and 16 beside their measured points, and 64
   EXPECT_EQ(g.projected[0].num_ranks, 8);
-  EXPECT_NEAR(g.projected[0].pct_bound, 50.0, 1e-9);  // calibrated at N=4, not at 16
+  EXPECT_NEAR(g.projected[0].pct_bound, 50.0, 1e-9);   // calibrated at N=4, not at 16
   EXPECT_FALSE(g.projected[1].extrapolation_warning);  // 16 is measured: not beyond the largest
   // 64 = 4 x 16, the largest measured: not beyond 4x; with 16 ranks measured, 128 would be.
   EXPECT_FALSE(g.projected[2].extrapolation_warning);

@@ -57,7 +57,8 @@ std::vector<InputFile> synthetic_set() {
   files.push_back(make_file("n2.jsonl", {make_case(2, 10.0)}));
   files.push_back(make_file("n4.jsonl", {make_case(4, 15.0)}));
   auto c8 = make_case(8, 20.0, {4, 4});
-  c8.per_rank = record::PerRank{{21, 22, 21, 35, 21, 22, 21, 23}, {90, 90, 90, 90, 90, 90, 90, 95}, {}};  // by max it would be rank 7
+  c8.per_rank = record::PerRank{
+      {21, 22, 21, 35, 21, 22, 21, 23}, {90, 90, 90, 90, 90, 90, 90, 95}, {}};  // by max it would be rank 7
   files.push_back(
       make_file("n8.jsonl", {c8}, {"node-a", "node-a", "node-a", "node-b", "node-c", "node-c", "node-c", "node-c"}));
   return files;
@@ -415,7 +416,7 @@ TEST(ReportBootstrap, SeededAndDegenerateCases) {
 // this machine); one within the bound is not.
 TEST(WeakScaling, WarnsAboutPointsBeyondTheirBound) {
   auto files = synthetic_set();
-  set_model(files[0].cases[0], "cpu-local", 5.0, 6.0);   // 10 us measured, bound 5 us: 50%
+  set_model(files[0].cases[0], "cpu-local", 5.0, 6.0);    // 10 us measured, bound 5 us: 50%
   set_model(files[1].cases[0], "cpu-local", 30.0, 32.0);  // 15 us measured, bound 30 us: 200%
   const auto rep = build_weak_scaling(files, no_projection());
   std::vector<std::string> beyond;

@@ -26,7 +26,8 @@ TEST(Watchdog, RankBehindTheFrontDidNotArrive) {
 }
 
 TEST(Watchdog, RankAtTheFrontButNotWaitingDidNotArrive) {
-  const std::vector<RankPosition> p{at(0, 2, 3, Phase::waiting), at(1, 2, 3, Phase::fault), at(2, 2, 3, Phase::waiting)};
+  const std::vector<RankPosition> p{at(0, 2, 3, Phase::waiting), at(1, 2, 3, Phase::fault),
+                                    at(2, 2, 3, Phase::waiting)};
   EXPECT_EQ(ranks_not_arrived(p), (std::vector<int>{1}));
 }
 

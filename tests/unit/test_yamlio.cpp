@@ -28,12 +28,16 @@ std::string error_of(const std::function<void()>& f) {
 TEST(YamlReader, UnknownDuplicateAndEmptyKeysNameFileLineAndKey) {
   const Reader r("p.yaml");
   const YAML::Node doc = YAML::Load("a: 1\nbandwidht: 2\n");
-  EXPECT_EQ(error_of([&] { r.check_map(doc, "top", {"a", "bandwidth"}); }),
+  EXPECT_EQ(error_of([&] {
+              r.check_map(doc, "top", {"a", "bandwidth"});
+            }),
             "p.yaml:2: key 'top.bandwidht': unknown key; accepted here: a, bandwidth (did you mean 'bandwidth'?)");
   EXPECT_EQ(error_of([&] { r.check_map(YAML::Load("a: 1\na: 2\n"), "", {"a"}); }), "p.yaml:2: key 'a': duplicate key");
   const YAML::Node empty = YAML::Load("a:\nb: 1\n");
   EXPECT_EQ(error_of([&] { r.check_map(empty, "", {"a", "b"}); }), "no error");
-  EXPECT_EQ(error_of([&] { r.check_map(empty, "", {"a", "b"}, Reader::EmptyValues::reject); }),
+  EXPECT_EQ(error_of([&] {
+              r.check_map(empty, "", {"a", "b"}, Reader::EmptyValues::reject);
+            }),
             "p.yaml:1: key 'a': has no value");
   EXPECT_EQ(error_of([&] { r.check_map(YAML::Load("[1, 2]"), "x", {"a"}); }),
             "p.yaml:1: key 'x': expected a mapping of keys (a)");

@@ -545,9 +545,10 @@ void add_evidence(Row& row, const Check& check, const RowRecords& records, const
     const auto total = rounds_for(every, placement).size();
     const auto measured = rounds_for(check, placement).size();
     if (measured < total) {
-      row.evidence.push_back(fmt::format("{} of the {} rounds measured (rounds: {}, spread over the round robin); "
-                                         "a link only in the others was not exchanged on",
-                                         measured, total, check.sampled_rounds));
+      row.evidence.push_back(
+          fmt::format("{} of the {} rounds measured (rounds: {}, spread over the round robin); "
+                      "a link only in the others was not exchanged on",
+                      measured, total, check.sampled_rounds));
     }
   }
   const auto worst = std::max_element(records.slowest_rounds.begin(), records.slowest_rounds.end(),

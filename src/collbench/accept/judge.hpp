@@ -84,7 +84,7 @@ struct Row {
   Verdict verdict = Verdict::pass;
   std::string reason;
   std::vector<std::string> evidence;  // named stragglers / slow pairs
-  double timed_s = 0.0;  // timed seconds of the records judged (iterations x mean time, summed)
+  double timed_s = 0.0;               // timed seconds of the records judged (iterations x mean time, summed)
 };
 
 struct AcceptReport {

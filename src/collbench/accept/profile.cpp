@@ -33,7 +33,7 @@ namespace {
 const std::vector<std::string> kTopKeys{"name", "description", "system", "progress", "requires", "defaults", "checks"};
 const std::vector<std::string> kRequiresKeys{"min_ranks", "max_ranks", "ranks_multiple_of"};
 const std::vector<std::string> kThresholdKeys{"fraction_of_bound", "fraction_of_expected", "min_busbw_gbps",
-                                              "min_algbw_gbps", "max_time_us", "max_interference"};
+                                              "min_algbw_gbps",    "max_time_us",          "max_interference"};
 // Keys a check may carry besides name/description/collective/bytes (also valid in defaults).
 const std::vector<std::string> kSettingKeys{
     // case

@@ -36,7 +36,9 @@ struct Threshold {
     return !fraction_of_bound && !fraction_of_expected && !min_busbw_gbps && !min_algbw_gbps && !max_time_us &&
            !max_interference;
   }
-  [[nodiscard]] bool has_absolute() const { return min_busbw_gbps || min_algbw_gbps || max_time_us || max_interference; }
+  [[nodiscard]] bool has_absolute() const {
+    return min_busbw_gbps || min_algbw_gbps || max_time_us || max_interference;
+  }
 };
 
 struct Check {

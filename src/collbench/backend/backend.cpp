@@ -12,7 +12,8 @@ void Comm::local_copy(void* dst, const void* src, std::size_t bytes) {
 }
 
 std::optional<std::string> Comm::group_waiver() const {
-  return std::string("this backend cannot issue operations on several communicators at once (no group_start/group_end)");
+  return std::string(
+      "this backend cannot issue operations on several communicators at once (no group_start/group_end)");
 }
 
 void Comm::group_start() {

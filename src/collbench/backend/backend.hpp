@@ -56,12 +56,10 @@ class Comm {
   virtual void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) = 0;
   // Counts and displacements in elements, one entry per peer.
   virtual void alltoallv(const void* send, std::span<const std::size_t> send_counts,
-                         std::span<const std::size_t> send_displs, void* recv,
-                         std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
-                         Dtype dtype) = 0;
+                         std::span<const std::size_t> send_displs, void* recv, std::span<const std::size_t> recv_counts,
+                         std::span<const std::size_t> recv_displs, Dtype dtype) = 0;
   virtual void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) = 0;
-  virtual void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count,
-                        Dtype dtype) = 0;
+  virtual void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count, Dtype dtype) = 0;
   virtual void barrier() = 0;
   // Copies bytes between two buffers of this backend, ordered with this communicator's
   // operations (host memcpy; GPU: an async device copy on the collective's stream).

@@ -1,8 +1,8 @@
 // The default backend policy (policy.hpp): what a backend that overrides nothing does. In
 // collbench_backend_api, so that every backend library can derive from it.
-#include "collbench/backend/policy.hpp"
-
 #include <fmt/format.h>
+
+#include "collbench/backend/policy.hpp"
 
 namespace collbench::backend {
 

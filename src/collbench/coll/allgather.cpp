@@ -43,13 +43,16 @@ class AllGather final : public Collective {
     return wrong;
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+              const CaseContext& ctx) const override {
     comm.allgather(send, recv, s.count, ctx.dtype);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_allgather() { return std::make_unique<AllGather>(); }
+std::unique_ptr<Collective> make_allgather() {
+  return std::make_unique<AllGather>();
+}
 
 }  // namespace collbench::coll

@@ -31,13 +31,16 @@ class AllReduce final : public Collective {
     return count_wrong_reduce(result, s.recv_elems, 0, ctx);
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+              const CaseContext& ctx) const override {
     comm.allreduce(send, recv, s.count, ctx.dtype, ctx.redop);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_allreduce() { return std::make_unique<AllReduce>(); }
+std::unique_ptr<Collective> make_allreduce() {
+  return std::make_unique<AllReduce>();
+}
 
 }  // namespace collbench::coll

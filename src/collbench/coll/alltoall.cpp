@@ -44,13 +44,16 @@ class AllToAll final : public Collective {
     return wrong;
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+              const CaseContext& ctx) const override {
     comm.alltoall(send, recv, s.count / static_cast<std::size_t>(ctx.num_ranks), ctx.dtype);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_alltoall() { return std::make_unique<AllToAll>(); }
+std::unique_ptr<Collective> make_alltoall() {
+  return std::make_unique<AllToAll>();
+}
 
 }  // namespace collbench::coll

@@ -11,7 +11,9 @@
 namespace collbench::coll {
 namespace {
 
-constexpr std::uint64_t weight(int src, int dst) { return 1 + static_cast<std::uint64_t>((src + 2 * dst) % 3); }
+constexpr std::uint64_t weight(int src, int dst) {
+  return 1 + static_cast<std::uint64_t>((src + 2 * dst) % 3);
+}
 
 class AllToAllV final : public Collective {
  public:
@@ -82,13 +84,16 @@ class AllToAllV final : public Collective {
     return wrong;
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+              const CaseContext& ctx) const override {
     comm.alltoallv(send, s.send_counts, s.send_displs, recv, s.recv_counts, s.recv_displs, ctx.dtype);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_alltoallv() { return std::make_unique<AllToAllV>(); }
+std::unique_ptr<Collective> make_alltoallv() {
+  return std::make_unique<AllToAllV>();
+}
 
 }  // namespace collbench::coll

@@ -30,13 +30,16 @@ class Broadcast final : public Collective {
     return count_wrong_moved(result, s.recv_elems, ctx.dtype, ctx.root, 0, 0);
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+              const CaseContext& ctx) const override {
     comm.broadcast(send, recv, s.count, ctx.dtype, ctx.root);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_broadcast() { return std::make_unique<Broadcast>(); }
+std::unique_ptr<Collective> make_broadcast() {
+  return std::make_unique<Broadcast>();
+}
 
 }  // namespace collbench::coll

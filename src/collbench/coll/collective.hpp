@@ -8,12 +8,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/backend/backend.hpp"
 #include "collbench/core/collective_facts.hpp"
@@ -33,10 +32,10 @@ struct ShapeDetail {
 
 // Sizes of one case on one communicator, from the rank's point of view.
 struct Shape {
-  std::uint64_t bytes = 0;       // nccl-tests convention (docs/hardware-context.md section 3), after rounding down
-  std::uint64_t count = 0;       // elements as nccl-tests prints them
-  std::size_t send_elems = 0;    // out-of-place send buffer
-  std::size_t recv_elems = 0;    // out-of-place recv buffer
+  std::uint64_t bytes = 0;     // nccl-tests convention (docs/hardware-context.md section 3), after rounding down
+  std::uint64_t count = 0;     // elements as nccl-tests prints them
+  std::size_t send_elems = 0;  // out-of-place send buffer
+  std::size_t recv_elems = 0;  // out-of-place recv buffer
   std::uint64_t bytes_per_rank_send = 0;  // bytes this rank sends (incl. to itself)
   std::uint64_t bytes_per_rank_recv = 0;
   std::optional<std::uint64_t> bytes_max_rank;       // all-to-all-v: max over ranks of send/recv
@@ -52,8 +51,8 @@ struct Shape {
 // One of several operations that a family runs at the same time (ep-dp-concurrent), as the
 // model and the record see it: the operation on its own ranks, bounded like any case.
 struct ConcurrentPart {
-  std::string name;        // "ep", "dp": record keys <name>_alone_us, ...; side operation <name>_alone
-  std::string collective;  // the operation as the model knows it: alltoall, allreduce
+  std::string name;         // "ep", "dp": record keys <name>_alone_us, ...; side operation <name>_alone
+  std::string collective;   // the operation as the model knows it: alltoall, allreduce
   std::uint64_t bytes = 0;  // in that collective's byte convention
   int ranks = 0;            // ranks of one instance (its communicator)
   Placement placement;      // the instances' ranks, for the model (domains of one rank: across domains)
@@ -113,11 +112,13 @@ class Collective {
   // In place: element offset in the single buffer where the input is placed, and where the
   // result is found after the launch.
   [[nodiscard]] virtual std::size_t in_place_input_offset(const Shape&, const CaseContext&) const { return 0; }
-  [[nodiscard]] virtual std::size_t in_place_result_offset(const Shape&, const CaseContext&, const backend::Comm&) const {
+  [[nodiscard]] virtual std::size_t in_place_result_offset(const Shape&, const CaseContext&,
+                                                           const backend::Comm&) const {
     return 0;
   }
   // Counts wrong elements in this rank's result (shape.recv_elems elements of host memory).
-  [[nodiscard]] virtual std::uint64_t verify(const void* host_result, const Shape& shape, const CaseContext& ctx) const = 0;
+  [[nodiscard]] virtual std::uint64_t verify(const void* host_result, const Shape& shape,
+                                             const CaseContext& ctx) const = 0;
 
   virtual void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
                       const CaseContext& ctx) const = 0;
@@ -177,7 +178,8 @@ std::vector<std::string> collective_names();
 // Per-rank chunk of reduce-scatter, all-gather and all-to-all, as current nccl-tests computes
 // it: floor(total / n) elements, rounded down to a whole number of 16-byte units (16/elem
 // elements), so that every rank's block stays 16-byte aligned.
-constexpr std::uint64_t aligned_chunk_elems(std::uint64_t total_elems, std::uint64_t num_ranks, std::uint64_t elem_bytes) {
+constexpr std::uint64_t aligned_chunk_elems(std::uint64_t total_elems, std::uint64_t num_ranks,
+                                            std::uint64_t elem_bytes) {
   const std::uint64_t per_16_bytes = elem_bytes >= 16 ? 1 : 16 / elem_bytes;
   return (total_elems / num_ranks) / per_16_bytes * per_16_bytes;
 }

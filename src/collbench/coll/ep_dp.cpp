@@ -100,33 +100,38 @@ class EpDpConcurrent final : public Collective {
       } catch (const InputError& e) {
         throw InputError(fmt::format("{} '{}': {}", kDpBytes, value, e.what()));
       }
-      if (bytes == 0) throw InputError(fmt::format("{} '{}': must be at least one element (e.g. 16M)", kDpBytes, value));
+      if (bytes == 0)
+        throw InputError(fmt::format("{} '{}': must be at least one element (e.g. 16M)", kDpBytes, value));
     }
   }
 
   [[nodiscard]] std::optional<std::string> waiver(const CaseContext& ctx) const override {
     if (ctx.algo != "auto") {
-      return fmt::format("{} runs the library's own all-to-all and all-reduce on the two levels; --algo {} does not "
-                         "apply (use auto)",
-                         kName, ctx.algo);
+      return fmt::format(
+          "{} runs the library's own all-to-all and all-reduce on the two levels; --algo {} does not "
+          "apply (use auto)",
+          kName, ctx.algo);
     }
     const Placement& p = ctx.placement;
     if (p.num_domains() < 2) {
-      return fmt::format("{} needs at least 2 domains (all-to-all inside each, all-reduce across them); this "
-                         "placement has one domain of {} ranks (set --ranks-per-domain or --domain-sizes)",
-                         kName, ctx.num_ranks);
+      return fmt::format(
+          "{} needs at least 2 domains (all-to-all inside each, all-reduce across them); this "
+          "placement has one domain of {} ranks (set --ranks-per-domain or --domain-sizes)",
+          kName, ctx.num_ranks);
     }
     if (!p.interleaved.empty()) {
-      return fmt::format("{} needs rack-major ranks (each domain a contiguous block of ranks: fill and verify name "
-                         "peers by offset in the domain); this placement interleaves domains",
-                         kName);
+      return fmt::format(
+          "{} needs rack-major ranks (each domain a contiguous block of ranks: fill and verify name "
+          "peers by offset in the domain); this placement interleaves domains",
+          kName);
     }
     if (!p.uniform()) {
       std::vector<std::string> sizes;
       for (int s : p.domain_sizes) sizes.push_back(std::to_string(s));
-      return fmt::format("{} needs equal domain sizes (the all-reduce joins the ranks with the same local index in "
-                         "every domain); the placement is uneven: {}",
-                         kName, join(sizes, ","));
+      return fmt::format(
+          "{} needs equal domain sizes (the all-reduce joins the ranks with the same local index in "
+          "every domain); the placement is uneven: {}",
+          kName, join(sizes, ","));
     }
     if (const auto dp = dp_bytes_param(ctx.params); dp && *dp < dtype_size(ctx.dtype)) {
       return fmt::format("dp_bytes {} is smaller than one {} element", *dp, to_string(ctx.dtype));
@@ -187,12 +192,13 @@ class EpDpConcurrent final : public Collective {
       wrong += count_wrong_moved(block, d.per_peer, ctx.dtype, l.first_rank + src, ctx.rank, 0);
     }
     const auto* reduced = static_cast<const char*>(result) + d.ep_elems * elem;
-    wrong += count_wrong_reduce(reduced, d.dp_elems, static_cast<std::uint64_t>(l.local) * d.dp_elems,
-                                dp_context(ctx, l));
+    wrong +=
+        count_wrong_reduce(reduced, d.dp_elems, static_cast<std::uint64_t>(l.local) * d.dp_elems, dp_context(ctx, l));
     return wrong;
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+              const CaseContext& ctx) const override {
     const EpDpDetail& d = detail_of(s);
     backend::Comm& domain = level(comm.domain_level());
     backend::Comm& cross = level(comm.cross_level());
@@ -235,7 +241,8 @@ class EpDpConcurrent final : public Collective {
     dp_part.ranks = l.num_domains;
     // One rank per domain: every hop crosses the scale-out network (m such all-reduces at once,
     // one per local index, each on its own rank's share of the NICs).
-    dp_part.placement = placement_from_sizes(l.num_domains, std::vector<int>(static_cast<std::size_t>(l.num_domains), 1));
+    dp_part.placement =
+        placement_from_sizes(l.num_domains, std::vector<int>(static_cast<std::size_t>(l.num_domains), 1));
     dp_part.scope = Scope::global;
     return {ep_part, dp_part};
   }
@@ -291,6 +298,8 @@ class EpDpConcurrent final : public Collective {
 
 }  // namespace
 
-std::unique_ptr<Collective> make_ep_dp_concurrent() { return std::make_unique<EpDpConcurrent>(); }
+std::unique_ptr<Collective> make_ep_dp_concurrent() {
+  return std::make_unique<EpDpConcurrent>();
+}
 
 }  // namespace collbench::coll

@@ -10,12 +10,12 @@
 // exactly: counts, every row of every block (staging included), and the combined (weighted-sum)
 // output of every token. The combine's weighted reduction is host arithmetic in verification,
 // not part of the timed exchange.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/moe_plan.hpp"
@@ -124,7 +124,8 @@ void run_plan(backend::Comm& comm, const ExchangePlan& plan, const void* send, v
     if (st.level == ExchangeStage::Level::domain) c = comm.domain_level();
     if (st.level == ExchangeStage::Level::cross) c = comm.cross_level();
     if (c == nullptr) {
-      throw InputError("hierarchical moe needs a communicator composed of domain levels (the runner's hierarchical one)");
+      throw InputError(
+          "hierarchical moe needs a communicator composed of domain levels (the runner's hierarchical one)");
     }
     const unsigned char* from = (st.send_from_recv ? recv_base : send_base) + st.send_region;
     c->alltoallv(from, st.send_counts, st.send_displs, recv_base + st.recv_region, st.recv_counts, st.recv_displs,
@@ -243,7 +244,8 @@ class MoeCollective final : public Collective {
     return wrong;
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape, const CaseContext&) const override {
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
+              const CaseContext&) const override {
     const MoeCase& mc = detail_of(shape);
     const MoeLayout& L = mc.layout;
     if (L.has_counts && mc.params.counts_timed) run_counts(comm, send, recv);
@@ -270,7 +272,8 @@ class MoeCollective final : public Collective {
     }
   }
 
-  void prepare(backend::Comm& comm, const void* send, void* recv, const Shape& shape, const CaseContext&) const override {
+  void prepare(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
+               const CaseContext&) const override {
     const MoeCase& mc = detail_of(shape);
     if (mc.layout.has_counts && !mc.params.counts_timed) run_counts(comm, send, recv);
   }
@@ -308,8 +311,8 @@ class MoeCollective final : public Collective {
     j["hottest_rank"] = load.hottest_rank_idx;
     if (n <= 64) {
       // Plotting convention: [i][j] in the dispatch direction (combine: the transpose travels).
-      const std::uint64_t per_row = static_cast<std::uint64_t>(
-          (op_ != MoeOp::combine ? w.dispatch_row_bytes : 0) + (op_ != MoeOp::dispatch ? w.combine_row_bytes : 0));
+      const std::uint64_t per_row = static_cast<std::uint64_t>((op_ != MoeOp::combine ? w.dispatch_row_bytes : 0) +
+                                                               (op_ != MoeOp::dispatch ? w.combine_row_bytes : 0));
       nlohmann::json m = nlohmann::json::array();
       for (int s = 0; s < n; ++s) {
         nlohmann::json row = nlohmann::json::array();
@@ -322,13 +325,13 @@ class MoeCollective final : public Collective {
     }
     j["row_convention"] = workload::to_string(w.rows);
     j["ep_size"] = w.generator.ep_size();
-    j["counts_exchange"] = mc.layout.has_counts ? nlohmann::json(mc.params.counts_timed ? "timed" : "untimed")
-                                                : nlohmann::json(nullptr);
+    j["counts_exchange"] =
+        mc.layout.has_counts ? nlohmann::json(mc.params.counts_timed ? "timed" : "untimed") : nlohmann::json(nullptr);
     j["counts_exchange_us"] = nullptr;  // measured by the runner (side operation)
     // Additions (optional in the schema):
     j["routing_settings"] = routing_settings_json(settings);
     j["sigma"] = settings.popularity == workload::Popularity::lognormal ? nlohmann::json(w.generator.sigma())
-                                                                         : nlohmann::json(nullptr);
+                                                                        : nlohmann::json(nullptr);
     j["imbalance_target"] = settings.imbalance ? nlohmann::json(*settings.imbalance) : nlohmann::json(nullptr);
     j["max_rank_rows"] = load.max_rows;
     j["mean_rank_rows"] = load.mean_rows;
@@ -380,8 +383,8 @@ class MoeCollective final : public Collective {
   static void check_block(const RowBlock& b, std::size_t rows) {
     if (static_cast<std::int64_t>(rows) != b.rows) {
       throw Error(ExitCode::check_failed,
-                  fmt::format("moe: routing of rank {} gives {} rows for rank {}, the counts matrix {}",
-                              b.src_rank_idx, rows, b.dst_rank_idx, b.rows));
+                  fmt::format("moe: routing of rank {} gives {} rows for rank {}, the counts matrix {}", b.src_rank_idx,
+                              rows, b.dst_rank_idx, b.rows));
     }
   }
 
@@ -399,8 +402,8 @@ class MoeCollective final : public Collective {
     const MoeWorkload& w = *mc->w;
     mc->layout = moe_layout(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_, moe_algo_of(ctx.algo), ctx.rank,
                             mc->placement);
-    mc->traffic =
-        model::summarize_traffic(moe_traffic(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_), mc->placement);
+    mc->traffic = model::summarize_traffic(moe_traffic(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_),
+                                           mc->placement);
     const std::uint64_t elem = dtype_size(ctx.dtype);
     Shape s;
     s.send_elems = static_cast<std::size_t>((mc->layout.send_bytes + elem - 1) / elem);
@@ -429,7 +432,7 @@ class MoeCollective final : public Collective {
       const auto rows = workload::rows_for_destination(own, b.dst_rank_idx, w.rows);
       for (std::size_t j = 0; j < rows.size(); ++j) {
         rows_of[static_cast<std::size_t>(rows[j].token_idx)].emplace_back(in + b.offset + j * codec.row_bytes(true),
-                                                                        rows[j].expert_idx);
+                                                                          rows[j].expert_idx);
       }
     }
     std::uint64_t wrong = 0;
@@ -437,8 +440,7 @@ class MoeCollective final : public Collective {
     for (int t = 0; t < own.num_tokens; ++t) {
       std::fill(sum.begin(), sum.end(), 0.0);
       for (const auto& [row, expert] : rows_of[static_cast<std::size_t>(t)]) {
-        const double weight =
-            expert >= 0 ? workload::combine_weight(own.src_rank_idx, t, expert, w.combine_rule) : 1.0;
+        const double weight = expert >= 0 ? workload::combine_weight(own.src_rank_idx, t, expert, w.combine_rule) : 1.0;
         for (int i = 0; i < hidden; ++i) {
           sum[static_cast<std::size_t>(i)] += weight * load_element(row, static_cast<std::size_t>(i), dtype);
         }
@@ -457,8 +459,14 @@ class MoeCollective final : public Collective {
 
 }  // namespace
 
-std::unique_ptr<Collective> make_moe_dispatch() { return std::make_unique<MoeCollective>(MoeOp::dispatch); }
-std::unique_ptr<Collective> make_moe_combine() { return std::make_unique<MoeCollective>(MoeOp::combine); }
-std::unique_ptr<Collective> make_moe_roundtrip() { return std::make_unique<MoeCollective>(MoeOp::roundtrip); }
+std::unique_ptr<Collective> make_moe_dispatch() {
+  return std::make_unique<MoeCollective>(MoeOp::dispatch);
+}
+std::unique_ptr<Collective> make_moe_combine() {
+  return std::make_unique<MoeCollective>(MoeOp::combine);
+}
+std::unique_ptr<Collective> make_moe_roundtrip() {
+  return std::make_unique<MoeCollective>(MoeOp::roundtrip);
+}
 
 }  // namespace collbench::coll

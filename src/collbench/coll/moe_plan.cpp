@@ -1,13 +1,13 @@
 // MoE harness plumbing: parameters, cached workloads, buffer layouts (see moe_plan.hpp).
 #include "collbench/coll/moe_plan.hpp"
 
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <charconv>
 #include <deque>
 #include <mutex>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "collbench/core/error.hpp"
 
@@ -25,7 +25,9 @@ int parse_int_param(const std::string& key, const std::string& text, int min_val
   return v;
 }
 
-std::uint64_t u64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+std::uint64_t u64(std::int64_t v) {
+  return static_cast<std::uint64_t>(v);
+}
 
 // Ranks of each domain, ascending (the domain communicator's rank order).
 std::vector<std::vector<int>> domain_members(const Placement& p) {
@@ -47,7 +49,9 @@ struct RegionBuilder {
   [[nodiscard]] std::uint64_t bytes() const { return next - start; }
 };
 
-std::size_t units(std::uint64_t bytes) { return static_cast<std::size_t>(bytes / kMoeCarrierBytes); }
+std::size_t units(std::uint64_t bytes) {
+  return static_cast<std::size_t>(bytes / kMoeCarrierBytes);
+}
 
 ExchangeStage make_stage(ExchangeStage::Level level, bool from_recv, std::uint64_t send_region,
                          std::uint64_t recv_region, std::size_t peers) {
@@ -110,12 +114,10 @@ void flat_combine(ExchangePlan& plan, const CountsMatrix& c, std::int64_t row_by
 struct Grid {
   std::vector<std::vector<int>> members;  // [domain][local index] -> rank
   int num_domains = 0;
-  int m = 0;       // ranks per domain
+  int m = 0;  // ranks per domain
   int my_d = 0;
   int my_l = 0;
-  [[nodiscard]] int at(int d, int l) const {
-    return members[static_cast<std::size_t>(d)][static_cast<std::size_t>(l)];
-  }
+  [[nodiscard]] int at(int d, int l) const { return members[static_cast<std::size_t>(d)][static_cast<std::size_t>(l)]; }
 };
 
 Grid make_grid(const Placement& p, int r) {
@@ -281,8 +283,8 @@ std::string cache_key(const MoeParams& p, int n) {
 }  // namespace
 
 const std::vector<std::string>& moe_param_keys() {
-  static const std::vector<std::string> kKeys{"workload", "tokens", "routing", "ep_size",
-                                              "imbalance", "seed",  "rows",    "counts_exchange"};
+  static const std::vector<std::string> kKeys{"workload",  "tokens", "routing", "ep_size",
+                                              "imbalance", "seed",   "rows",    "counts_exchange"};
   return kKeys;
 }
 
@@ -331,9 +333,10 @@ MoeConfig moe_config(const MoeParams& p, int num_ranks) {
       throw InputError(fmt::format("routing '{}': invalid YAML: {}", p.routing, e.msg));
     }
     if (!node.IsMap()) {
-      throw InputError(fmt::format("routing '{}' must be a map of routing settings, e.g. {{popularity: lognormal, "
-                                   "sigma: 0.5}}; keys: {}",
-                                   p.routing, join(workload::routing_setting_keys())));
+      throw InputError(
+          fmt::format("routing '{}' must be a map of routing settings, e.g. {{popularity: lognormal, "
+                      "sigma: 0.5}}; keys: {}",
+                      p.routing, join(workload::routing_setting_keys())));
     }
     workload::apply_routing_map(s, node, "routing");
   }
@@ -344,9 +347,10 @@ MoeConfig moe_config(const MoeParams& p, int num_ranks) {
   if (p.tokens) c.profile.tokens_per_rank = *p.tokens;
   for (const auto* f : {&c.profile.dispatch, &c.profile.combine}) {
     if (f->bytes_per_row <= 0 || f->bytes_per_row % static_cast<std::int64_t>(kMoeCarrierBytes) != 0) {
-      throw InputError(fmt::format("workload '{}': rows of {} B are not a multiple of {} B, the unit the MoE harness "
-                                   "moves them in",
-                                   c.profile.name, f->bytes_per_row, kMoeCarrierBytes));
+      throw InputError(
+          fmt::format("workload '{}': rows of {} B are not a multiple of {} B, the unit the MoE harness "
+                      "moves them in",
+                      c.profile.name, f->bytes_per_row, kMoeCarrierBytes));
     }
   }
   c.routing = workload::routing_config(c.profile, num_ranks);
@@ -507,7 +511,9 @@ MoeOp moe_op_of(std::string_view collective) {
   }
 }
 
-MoeAlgo moe_algo_of(std::string_view algo) { return algo == "hierarchical" ? MoeAlgo::hierarchical : MoeAlgo::flat; }
+MoeAlgo moe_algo_of(std::string_view algo) {
+  return algo == "hierarchical" ? MoeAlgo::hierarchical : MoeAlgo::flat;
+}
 
 Placement moe_placement(const Placement& p, int num_ranks) {
   if (!p.domain_sizes.empty() && p.num_ranks() == num_ranks) return p;

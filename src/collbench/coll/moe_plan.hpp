@@ -59,14 +59,14 @@ const std::vector<std::string>& moe_param_keys();
 
 // The case's parameters, validated (InputError naming the key). Unset keys keep the profile's.
 struct MoeParams {
-  std::string workload = "deepseek-v3";           // profile name or file
-  std::optional<int> tokens;                      // tokens per rank (T)
-  std::string routing;                            // flow-YAML map of routing settings ("" = none)
-  std::optional<int> ep_size;                     // ranks per EP group
-  std::optional<std::string> imbalance;           // target max/mean receive load (sets sigma)
+  std::string workload = "deepseek-v3";  // profile name or file
+  std::optional<int> tokens;             // tokens per rank (T)
+  std::string routing;                   // flow-YAML map of routing settings ("" = none)
+  std::optional<int> ep_size;            // ranks per EP group
+  std::optional<std::string> imbalance;  // target max/mean receive load (sets sigma)
   std::optional<std::string> seed;
-  std::optional<workload::RowConvention> rows;    // copy | dedup
-  bool counts_timed = true;                       // counts_exchange: timed | untimed
+  std::optional<workload::RowConvention> rows;  // copy | dedup
+  bool counts_timed = true;                     // counts_exchange: timed | untimed
 };
 MoeParams parse_moe_params(const std::map<std::string, std::string>& params);
 
@@ -119,7 +119,7 @@ struct RowBlock {
 // relative to the region starts.
 struct ExchangeStage {
   enum class Level : std::uint8_t { comm, domain, cross } level = Level::comm;
-  bool send_from_recv = false;  // reads the recv buffer (a staging region) instead of send
+  bool send_from_recv = false;    // reads the recv buffer (a staging region) instead of send
   std::uint64_t send_region = 0;  // bytes from the start of the send (or recv) buffer
   std::uint64_t recv_region = 0;  // bytes from the start of the recv buffer
   std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
@@ -128,9 +128,9 @@ struct ExchangeStage {
 // The exchanges of one direction and the blocks they read and leave.
 struct ExchangePlan {
   std::vector<ExchangeStage> stages;
-  std::vector<RowBlock> send_blocks;    // what fill writes into the send buffer
-  std::vector<RowBlock> final_blocks;   // where the rows end up (recv buffer)
-  std::vector<RowBlock> staging_blocks; // hierarchical: the aggregated rows at the forwarder
+  std::vector<RowBlock> send_blocks;     // what fill writes into the send buffer
+  std::vector<RowBlock> final_blocks;    // where the rows end up (recv buffer)
+  std::vector<RowBlock> staging_blocks;  // hierarchical: the aggregated rows at the forwarder
 };
 
 // One rank's layout of a case.
@@ -139,12 +139,12 @@ struct MoeLayout {
   int num_ranks = 0;
   MoeOp op = MoeOp::dispatch;
   MoeAlgo algo = MoeAlgo::flat;
-  bool has_counts = false;               // dispatch and roundtrip exchange counts
-  std::uint64_t counts_bytes = 0;        // n x 8 at offset 0 of both buffers (when has_counts)
-  std::uint64_t send_bytes = 0;          // total send buffer bytes
-  std::uint64_t recv_bytes = 0;          // total recv buffer bytes
-  ExchangePlan dispatch;                 // empty for moe-combine
-  ExchangePlan combine;                  // empty for moe-dispatch
+  bool has_counts = false;         // dispatch and roundtrip exchange counts
+  std::uint64_t counts_bytes = 0;  // n x 8 at offset 0 of both buffers (when has_counts)
+  std::uint64_t send_bytes = 0;    // total send buffer bytes
+  std::uint64_t recv_bytes = 0;    // total recv buffer bytes
+  ExchangePlan dispatch;           // empty for moe-combine
+  ExchangePlan combine;            // empty for moe-dispatch
 };
 
 // The layout of rank `rank_idx` for a counts matrix (rows, [src][dst]) and row sizes. The
@@ -160,7 +160,7 @@ model::TrafficMatrix moe_traffic(const workload::CountsMatrix& counts, std::int6
 CollectiveId collective_id_of(MoeOp op);
 std::string_view to_string(MoeOp op);
 MoeOp moe_op_of(std::string_view collective);  // "moe-dispatch" -> dispatch, ...
-MoeAlgo moe_algo_of(std::string_view algo);      // hierarchical, else flat
+MoeAlgo moe_algo_of(std::string_view algo);    // hierarchical, else flat
 
 // The placement of the case's communicator: `p` when it describes n ranks, else one domain.
 Placement moe_placement(const Placement& p, int num_ranks);

@@ -4,14 +4,14 @@
 // moe.cpp alone.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "collbench/coll/moe_plan.hpp"
 #include "collbench/core/dtype.hpp"
@@ -60,10 +60,12 @@ class RowCodec {
     for (const bool combine : {false, true}) {
       const Codec& codec = combine ? combine_ : dispatch_;
       const Scales& scales = combine ? combine_scales_ : dispatch_scales_;
-      const std::size_t bytes = static_cast<std::size_t>(hidden_) * codec.size + static_cast<std::size_t>(scales.count) * scales.size;
+      const std::size_t bytes =
+          static_cast<std::size_t>(hidden_) * codec.size + static_cast<std::size_t>(scales.count) * scales.size;
       if (bytes != row_bytes(combine)) {
-        throw InputError(fmt::format("workload '{}': {} rows of {} B do not match {} values and {} scales", w.config.profile.name,
-                                     combine ? "combine" : "dispatch", row_bytes(combine), hidden_, scales.count));
+        throw InputError(fmt::format("workload '{}': {} rows of {} B do not match {} values and {} scales",
+                                     w.config.profile.name, combine ? "combine" : "dispatch", row_bytes(combine),
+                                     hidden_, scales.count));
       }
     }
   }
@@ -80,8 +82,7 @@ class RowCodec {
     const int src = routing.src_rank_idx;
     const auto& rule = w_.combine_rule;
     if (row.expert_idx >= 0) {
-      signature_values(workload::row_key(src, row.token_idx, row.expert_idx), hidden_, rule.max_value,
-                       values_.data());
+      signature_values(workload::row_key(src, row.token_idx, row.expert_idx), hidden_, rule.max_value, values_.data());
     } else {
       std::fill(values_.begin(), values_.end(), 0);
       const auto experts = routing.token_experts(row.token_idx);
@@ -90,7 +91,8 @@ class RowCodec {
         if (dests[j] != dst) continue;
         const int weight = workload::combine_weight(src, row.token_idx, experts[j], rule);
         signature_values(workload::row_key(src, row.token_idx, experts[j]), hidden_, rule.max_value, acc_.data());
-        for (int i = 0; i < hidden_; ++i) values_[static_cast<std::size_t>(i)] += weight * acc_[static_cast<std::size_t>(i)];
+        for (int i = 0; i < hidden_; ++i)
+          values_[static_cast<std::size_t>(i)] += weight * acc_[static_cast<std::size_t>(i)];
       }
     }
     encode(out, combine_, combine_scales_, values_.data());
@@ -127,7 +129,8 @@ class RowCodec {
     for (const auto e : routing.token_experts(token)) {
       const int weight = workload::combine_weight(src, token, e, w_.combine_rule);
       signature_values(workload::row_key(src, token, e), hidden_, w_.combine_rule.max_value, acc_.data());
-      for (int i = 0; i < hidden_; ++i) values_[static_cast<std::size_t>(i)] += weight * acc_[static_cast<std::size_t>(i)];
+      for (int i = 0; i < hidden_; ++i)
+        values_[static_cast<std::size_t>(i)] += weight * acc_[static_cast<std::size_t>(i)];
     }
     return values_;
   }
@@ -156,11 +159,12 @@ class RowCodec {
 
   void encode(unsigned char* out, const Codec& codec, const Scales& scales, const int* values) const {
     for (int i = 0; i < hidden_; ++i) {
-      std::memcpy(out + static_cast<std::size_t>(i) * codec.size, codec.bytes[static_cast<std::size_t>(values[i])].data(),
-                  codec.size);
+      std::memcpy(out + static_cast<std::size_t>(i) * codec.size,
+                  codec.bytes[static_cast<std::size_t>(values[i])].data(), codec.size);
     }
     unsigned char* tail = out + static_cast<std::size_t>(hidden_) * codec.size;
-    for (int i = 0; i < scales.count; ++i) std::memcpy(tail + static_cast<std::size_t>(i) * scales.size, scales.one.data(), scales.size);
+    for (int i = 0; i < scales.count; ++i)
+      std::memcpy(tail + static_cast<std::size_t>(i) * scales.size, scales.one.data(), scales.size);
   }
 
   const MoeWorkload& w_;

@@ -18,22 +18,28 @@ constexpr std::uint64_t mix(std::uint64_t x) {
 // Largest integer L such that every integer in [0, L] is exact in the dtype.
 std::int64_t exact_budget(Dtype dtype) {
   switch (dtype) {
-    case Dtype::float8e5m2: return 8;  // 2 mantissa bits: 9 is not representable
-    default: return dtype_info(dtype).exact_limit;
+    case Dtype::float8e5m2:
+      return 8;  // 2 mantissa bits: 9 is not representable
+    default:
+      return dtype_info(dtype).exact_limit;
   }
 }
 
 int contributor_cap(Dtype dtype) {
   switch (dtype) {
     case Dtype::float8e4m3:
-    case Dtype::float8e5m2: return 2;
-    case Dtype::bfloat16: return 8;
-    default: return 16;
+    case Dtype::float8e5m2:
+      return 2;
+    case Dtype::bfloat16:
+      return 8;
+    default:
+      return 16;
   }
 }
 
 int value_of(const ReducePattern& p, Redop redop, int rank, std::uint64_t elem_idx) {
-  if (redop == Redop::prod) return 1 + static_cast<int>(mix(elem_idx * 1315423911ULL + static_cast<std::uint64_t>(rank)) % 2);
+  if (redop == Redop::prod)
+    return 1 + static_cast<int>(mix(elem_idx * 1315423911ULL + static_cast<std::uint64_t>(rank)) % 2);
   return 1 + static_cast<int>(mix(elem_idx * 2654435761ULL + static_cast<std::uint64_t>(rank)) %
                               static_cast<std::uint64_t>(p.max_value));
 }
@@ -98,10 +104,13 @@ int move_value_limit(Dtype dtype) {
 }
 
 double move_value(Dtype dtype, int src, int dst, std::uint64_t elem_idx) {
-  const std::uint64_t h = mix(elem_idx ^ (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 20));
+  const std::uint64_t h =
+      mix(elem_idx ^ (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 20));
   return 1.0 + static_cast<double>(h % static_cast<std::uint64_t>(move_value_limit(dtype)));
 }
 
-double corrupted(double value) { return -(value + 1.0); }
+double corrupted(double value) {
+  return -(value + 1.0);
+}
 
 }  // namespace collbench::coll

@@ -20,9 +20,9 @@
 namespace collbench::coll {
 
 struct ReducePattern {
-  int contributors;   // k
-  int max_value;      // contributor values lie in [1, max_value]
-  double identity;    // what non-contributors hold
+  int contributors;  // k
+  int max_value;     // contributor values lie in [1, max_value]
+  double identity;   // what non-contributors hold
 };
 
 // The pattern for a reduction in a dtype on n ranks.

@@ -40,13 +40,16 @@ class ReduceScatter final : public Collective {
     return count_wrong_reduce(result, s.recv_elems, static_cast<std::uint64_t>(ctx.rank) * s.count, ctx);
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s, const CaseContext& ctx) const override {
+  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+              const CaseContext& ctx) const override {
     comm.reduce_scatter(send, recv, s.count, ctx.dtype, ctx.redop);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_reducescatter() { return std::make_unique<ReduceScatter>(); }
+std::unique_ptr<Collective> make_reducescatter() {
+  return std::make_unique<ReduceScatter>();
+}
 
 }  // namespace collbench::coll

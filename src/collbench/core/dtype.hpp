@@ -25,8 +25,12 @@ const DtypeInfo& dtype_info(Dtype dtype);
 const std::vector<DtypeInfo>& all_dtypes();
 std::vector<std::string> dtype_names();
 Dtype parse_dtype(std::string_view name);  // InputError naming the accepted names
-inline std::string_view to_string(Dtype d) { return dtype_info(d).name; }
-inline std::size_t dtype_size(Dtype d) { return dtype_info(d).size_bytes; }
+inline std::string_view to_string(Dtype d) {
+  return dtype_info(d).name;
+}
+inline std::size_t dtype_size(Dtype d) {
+  return dtype_info(d).size_bytes;
+}
 
 // Scalar load/store through the element's storage format (host memory).
 double load_element(const void* base, std::size_t index, Dtype dtype);

@@ -11,10 +11,10 @@ namespace collbench {
 
 enum class ExitCode : int {
   ok = 0,
-  check_failed = 1,   // wrong elements, gate regression, acceptance FAIL
-  bad_input = 2,      // bad flags, files, values
-  aborted = 3,        // watchdog timeout or aborted run
-  incomparable = 4,   // gate: nothing comparable
+  check_failed = 1,  // wrong elements, gate regression, acceptance FAIL
+  bad_input = 2,     // bad flags, files, values
+  aborted = 3,       // watchdog timeout or aborted run
+  incomparable = 4,  // gate: nothing comparable
 };
 
 class Error : public std::runtime_error {
@@ -48,7 +48,6 @@ std::string closest_match(std::string_view bad, const std::vector<std::string>& 
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 
 // "unknown <what> 'bad'; accepted: a, b, c (did you mean 'b'?)"
-std::string unknown_name_message(std::string_view what, std::string_view bad,
-                                 const std::vector<std::string>& valid);
+std::string unknown_name_message(std::string_view what, std::string_view bad, const std::vector<std::string>& valid);
 
 }  // namespace collbench

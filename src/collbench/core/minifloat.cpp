@@ -12,8 +12,8 @@ namespace {
 struct Format {
   int exp_bits;
   int man_bits;
-  bool has_inf;      // IEEE-style top exponent reserved for inf/NaN
-  std::uint32_t nan; // canonical NaN pattern (without sign)
+  bool has_inf;       // IEEE-style top exponent reserved for inf/NaN
+  std::uint32_t nan;  // canonical NaN pattern (without sign)
 };
 
 constexpr Format kFp16{5, 10, true, 0x7e00};
@@ -55,11 +55,13 @@ std::uint32_t encode(float value, const Format& f) {
     if (f.has_inf) {
       // Round-to-nearest: values below max + half ulp round to max.
       const double half_ulp = std::ldexp(0.5, top_exp - bias - f.man_bits);
-      if (!std::isinf(value) && a < max_finite + half_ulp) return sign | (static_cast<std::uint32_t>(top_exp) << f.man_bits) | top_man;
+      if (!std::isinf(value) && a < max_finite + half_ulp)
+        return sign | (static_cast<std::uint32_t>(top_exp) << f.man_bits) | top_man;
       return sign | (max_exp << f.man_bits);
     }
     const double half_ulp = std::ldexp(0.5, top_exp - bias - f.man_bits);
-    if (!std::isinf(value) && a < max_finite + half_ulp) return sign | (static_cast<std::uint32_t>(top_exp) << f.man_bits) | top_man;
+    if (!std::isinf(value) && a < max_finite + half_ulp)
+      return sign | (static_cast<std::uint32_t>(top_exp) << f.man_bits) | top_man;
     return sign | f.nan;
   }
   if (a == 0.0) return sign;
@@ -84,7 +86,9 @@ std::uint32_t encode(float value, const Format& f) {
 
 }  // namespace
 
-float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+float bf16_to_float(std::uint16_t bits) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
 
 std::uint16_t float_to_bf16(float value) {
   const auto u = std::bit_cast<std::uint32_t>(value);
@@ -93,11 +97,23 @@ std::uint16_t float_to_bf16(float value) {
   return static_cast<std::uint16_t>((u + rounding) >> 16);
 }
 
-float fp16_to_float(std::uint16_t bits) { return decode(bits, kFp16); }
-std::uint16_t float_to_fp16(float value) { return static_cast<std::uint16_t>(encode(value, kFp16)); }
-float fp8e4m3_to_float(std::uint8_t bits) { return decode(bits, kE4M3); }
-std::uint8_t float_to_fp8e4m3(float value) { return static_cast<std::uint8_t>(encode(value, kE4M3)); }
-float fp8e5m2_to_float(std::uint8_t bits) { return decode(bits, kE5M2); }
-std::uint8_t float_to_fp8e5m2(float value) { return static_cast<std::uint8_t>(encode(value, kE5M2)); }
+float fp16_to_float(std::uint16_t bits) {
+  return decode(bits, kFp16);
+}
+std::uint16_t float_to_fp16(float value) {
+  return static_cast<std::uint16_t>(encode(value, kFp16));
+}
+float fp8e4m3_to_float(std::uint8_t bits) {
+  return decode(bits, kE4M3);
+}
+std::uint8_t float_to_fp8e4m3(float value) {
+  return static_cast<std::uint8_t>(encode(value, kE4M3));
+}
+float fp8e5m2_to_float(std::uint8_t bits) {
+  return decode(bits, kE5M2);
+}
+std::uint8_t float_to_fp8e5m2(float value) {
+  return static_cast<std::uint8_t>(encode(value, kE5M2));
+}
 
 }  // namespace collbench

@@ -15,8 +15,12 @@ std::string parse_from(const std::vector<std::string>& valid, std::string_view n
 
 }  // namespace
 
-std::string_view to_string(Scope s) { return s == Scope::domain ? "domain" : "global"; }
-std::string_view to_string(Timing t) { return t == Timing::isolated ? "isolated" : "pipelined"; }
+std::string_view to_string(Scope s) {
+  return s == Scope::domain ? "domain" : "global";
+}
+std::string_view to_string(Timing t) {
+  return t == Timing::isolated ? "isolated" : "pipelined";
+}
 
 Scope parse_scope(std::string_view name) {
   return parse_from({"domain", "global"}, name, "scope") == "domain" ? Scope::domain : Scope::global;
@@ -24,7 +28,7 @@ Scope parse_scope(std::string_view name) {
 
 Timing parse_timing(std::string_view name) {
   return parse_from({"isolated", "pipelined"}, name, "timing mode") == "isolated" ? Timing::isolated
-                                                                                 : Timing::pipelined;
+                                                                                  : Timing::pipelined;
 }
 
 const std::vector<std::string>& backend_names() {
@@ -33,9 +37,8 @@ const std::vector<std::string>& backend_names() {
 }
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> kNames{"auto",    "ring",      "tree",        "nvls",
-                                               "nvlstree", "pat",      "collnet",     "symmetric",
-                                               "cb-multimem", "hierarchical", "flat"};
+  static const std::vector<std::string> kNames{"auto",    "ring",      "tree",        "nvls",         "nvlstree", "pat",
+                                               "collnet", "symmetric", "cb-multimem", "hierarchical", "flat"};
   return kNames;
 }
 
@@ -44,16 +47,23 @@ const std::vector<std::string>& buffer_kinds() {
   return kNames;
 }
 
-std::string parse_backend(std::string_view name) { return parse_from(backend_names(), name, "backend"); }
-std::string parse_algorithm(std::string_view name) { return parse_from(algorithm_names(), name, "algorithm (--algo)"); }
-std::string parse_buffer_kind(std::string_view name) { return parse_from(buffer_kinds(), name, "buffer kind"); }
+std::string parse_backend(std::string_view name) {
+  return parse_from(backend_names(), name, "backend");
+}
+std::string parse_algorithm(std::string_view name) {
+  return parse_from(algorithm_names(), name, "algorithm (--algo)");
+}
+std::string parse_buffer_kind(std::string_view name) {
+  return parse_from(buffer_kinds(), name, "buffer kind");
+}
 
 std::vector<std::string> split_list(std::string_view text, std::string_view what) {
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (item.empty()) {

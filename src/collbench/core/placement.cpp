@@ -1,20 +1,22 @@
 // Placement arithmetic.
 #include "collbench/core/placement.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <numeric>
 #include <string>
 #include <unordered_map>
 
-#include <fmt/format.h>
-
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
 
 namespace collbench {
 
-int Placement::num_ranks() const { return std::accumulate(domain_sizes.begin(), domain_sizes.end(), 0); }
+int Placement::num_ranks() const {
+  return std::accumulate(domain_sizes.begin(), domain_sizes.end(), 0);
+}
 
 int Placement::domain_of(int rank) const {
   if (!interleaved.empty()) return interleaved.at(static_cast<std::size_t>(rank));
@@ -30,9 +32,15 @@ int Placement::domain_offset(int domain) const {
   return std::accumulate(domain_sizes.begin(), domain_sizes.begin() + domain, 0);
 }
 
-int Placement::largest_domain() const { return *std::max_element(domain_sizes.begin(), domain_sizes.end()); }
-int Placement::smallest_domain() const { return *std::min_element(domain_sizes.begin(), domain_sizes.end()); }
-bool Placement::uniform() const { return largest_domain() == smallest_domain(); }
+int Placement::largest_domain() const {
+  return *std::max_element(domain_sizes.begin(), domain_sizes.end());
+}
+int Placement::smallest_domain() const {
+  return *std::min_element(domain_sizes.begin(), domain_sizes.end());
+}
+bool Placement::uniform() const {
+  return largest_domain() == smallest_domain();
+}
 
 Placement placement_from_ranks_per_domain(int num_ranks, int ranks_per_domain) {
   if (ranks_per_domain <= 0) {
@@ -40,7 +48,8 @@ Placement placement_from_ranks_per_domain(int num_ranks, int ranks_per_domain) {
   }
   Placement p;
   p.source = "ranks-per-domain";
-  for (int left = num_ranks; left > 0; left -= ranks_per_domain) p.domain_sizes.push_back(std::min(left, ranks_per_domain));
+  for (int left = num_ranks; left > 0; left -= ranks_per_domain)
+    p.domain_sizes.push_back(std::min(left, ranks_per_domain));
   if (p.domain_sizes.empty()) p.domain_sizes.push_back(0);
   return p;
 }
@@ -52,8 +61,8 @@ Placement placement_from_sizes(int num_ranks, const std::vector<int>& sizes) {
   }
   const int total = std::accumulate(sizes.begin(), sizes.end(), 0);
   if (total != num_ranks) {
-    throw InputError(fmt::format("--domain-sizes {} sums to {} ranks but the run has {} ranks",
-                                 fmt::join(sizes, ","), total, num_ranks));
+    throw InputError(fmt::format("--domain-sizes {} sums to {} ranks but the run has {} ranks", fmt::join(sizes, ","),
+                                 total, num_ranks));
   }
   Placement p;
   p.domain_sizes = sizes;
@@ -79,10 +88,10 @@ Placement placement_from_keys(const std::vector<std::string>& key_per_rank, bool
     const int d = it->second;
     if (d != domain_of_rank.back()) {
       if (!allow_interleaved) {
-        throw InputError(fmt::format(
-            "ranks are not rack-major: rank {} is in domain '{}' ({}) but ranks of that domain are not "
-            "contiguous; launch ranks domain by domain, or pass --allow-interleaved",
-            r, key, p.source));
+        throw InputError(
+            fmt::format("ranks are not rack-major: rank {} is in domain '{}' ({}) but ranks of that domain are not "
+                        "contiguous; launch ranks domain by domain, or pass --allow-interleaved",
+                        r, key, p.source));
       }
       contiguous = false;
     }
@@ -99,8 +108,8 @@ std::vector<int> parse_domain_sizes(const std::string& text) {
     int v = 0;
     const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
     if (res.ec != std::errc{} || res.ptr != item.data() + item.size() || v <= 0) {
-      throw InputError(fmt::format("--domain-sizes '{}': '{}' is not a positive integer (expected e.g. 72,72,72,40)",
-                                   text, item));
+      throw InputError(
+          fmt::format("--domain-sizes '{}': '{}' is not a positive integer (expected e.g. 72,72,72,40)", text, item));
     }
     sizes.push_back(v);
   }

@@ -31,8 +31,7 @@ Placement placement_from_sizes(int num_ranks, const std::vector<int>& sizes);
 
 // Groups ranks by a key per rank (host name, fabric clique). Ranks sharing a key must be
 // contiguous (rack-major) unless allow_interleaved; an InputError names the offending rank.
-Placement placement_from_keys(const std::vector<std::string>& key_per_rank, bool allow_interleaved,
-                              std::string source);
+Placement placement_from_keys(const std::vector<std::string>& key_per_rank, bool allow_interleaved, std::string source);
 
 // "72,72,72,40" -> {72,72,72,40}
 std::vector<int> parse_domain_sizes(const std::string& text);

@@ -17,10 +17,14 @@ std::vector<std::string> redop_names();
 // Combine two values under the reduction (host reference and MPI user ops).
 constexpr double apply_redop(Redop r, double a, double b) {
   switch (r) {
-    case Redop::sum: return a + b;
-    case Redop::prod: return a * b;
-    case Redop::min: return a < b ? a : b;
-    case Redop::max: return a > b ? a : b;
+    case Redop::sum:
+      return a + b;
+    case Redop::prod:
+      return a * b;
+    case Redop::min:
+      return a < b ? a : b;
+    case Redop::max:
+      return a > b ? a : b;
   }
   return a;
 }

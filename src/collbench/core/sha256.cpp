@@ -1,10 +1,10 @@
 // SHA-256 after FIPS 180-4 sections 4.1.2, 4.2.2, 5.1.1 and 6.2 (message schedule, 64 rounds).
 #include "collbench/core/sha256.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 namespace collbench {
 namespace {
@@ -19,7 +19,9 @@ constexpr std::array<std::uint32_t, 64> kRound{
     0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
-constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+constexpr std::uint32_t rotr(std::uint32_t x, int n) {
+  return (x >> n) | (x << (32 - n));
+}
 
 void compress(std::array<std::uint32_t, 8>& state, const unsigned char* block) {
   std::array<std::uint32_t, 64> w{};

@@ -1,14 +1,14 @@
 // Unit parsing. Every rejection names the text and the accepted forms.
 #include "collbench/core/units.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 
@@ -41,8 +41,7 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   const auto* end = number.data() + number.size();
   const auto res = std::from_chars(begin, end, value);
   if (number.empty() || res.ec != std::errc{} || res.ptr != end || !std::isfinite(value)) {
-    throw InputError(fmt::format("invalid {} '{}': expected a number with a unit, e.g. {}", what,
-                                 text, accepted));
+    throw InputError(fmt::format("invalid {} '{}': expected a number with a unit, e.g. {}", what, text, accepted));
   }
   return {value, trim(s.substr(i))};
 }
@@ -56,14 +55,24 @@ struct Suffix {
 
 std::uint64_t parse_bytes(std::string_view text) {
   static constexpr std::array<Suffix, 18> kSuffixes{{
-      {"", 1.0},           {"B", 1.0},
-      {"K", 1024.0},       {"KiB", 1024.0},       {"k", 1024.0},
-      {"M", 1048576.0},    {"MiB", 1048576.0},
-      {"G", 1073741824.0}, {"GiB", 1073741824.0},
-      {"T", 1099511627776.0}, {"TiB", 1099511627776.0},
-      {"kB", 1e3},         {"KB", 1e3},
-      {"MB", 1e6},         {"GB", 1e9},           {"TB", 1e12},
-      {"Ki", 1024.0},      {"Mi", 1048576.0},
+      {"", 1.0},
+      {"B", 1.0},
+      {"K", 1024.0},
+      {"KiB", 1024.0},
+      {"k", 1024.0},
+      {"M", 1048576.0},
+      {"MiB", 1048576.0},
+      {"G", 1073741824.0},
+      {"GiB", 1073741824.0},
+      {"T", 1099511627776.0},
+      {"TiB", 1099511627776.0},
+      {"kB", 1e3},
+      {"KB", 1e3},
+      {"MB", 1e6},
+      {"GB", 1e9},
+      {"TB", 1e12},
+      {"Ki", 1024.0},
+      {"Mi", 1048576.0},
   }};
   constexpr std::string_view kAccepted =
       "8, 4K, 128MiB, 1G, 1.5GB (K/M/G/T and KiB/MiB/GiB/TiB = 1024^n; kB/KB/MB/GB/TB = 1000^n)";
@@ -73,8 +82,7 @@ std::uint64_t parse_bytes(std::string_view text) {
     if (s.name == suffix) found = &s;
   }
   if (found == nullptr) {
-    throw InputError(fmt::format("invalid size '{}': unknown unit '{}'; accepted: {}", text, suffix,
-                                 kAccepted));
+    throw InputError(fmt::format("invalid size '{}': unknown unit '{}'; accepted: {}", text, suffix, kAccepted));
   }
   if (value < 0.0) {
     throw InputError(fmt::format("invalid size '{}': sizes must not be negative", text));
@@ -124,10 +132,10 @@ Rate parse_rate(std::string_view text) {
              dir_word == "per_direction") {
     rate.direction = Direction::per_direction;
   } else {
-    throw InputError(fmt::format(
-        "invalid rate '{}': unknown direction '{}'; accepted: bidirectional, bidir, duplex, "
-        "per-direction, unidirectional, each-way",
-        text, dir_word));
+    throw InputError(
+        fmt::format("invalid rate '{}': unknown direction '{}'; accepted: bidirectional, bidir, duplex, "
+                    "per-direction, unidirectional, each-way",
+                    text, dir_word));
   }
 
   // Unit: [prefix][i](B|b)(/s|ps)
@@ -175,14 +183,8 @@ double per_direction_bytes_per_s(const Rate& rate, Direction assume) {
 
 double parse_duration_s(std::string_view text) {
   constexpr std::string_view kAccepted = "2s, 500ms, 100us, 250ns, 1.5m, 1h (a bare number is seconds)";
-  static constexpr std::array<Suffix, 8> kSuffixes{{{"", 1.0},
-                                                    {"s", 1.0},
-                                                    {"ms", 1e-3},
-                                                    {"us", 1e-6},
-                                                    {"ns", 1e-9},
-                                                    {"m", 60.0},
-                                                    {"min", 60.0},
-                                                    {"h", 3600.0}}};
+  static constexpr std::array<Suffix, 8> kSuffixes{
+      {{"", 1.0}, {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"m", 60.0}, {"min", 60.0}, {"h", 3600.0}}};
   const auto [value, suffix] = split_number(text, "duration", kAccepted);
   for (const auto& s : kSuffixes) {
     if (s.name == suffix) {

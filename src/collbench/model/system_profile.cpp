@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "collbench/core/build_info.hpp"
-#include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/paths.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/yamlio/reader.hpp"
 
@@ -58,12 +58,12 @@ class Reader : public yamlio::Reader {
   }
 };
 
-const std::vector<std::string> kTopKeys{"name",       "description", "kind",   "scale_up",
-                                        "scale_out",  "in_switch",   "memory", "launch_latency",
-                                        "efficiency", "calibrated",  "sources", "compute", "ep_kernel"};
+const std::vector<std::string> kTopKeys{"name",      "description", "kind",           "scale_up",   "scale_out",
+                                        "in_switch", "memory",      "launch_latency", "efficiency", "calibrated",
+                                        "sources",   "compute",     "ep_kernel"};
 const std::vector<std::string> kScaleUpKeys{"domain_size", "bandwidth", "hop_latency"};
-const std::vector<std::string> kScaleOutKeys{"nics_per_gpu", "nic_bandwidth", "hop_latency", "fabric",
-                                             "oversubscription", "in_network_reduction"};
+const std::vector<std::string> kScaleOutKeys{"nics_per_gpu", "nic_bandwidth",    "hop_latency",
+                                             "fabric",       "oversubscription", "in_network_reduction"};
 const std::vector<std::string> kInNetworkKeys{"supported", "dtypes", "latency"};
 const std::vector<std::string> kInSwitchKeys{"supported", "dtypes", "latency", "tree_hop_latency", "reduction_cap"};
 const std::vector<std::string> kCapKeys{"busbw", "ranks"};
@@ -71,7 +71,7 @@ const std::vector<std::string> kMemoryKeys{"copy_bandwidth"};
 const std::vector<std::string> kEfficiencyKeys{"scale_up", "scale_out"};
 const std::vector<std::string> kEpKernelKeys{"sms", "per_sm_bandwidth", "per_peer_cost"};
 const std::vector<std::string> kComputeKeys{"peak_dense_bf16_tflops", "peak_dense_fp8_tflops", "gemm_efficiency",
-                                           "attention_efficiency"};
+                                            "attention_efficiency"};
 const std::vector<std::string> kCalibratedKeys{"date", "host", "ranks", "repetitions", "margin"};
 const std::vector<std::string> kKinds{"gpu", "cpu"};
 const std::vector<std::string> kFabrics{"rail-optimized", "fat-tree", "dragonfly", "torus", "shared-memory", "none"};
@@ -225,7 +225,9 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-std::vector<std::string> candidate_dirs() { return profile_search_dirs(); }
+std::vector<std::string> candidate_dirs() {
+  return profile_search_dirs();
+}
 
 bool looks_like_path(const std::string& s) {
   const auto ends_with = [&](std::string_view suffix) {

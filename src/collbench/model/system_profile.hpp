@@ -85,8 +85,8 @@ struct Efficiency {
 // Compute figures for `collbench step` (docs/step.md): dense peaks per GPU (no sparsity) and
 // the achievable fractions of them (calibration knobs, never physics).
 struct Compute {
-  double peak_bf16_flops = 0.0;  // FLOP/s per GPU, dense BF16 tensor cores
-  double peak_fp8_flops = 0.0;   // FLOP/s per GPU, dense FP8 tensor cores
+  double peak_bf16_flops = 0.0;       // FLOP/s per GPU, dense BF16 tensor cores
+  double peak_fp8_flops = 0.0;        // FLOP/s per GPU, dense FP8 tensor cores
   double gemm_efficiency = 0.0;       // achieved / peak for the model's GEMMs
   double attention_efficiency = 0.0;  // achieved / peak BF16 for the attention core (QK^T, PV)
 };

@@ -35,7 +35,8 @@ class CpuGemm final : public ComputeLoad {
   [[nodiscard]] std::string device() const override { return "cpu"; }
   [[nodiscard]] std::uint64_t check() override {
     const auto expected = static_cast<float>(k_);
-    return static_cast<std::uint64_t>(std::count_if(c_.begin(), c_.end(), [expected](float v) { return v != expected; }));
+    return static_cast<std::uint64_t>(
+        std::count_if(c_.begin(), c_.end(), [expected](float v) { return v != expected; }));
   }
 
  private:
@@ -60,6 +61,8 @@ class CpuGemm final : public ComputeLoad {
 
 }  // namespace
 
-std::unique_ptr<ComputeLoad> make_cpu_gemm(const ComputeSpec& spec) { return std::make_unique<CpuGemm>(spec); }
+std::unique_ptr<ComputeLoad> make_cpu_gemm(const ComputeSpec& spec) {
+  return std::make_unique<CpuGemm>(spec);
+}
 
 }  // namespace collbench::overlap

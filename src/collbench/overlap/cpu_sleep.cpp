@@ -26,6 +26,8 @@ class CpuSleep final : public ComputeLoad {
 
 }  // namespace
 
-std::unique_ptr<ComputeLoad> make_cpu_sleep(const ComputeSpec& spec) { return std::make_unique<CpuSleep>(spec); }
+std::unique_ptr<ComputeLoad> make_cpu_sleep(const ComputeSpec& spec) {
+  return std::make_unique<CpuSleep>(spec);
+}
 
 }  // namespace collbench::overlap

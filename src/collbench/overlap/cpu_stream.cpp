@@ -13,7 +13,10 @@ namespace {
 class CpuStream final : public ComputeLoad {
  public:
   explicit CpuStream(const ComputeSpec& spec)
-      : bytes_(static_cast<std::size_t>(spec.bytes)), repeat_(spec.repeat), src_(bytes_), dst_(bytes_, 0),
+      : bytes_(static_cast<std::size_t>(spec.bytes)),
+        repeat_(spec.repeat),
+        src_(bytes_),
+        dst_(bytes_, 0),
         workers_(spec.threads) {
     for (std::size_t i = 0; i < bytes_; ++i) src_[i] = static_cast<unsigned char>(i * 131u + 7u);
   }
@@ -43,6 +46,8 @@ class CpuStream final : public ComputeLoad {
 
 }  // namespace
 
-std::unique_ptr<ComputeLoad> make_cpu_stream(const ComputeSpec& spec) { return std::make_unique<CpuStream>(spec); }
+std::unique_ptr<ComputeLoad> make_cpu_stream(const ComputeSpec& spec) {
+  return std::make_unique<CpuStream>(spec);
+}
 
 }  // namespace collbench::overlap

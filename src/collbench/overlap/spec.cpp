@@ -1,10 +1,10 @@
 // Compute load table, parsing and sizing (spec.hpp).
 #include "collbench/overlap/spec.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
@@ -84,7 +84,8 @@ ComputeSpec parse_compute_spec(std::string_view text, int num_ranks) {
       }
       const std::string key = item.substr(0, eq);
       if (std::find(info->keys.begin(), info->keys.end(), key) == info->keys.end()) {
-        throw InputError(fmt::format("--overlap {}: {}", s.text, unknown_name_message(s.load + " key", key, info->keys)));
+        throw InputError(
+            fmt::format("--overlap {}: {}", s.text, unknown_name_message(s.load + " key", key, info->keys)));
       }
       if (s.params.count(key) != 0) throw InputError(fmt::format("--overlap {}: key '{}' given twice", s.text, key));
       s.params[key] = item.substr(eq + 1);
@@ -102,9 +103,10 @@ ComputeSpec parse_compute_spec(std::string_view text, int num_ranks) {
       const auto profile = workload::load_workload_profile(*w);
       s.workload = profile.name;
       if (profile.expert_intermediate_size <= 0) {
-        throw InputError(fmt::format("--overlap {}: workload '{}' ({}) gives no model.expert_intermediate_size, so "
-                                     "it cannot size an expert GEMM; add it, or give m,n,k",
-                                     s.text, profile.name, profile.source));
+        throw InputError(
+            fmt::format("--overlap {}: workload '{}' ({}) gives no model.expert_intermediate_size, so "
+                        "it cannot size an expert GEMM; add it, or give m,n,k",
+                        s.text, profile.name, profile.source));
       }
       s.gemm.k = profile.hidden_size;
       s.gemm.n = profile.expert_intermediate_size;
@@ -114,8 +116,8 @@ ComputeSpec parse_compute_spec(std::string_view text, int num_ranks) {
       if (const auto* t = get("tokens_per_expert")) {
         s.gemm.m = parse_positive("tokens_per_expert", *t, kMaxDim);
       } else {
-        const std::int64_t tokens = get("tokens") ? parse_positive("tokens", *get("tokens"), kMaxDim)
-                                                  : profile.tokens_per_rank;
+        const std::int64_t tokens =
+            get("tokens") ? parse_positive("tokens", *get("tokens"), kMaxDim) : profile.tokens_per_rank;
         s.gemm.m = tokens_per_expert(tokens, std::max(num_ranks, 1), profile.top_k, profile.num_routed_experts);
       }
     } else if (get("tokens_per_expert") || get("tokens")) {
@@ -129,9 +131,10 @@ ComputeSpec parse_compute_spec(std::string_view text, int num_ranks) {
     // the GEMM's all-ones check exact; m, n bound the memory).
     for (const auto& [name, value] : {std::pair{"m", s.gemm.m}, std::pair{"n", s.gemm.n}, std::pair{"k", s.gemm.k}}) {
       if (value > kMaxDim) {
-        throw InputError(fmt::format("--overlap {}: the GEMM's {} = {} (from workload '{}') exceeds {}; give "
-                                     "tokens_per_expert=, tokens= or {}= explicitly",
-                                     s.text, name, value, s.workload, kMaxDim, name));
+        throw InputError(
+            fmt::format("--overlap {}: the GEMM's {} = {} (from workload '{}') exceeds {}; give "
+                        "tokens_per_expert=, tokens= or {}= explicitly",
+                        s.text, name, value, s.workload, kMaxDim, name));
       }
     }
   } else if (s.load == "stream") {
@@ -166,14 +169,16 @@ ComputeSpec chunk_spec(const ComputeSpec& spec, int chunks) {
   ComputeSpec c = spec;
   const auto up = [chunks](std::int64_t v) { return std::max<std::int64_t>(1, (v + chunks - 1) / chunks); };
   c.gemm.m = up(spec.gemm.m);
-  c.bytes = std::max<std::uint64_t>(64, (spec.bytes + static_cast<std::uint64_t>(chunks) - 1) / static_cast<std::uint64_t>(chunks));
+  c.bytes = std::max<std::uint64_t>(
+      64, (spec.bytes + static_cast<std::uint64_t>(chunks) - 1) / static_cast<std::uint64_t>(chunks));
   c.sleep_us = spec.sleep_us / chunks;
   return c;
 }
 
 std::string describe(const ComputeSpec& spec, std::string_view device) {
   const bool gpu = device == "gpu";
-  const std::string threads = gpu ? std::string() : fmt::format(", {} thread{}", spec.threads, spec.threads == 1 ? "" : "s");
+  const std::string threads =
+      gpu ? std::string() : fmt::format(", {} thread{}", spec.threads, spec.threads == 1 ? "" : "s");
   if (spec.load == "gemm") {
     return fmt::format("gemm {}x{}x{} {} ({:.3g} GFLOP){} x{}{}", spec.gemm.m, spec.gemm.n, spec.gemm.k,
                        gpu ? "bf16" : "fp32", spec.gemm.flops() / 1e9,

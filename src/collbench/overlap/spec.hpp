@@ -27,20 +27,22 @@ std::vector<std::string> compute_load_names();
 // k = hidden size, n = expert intermediate size (DeepSeek-V3: t x 7168 x 2048).
 struct GemmShape {
   std::int64_t m = 256, n = 256, k = 256;
-  [[nodiscard]] double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  [[nodiscard]] double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 
 struct ComputeSpec {
-  std::string text;  // as given ("gemm:workload=deepseek-v3,tokens_per_expert=256")
-  std::string load;  // a name of compute_loads()
+  std::string text;                           // as given ("gemm:workload=deepseek-v3,tokens_per_expert=256")
+  std::string load;                           // a name of compute_loads()
   std::map<std::string, std::string> params;  // as given
-  int threads = 1;   // CPU: worker threads beside the rank's MPI thread (GPU: unused)
-  int repeat = 1;    // the unit of work runs this many times per launch
-  GemmShape gemm;    // gemm
-  std::string workload;  // gemm: the workload profile that sized it, or empty
-  std::uint64_t bytes = 64ull << 20;  // stream: bytes copied per repeat (read + write = 2x traffic)
-  double sleep_us = 20000.0;          // sleep: each thread sleeps this long (leaves the cores to MPI)
+  int threads = 1;                            // CPU: worker threads beside the rank's MPI thread (GPU: unused)
+  int repeat = 1;                             // the unit of work runs this many times per launch
+  GemmShape gemm;                             // gemm
+  std::string workload;                       // gemm: the workload profile that sized it, or empty
+  std::uint64_t bytes = 64ull << 20;          // stream: bytes copied per repeat (read + write = 2x traffic)
+  double sleep_us = 20000.0;                  // sleep: each thread sleeps this long (leaves the cores to MPI)
 };
 
 // Parses `text` = NAME or NAME:key=value,key=value. `num_ranks` is the communicator size, the

@@ -1,10 +1,10 @@
 // Size series.
 #include "collbench/plan/case.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 

@@ -16,13 +16,13 @@ namespace collbench::plan {
 
 // When to stop timing a case (docs/design.md "Measurement rules").
 struct StopRule {
-  int warmup = 5;             // -w
+  int warmup = 5;  // -w
   int min_iters = 10;
-  int max_iters = 100000;     // -n N sets min_iters = max_iters = N
-  double min_time_s = 0.05;   // --min-time
-  double max_time_s = 2.0;    // --max-time
-  double max_noise = 0.01;    // --max-noise: relative 95% CI half-width of the median
-  int batch = 20;             // pipelined: operations per timed sample
+  int max_iters = 100000;    // -n N sets min_iters = max_iters = N
+  double min_time_s = 0.05;  // --min-time
+  double max_time_s = 2.0;   // --max-time
+  double max_noise = 0.01;   // --max-noise: relative 95% CI half-width of the median
+  int batch = 20;            // pipelined: operations per timed sample
 };
 
 struct Case {
@@ -35,10 +35,10 @@ struct Case {
   bool in_place = false;
   Timing timing = Timing::isolated;
   std::string buffers = "host";
-  int graph = 0;              // CUDA-graph replays (GPU backends); 0 = off
+  int graph = 0;  // CUDA-graph replays (GPU backends); 0 = off
   int root = 0;
-  bool check = true;          // -c: verify before timing
-  std::uint64_t bytes = 0;    // requested (rounded down per collective when run)
+  bool check = true;        // -c: verify before timing
+  std::uint64_t bytes = 0;  // requested (rounded down per collective when run)
   StopRule stop;
   // Collective-specific parameters (MoE workload, tokens, routing, ...), as given.
   std::map<std::string, std::string> params;

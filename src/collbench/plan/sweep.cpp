@@ -1,22 +1,22 @@
 // Sweep YAML loader. Messages name the file, line and key, and list the accepted values.
 #include "collbench/plan/sweep.hpp"
 
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
-
-#include "collbench/overlap/spec.hpp"
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/overlap/spec.hpp"
 
 namespace collbench::plan {
 namespace {
@@ -100,43 +100,66 @@ auto at(const std::string& where, F&& f) {
 
 // Applies one scalar setting to a Case.
 void apply(Case& c, const std::string& key, const std::string& value, const std::string& where) {
-  if (key == "collective") c.collective = value;
-  else if (key == "backend") c.backend = at(where, [&] { return parse_backend(value); });
-  else if (key == "dtype") c.dtype = at(where, [&] { return parse_dtype(value); });
-  else if (key == "redop") c.redop = at(where, [&] { return parse_redop(value); });
-  else if (key == "algo") c.algo = at(where, [&] { return parse_algorithm(value); });
-  else if (key == "scope") c.scope = at(where, [&] { return parse_scope(value); });
-  else if (key == "timing") c.timing = at(where, [&] { return parse_timing(value); });
-  else if (key == "buffers") c.buffers = at(where, [&] { return parse_buffer_kind(value); });
-  else if (key == "in_place") c.in_place = parse_bool(value, where);
-  else if (key == "check") c.check = parse_bool(value, where);
-  else if (key == "bytes") c.bytes = at(where, [&] { return parse_bytes(value); });
-  else if (key == "root") c.root = parse_int(value, where, 0);
-  else if (key == "graph") c.graph = parse_int(value, where, 0);
-  else if (key == "warmup") c.stop.warmup = parse_int(value, where, 0);
-  else if (key == "min_iters") c.stop.min_iters = parse_int(value, where, 1);
-  else if (key == "max_iters") c.stop.max_iters = parse_int(value, where, 1);
-  else if (key == "iters") c.stop.min_iters = c.stop.max_iters = parse_int(value, where, 1);
-  else if (key == "batch") c.stop.batch = parse_int(value, where, 1);
-  else if (key == "max_noise") c.stop.max_noise = parse_fraction(value, where);
-  else if (key == "min_time") c.stop.min_time_s = at(where, [&] { return parse_duration_s(value); });
-  else if (key == "max_time") c.stop.max_time_s = at(where, [&] { return parse_duration_s(value); });
-  else if (key == "overlap") c.overlap = at(where, [&] { return overlap::parse_compute_spec(value).text; });
-  else if (key == "overlap_chunks") c.overlap_chunks = parse_int(value, where, 1);
-  else c.params[key] = value;  // collective-specific (workload, tokens, ...): checked by the collective
+  if (key == "collective")
+    c.collective = value;
+  else if (key == "backend")
+    c.backend = at(where, [&] { return parse_backend(value); });
+  else if (key == "dtype")
+    c.dtype = at(where, [&] { return parse_dtype(value); });
+  else if (key == "redop")
+    c.redop = at(where, [&] { return parse_redop(value); });
+  else if (key == "algo")
+    c.algo = at(where, [&] { return parse_algorithm(value); });
+  else if (key == "scope")
+    c.scope = at(where, [&] { return parse_scope(value); });
+  else if (key == "timing")
+    c.timing = at(where, [&] { return parse_timing(value); });
+  else if (key == "buffers")
+    c.buffers = at(where, [&] { return parse_buffer_kind(value); });
+  else if (key == "in_place")
+    c.in_place = parse_bool(value, where);
+  else if (key == "check")
+    c.check = parse_bool(value, where);
+  else if (key == "bytes")
+    c.bytes = at(where, [&] { return parse_bytes(value); });
+  else if (key == "root")
+    c.root = parse_int(value, where, 0);
+  else if (key == "graph")
+    c.graph = parse_int(value, where, 0);
+  else if (key == "warmup")
+    c.stop.warmup = parse_int(value, where, 0);
+  else if (key == "min_iters")
+    c.stop.min_iters = parse_int(value, where, 1);
+  else if (key == "max_iters")
+    c.stop.max_iters = parse_int(value, where, 1);
+  else if (key == "iters")
+    c.stop.min_iters = c.stop.max_iters = parse_int(value, where, 1);
+  else if (key == "batch")
+    c.stop.batch = parse_int(value, where, 1);
+  else if (key == "max_noise")
+    c.stop.max_noise = parse_fraction(value, where);
+  else if (key == "min_time")
+    c.stop.min_time_s = at(where, [&] { return parse_duration_s(value); });
+  else if (key == "max_time")
+    c.stop.max_time_s = at(where, [&] { return parse_duration_s(value); });
+  else if (key == "overlap")
+    c.overlap = at(where, [&] { return overlap::parse_compute_spec(value).text; });
+  else if (key == "overlap_chunks")
+    c.overlap_chunks = parse_int(value, where, 1);
+  else
+    c.params[key] = value;  // collective-specific (workload, tokens, ...): checked by the collective
 }
 
 }  // namespace
 
 const std::vector<std::string>& sweep_case_keys() {
   static const std::vector<std::string> kKeys{
-      "collective", "bytes",     "backend",   "dtype",     "redop",    "algo",     "scope",
-      "timing",     "buffers",   "in_place",  "check",     "root",     "graph",    "warmup",
-      "min_iters",  "max_iters", "iters",     "batch",     "max_noise", "min_time", "max_time",
+      "collective", "bytes", "backend", "dtype", "redop", "algo", "scope", "timing", "buffers", "in_place", "check",
+      "root", "graph", "warmup", "min_iters", "max_iters", "iters", "batch", "max_noise", "min_time", "max_time",
       // overlap mode (docs/overlap.md)
-      "overlap",    "overlap_chunks",
+      "overlap", "overlap_chunks",
       // MoE harness parameters (profiles/workloads)
-      "workload",   "tokens",    "routing",   "ep_size",   "imbalance", "counts_exchange", "seed", "rows"};
+      "workload", "tokens", "routing", "ep_size", "imbalance", "counts_exchange", "seed", "rows"};
   return kKeys;
 }
 
@@ -169,8 +192,7 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
     for (const auto& kv : d) {
       const auto key = key_text(kv.first, ctx);
       const std::string where = ctx.where(kv.first, "defaults." + key);
-      if (key == "collective" || key == "bytes" ||
-          std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      if (key == "collective" || key == "bytes" || std::find(keys.begin(), keys.end(), key) == keys.end()) {
         std::vector<std::string> allowed;
         for (const auto& k : keys) {
           if (k != "collective" && k != "bytes") allowed.push_back(k);
@@ -216,16 +238,22 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
             const auto bk = key_text(b.first, ctx);
             const std::string bw = ctx.where(b.first, "bytes." + bk);
             const auto v = scalar(b.second, ctx, bk);
-            if (bk == "min") { min_b = at(bw, [&] { return parse_bytes(v); }); have_min = true; }
-            else if (bk == "max") { max_b = at(bw, [&] { return parse_bytes(v); }); have_max = true; }
-            else if (bk == "factor") {
+            if (bk == "min") {
+              min_b = at(bw, [&] { return parse_bytes(v); });
+              have_min = true;
+            } else if (bk == "max") {
+              max_b = at(bw, [&] { return parse_bytes(v); });
+              have_max = true;
+            } else if (bk == "factor") {
               const auto res = std::from_chars(v.data(), v.data() + v.size(), factor);
               if (v.empty() || res.ec != std::errc{} || res.ptr != v.data() + v.size() || !(factor > 1.0) ||
                   !std::isfinite(factor)) {
                 throw InputError(bw + ": '" + v + "' is not a number greater than 1, e.g. 2 or 4");
               }
-            } else if (bk == "step" || bk == "increment") inc = at(bw, [&] { return parse_bytes(v); });
-            else throw InputError(bw + ": " + unknown_name_message("bytes key", bk, {"min", "max", "factor", "step"}));
+            } else if (bk == "step" || bk == "increment")
+              inc = at(bw, [&] { return parse_bytes(v); });
+            else
+              throw InputError(bw + ": " + unknown_name_message("bytes key", bk, {"min", "max", "factor", "step"}));
           }
           if (!have_min || !have_max) throw InputError(where + ": a bytes range needs both 'min' and 'max'");
           sizes = at(where, [&] { return size_series(min_b, max_b, factor, inc); });
@@ -248,7 +276,8 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
       axes.push_back(std::move(alternatives));
     }
     if (!has_bytes && !entry["workload"]) {
-      throw InputError(ctx.where(entry, "cases") + ": case entry without 'bytes' (e.g. bytes: {min: 1K, max: 16M, factor: 4})");
+      throw InputError(ctx.where(entry, "cases") +
+                       ": case entry without 'bytes' (e.g. bytes: {min: 1K, max: 16M, factor: 4})");
     }
     // Cross product, first axis slowest (an odometer over the axes). Bounded, so that a typo
     // such as 'bytes: {min: 1, max: 1T, step: 1}' times a few lists cannot exhaust memory.
@@ -256,9 +285,9 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
     for (const auto& axis : axes) {
       expanded *= axis.size();
       if (expanded + sweep.cases.size() > kMaxCases) {
-        throw InputError(ctx.where(entry, "cases") +
-                         fmt::format(": the sweep expands to more than {} cases; split it or use fewer values",
-                                     kMaxCases));
+        throw InputError(
+            ctx.where(entry, "cases") +
+            fmt::format(": the sweep expands to more than {} cases; split it or use fewer values", kMaxCases));
       }
     }
     std::vector<std::size_t> idx(axes.size(), 0);

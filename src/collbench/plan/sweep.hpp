@@ -16,7 +16,7 @@ struct Sweep {
   std::string description;
   std::optional<std::string> system;  // profile name or file, for bounds
   std::vector<Case> cases;
-  std::string source;                 // file path, or "<command line>"
+  std::string source;  // file path, or "<command line>"
 };
 
 Sweep load_sweep_file(const std::string& path);

@@ -3,11 +3,10 @@
 // with a warning naming file and line). docs/interfaces.md sections 3 and 4.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/record/record.hpp"
 

@@ -1,13 +1,12 @@
 // nccl-tests -J JSON output (file versions 1 to 3): read into the same NcclTestsLog as a console
 // log, with the same rank-count, busbw and collective checks.
-#include "collbench/record/nccltests_import.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "collbench/core/error.hpp"
 #include "collbench/record/nccltests_detail.hpp"
+#include "collbench/record/nccltests_import.hpp"
 
 namespace collbench::record {
 namespace {

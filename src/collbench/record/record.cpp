@@ -2,6 +2,8 @@
 // not applicable), so readers and the JSON Schema can rely on it.
 #include "collbench/record/record.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -9,8 +11,6 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 
@@ -51,9 +51,17 @@ json opt(const std::optional<T>& v) {
 }
 
 json to_json(const TimeStats& t) {
-  return {{"p50", t.p50},   {"p5", t.p5},         {"p95", t.p95},          {"p99", t.p99},
-          {"min", t.min},   {"max", t.max},       {"mean", t.mean},        {"stdev", t.stdev},
-          {"cv", t.cv},     {"ci95_low", t.ci95_low}, {"ci95_high", t.ci95_high}};
+  return {{"p50", t.p50},
+          {"p5", t.p5},
+          {"p95", t.p95},
+          {"p99", t.p99},
+          {"min", t.min},
+          {"max", t.max},
+          {"mean", t.mean},
+          {"stdev", t.stdev},
+          {"cv", t.cv},
+          {"ci95_low", t.ci95_low},
+          {"ci95_high", t.ci95_high}};
 }
 
 // An integer of type T from a JSON value, range-checked: nlohmann's own conversion casts a
@@ -102,33 +110,38 @@ std::optional<T> get_opt(const json& j, const char* key) {
 json to_json(const RunHeader& h) {
   json hosts = json::array();
   for (const auto& x : h.hosts) {
-    hosts.push_back({{"rank", x.rank},          {"host", x.host},   {"pid", x.pid},
-                     {"gpu_name", opt(x.gpu_name)}, {"gpu_uuid", opt(x.gpu_uuid)},
-                     {"pci_bus_id", opt(x.pci_bus_id)}, {"nic", opt(x.nic)}});
+    hosts.push_back({{"rank", x.rank},
+                     {"host", x.host},
+                     {"pid", x.pid},
+                     {"gpu_name", opt(x.gpu_name)},
+                     {"gpu_uuid", opt(x.gpu_uuid)},
+                     {"pci_bus_id", opt(x.pci_bus_id)},
+                     {"nic", opt(x.nic)}});
   }
   json out = {{"kind", "run_header"},
-          {"schema", kSchema},
-          {"run_id", h.run_id},
-          {"started_at", h.started_at},
-          {"tool", {{"version", h.tool_version}, {"git_sha", h.git_sha}, {"backends_built", h.backends_built}}},
-          {"argv", h.argv},
-          {"config", h.config},
-          {"launcher", h.launcher},
-          {"mpi_library", opt(h.mpi_library)},
-          {"cuda_runtime", opt(h.cuda_runtime)},
-          {"cuda_driver", opt(h.cuda_driver)},
-          {"nccl_version", opt(h.nccl_version)},
-          {"hosts", hosts},
-          {"env", h.env},
-          {"system", h.system},
-          {"fault", opt(h.fault)}};
+              {"schema", kSchema},
+              {"run_id", h.run_id},
+              {"started_at", h.started_at},
+              {"tool", {{"version", h.tool_version}, {"git_sha", h.git_sha}, {"backends_built", h.backends_built}}},
+              {"argv", h.argv},
+              {"config", h.config},
+              {"launcher", h.launcher},
+              {"mpi_library", opt(h.mpi_library)},
+              {"cuda_runtime", opt(h.cuda_runtime)},
+              {"cuda_driver", opt(h.cuda_driver)},
+              {"nccl_version", opt(h.nccl_version)},
+              {"hosts", hosts},
+              {"env", h.env},
+              {"system", h.system},
+              {"fault", opt(h.fault)}};
   if (!h.simulated.is_null()) out["simulated"] = h.simulated;
   return out;
 }
 
 json to_json(const CaseRecord& r) {
   json per_rank = nullptr;
-  if (r.per_rank) per_rank = {{"mean_us", r.per_rank->mean_us}, {"max_us", r.per_rank->max_us}, {"wait_us", r.per_rank->wait_us}};
+  if (r.per_rank)
+    per_rank = {{"mean_us", r.per_rank->mean_us}, {"max_us", r.per_rank->max_us}, {"wait_us", r.per_rank->wait_us}};
   json by_rank = json::object();
   for (const auto& [rank, n] : r.wrong_by_rank) by_rank[std::to_string(rank)] = n;
   json model = nullptr;
@@ -226,13 +239,48 @@ RunHeader header_from_json(const json& j) {
 }
 
 CaseRecord case_from_json(const json& j) {
-  static const std::vector<std::string> kKnown{
-      "kind",      "schema",   "run_id",      "case_key",   "collective",  "redop",  "dtype",    "backend",
-      "algo_requested", "algo_used", "scope", "in_place",  "timing",      "buffers", "graph",   "bytes",
-      "count",     "bytes_per_rank_send", "bytes_per_rank_recv", "bytes_max_rank", "bytes_logical_total",
-      "num_ranks", "domain_sizes", "num_domains", "iterations", "warmup", "time_us", "samples_us",
-      "samples_dropped", "per_rank", "stop_reason", "algbw_gbps", "busbw_gbps", "checked", "wrong", "model",
-      "workload", "overlap", "status", "reason", "fault", "simulated"};
+  static const std::vector<std::string> kKnown{"kind",
+                                               "schema",
+                                               "run_id",
+                                               "case_key",
+                                               "collective",
+                                               "redop",
+                                               "dtype",
+                                               "backend",
+                                               "algo_requested",
+                                               "algo_used",
+                                               "scope",
+                                               "in_place",
+                                               "timing",
+                                               "buffers",
+                                               "graph",
+                                               "bytes",
+                                               "count",
+                                               "bytes_per_rank_send",
+                                               "bytes_per_rank_recv",
+                                               "bytes_max_rank",
+                                               "bytes_logical_total",
+                                               "num_ranks",
+                                               "domain_sizes",
+                                               "num_domains",
+                                               "iterations",
+                                               "warmup",
+                                               "time_us",
+                                               "samples_us",
+                                               "samples_dropped",
+                                               "per_rank",
+                                               "stop_reason",
+                                               "algbw_gbps",
+                                               "busbw_gbps",
+                                               "checked",
+                                               "wrong",
+                                               "model",
+                                               "workload",
+                                               "overlap",
+                                               "status",
+                                               "reason",
+                                               "fault",
+                                               "simulated"};
   CaseRecord r;
   r.run_id = get<std::string>(j, "run_id");
   r.case_key = get<std::string>(j, "case_key");

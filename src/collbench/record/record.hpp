@@ -5,12 +5,11 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "collbench/stats/summary.hpp"
 
@@ -116,7 +115,7 @@ std::string make_case_key(const CaseRecord& r, std::string_view size_label);
 
 nlohmann::json to_json(const RunHeader& h);
 nlohmann::json to_json(const CaseRecord& r);
-RunHeader header_from_json(const nlohmann::json& j);   // InputError on missing/invalid fields
+RunHeader header_from_json(const nlohmann::json& j);  // InputError on missing/invalid fields
 CaseRecord case_from_json(const nlohmann::json& j);
 
 }  // namespace collbench::record

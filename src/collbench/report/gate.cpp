@@ -109,8 +109,7 @@ std::string progress_of(const record::CaseRecord& r) {
 std::vector<std::string> incomparability(const record::CaseRecord& baseline,
                                          const std::optional<record::RunHeader>& baseline_header,
                                          const record::CaseRecord& current,
-                                         const std::optional<record::RunHeader>& current_header,
-                                         bool allow_simulated) {
+                                         const std::optional<record::RunHeader>& current_header, bool allow_simulated) {
   std::vector<std::string> why;
   for (const auto* side : {&baseline, &current}) {
     if (side->status != "ok") {
@@ -154,7 +153,9 @@ std::vector<std::string> incomparability(const record::CaseRecord& baseline,
 
 // ---- the relative test ---------------------------------------------------------------------
 
-std::string ratio_text(double r) { return fmt::format("x{:.3f}", r); }
+std::string ratio_text(double r) {
+  return fmt::format("x{:.3f}", r);
+}
 
 namespace {
 

@@ -1,7 +1,5 @@
 // The gate policy file (ci/perf-gate.yaml): strict parsing with messages that name file, key and
 // the accepted values.
-#include "collbench/report/gate.hpp"
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -9,6 +7,7 @@
 #include <cmath>
 
 #include "collbench/core/error.hpp"
+#include "collbench/report/gate.hpp"
 
 namespace collbench::report {
 

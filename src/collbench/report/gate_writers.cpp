@@ -1,7 +1,5 @@
 // Gate report writers (JSON, Markdown, JUnit XML, console table) and the Google Benchmark JSON
 // export of any results file. They only render.
-#include "collbench/report/gate.hpp"
-
 #include <fmt/format.h>
 
 #include <array>
@@ -11,6 +9,7 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/report/escape.hpp"
+#include "collbench/report/gate.hpp"
 #include "collbench/stats/compare.hpp"
 
 namespace collbench::report {

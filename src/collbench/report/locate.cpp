@@ -1,6 +1,5 @@
 // Locate analysis: skew, pairwise matrix, bisection decisions and the merged report.
 #include "collbench/report/locate.hpp"
-#include "collbench/report/locate_detail.hpp"
 
 #include <fmt/format.h>
 
@@ -13,6 +12,7 @@
 #include "collbench/core/pairing.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
+#include "collbench/report/locate_detail.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace collbench::report {
@@ -36,7 +36,9 @@ std::string locate_duration_text(double us) {
 
 namespace {
 
-std::string ms(double us) { return locate_duration_text(us); }
+std::string ms(double us) {
+  return locate_duration_text(us);
+}
 
 std::string rank_range(int first, int count) {
   if (count == 1) return fmt::format("rank {}", first);
@@ -539,9 +541,9 @@ void collect_suspects(LocateReport& report) {
       const std::string ha = host_of(l.a), hb = host_of(l.b);
       if (!ha.empty() || !hb.empty()) s.host = ha == hb ? ha : ha + " - " + hb;
       s.found_by = "pairwise";
-      s.evidence.push_back(fmt::format(
-          "pairwise: {:.3g} GB/s, {:.0f}% of {} ({} links); ranks {} and {} are fine on their other links", l.gbps,
-          100.0 * l.fraction_of_reference, pairwise_reference_text(p), p.links_measured, l.a, l.b));
+      s.evidence.push_back(
+          fmt::format("pairwise: {:.3g} GB/s, {:.0f}% of {} ({} links); ranks {} and {} are fine on their other links",
+                      l.gbps, 100.0 * l.fraction_of_reference, pairwise_reference_text(p), p.links_measured, l.a, l.b));
       report.suspects.push_back(std::move(s));
     }
   }

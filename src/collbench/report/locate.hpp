@@ -103,7 +103,9 @@ struct PairwiseRound {
 // 5.5 us for a 4 MiB NVLink exchange) is not charged to the link; a slow link slows both directions,
 // so both times, and a rank that arrives late because it is slow (injected delay) counts the delay
 // in its own time too.
-inline double pair_time_us(double a_us, double b_us) { return a_us < b_us ? a_us : b_us; }
+inline double pair_time_us(double a_us, double b_us) {
+  return a_us < b_us ? a_us : b_us;
+}
 
 // The round of a sendrecv record from its case_key ("...|bytes@round-robin-roundR|..."), or
 // nullopt when the record is not a round-robin round.
@@ -138,7 +140,7 @@ struct PairwiseReport {
   // links are judged (an NVLink pair and a NIC pair are not comparable). Absent with one domain, or
   // when either class has fewer than 3 links (then every link is judged against reference_gbps).
   std::optional<double> cross_reference_gbps;
-  double slow_fraction = 0.0;   // the options' threshold
+  double slow_fraction = 0.0;  // the options' threshold
   int links_measured = 0;
   std::vector<LinkSuspect> slow_links;             // every link below the threshold
   std::vector<PairwiseRankSuspect> ranks;          // ranks common to two or more slow links

@@ -24,8 +24,8 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
     const std::string place = r.in_place ? "in" : "out";
     if (!r.time_us) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | – | – | – | – | – | – | – | {}: {} |\n",
-                         r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), md_escape(algo), r.scope, place,
-                         r.num_ranks, domains_text(r.domain_sizes), r.status, md_escape(r.reason.value_or("")));
+                         r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), md_escape(algo), r.scope,
+                         place, r.num_ranks, domains_text(r.domain_sizes), r.status, md_escape(r.reason.value_or("")));
       continue;
     }
     const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
@@ -56,13 +56,14 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
           "{} chunks: ideal {} us, step/ideal {}", p.value("chunks", 0),
           number_text(p.contains("ideal_us") ? std::optional<double>(p["ideal_us"].get<double>()) : std::nullopt, 2),
           number_text(p.contains("step_over_ideal") && p["step_over_ideal"].is_number()
-                    ? std::optional<double>(p["step_over_ideal"].get<double>())
-                    : std::nullopt,
-                3));
+                          ? std::optional<double>(p["step_over_ideal"].get<double>())
+                          : std::nullopt,
+                      3));
     }
-    overlap_rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.bytes, md_escape(load),
-                                number_text(num("t_comm_us"), 2), number_text(num("t_compute_us"), 2), number_text(num("t_both_us"), 2),
-                                number_text(num("exposed_us"), 2), number_text(num("efficiency"), 3), md_escape(pipeline));
+    overlap_rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.bytes,
+                                md_escape(load), number_text(num("t_comm_us"), 2), number_text(num("t_compute_us"), 2),
+                                number_text(num("t_both_us"), 2), number_text(num("exposed_us"), 2),
+                                number_text(num("efficiency"), 3), md_escape(pipeline));
   }
   if (!overlap_rows.empty()) {
     out +=
@@ -163,7 +164,8 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
                        g.redop ? " · " + *g.redop : "");
     out += fmt::format("bytes per rank {}, timing {}, reference N0 = {}\n\n", g.bytes_per_rank, g.timing,
                        g.reference_ranks > 0 ? std::to_string(g.reference_ranks) : std::string("none"));
-    const auto simulated = std::count_if(g.measured.begin(), g.measured.end(), [](const auto& m) { return m.simulated; });
+    const auto simulated =
+        std::count_if(g.measured.begin(), g.measured.end(), [](const auto& m) { return m.simulated; });
     out += simulated == 0 ? "### Measured\n\n"
            : simulated == static_cast<std::ptrdiff_t>(g.measured.size())
                ? "### Simulated (SimGrid SMPI on a generated platform: simulated times, not measurements)\n\n"
@@ -204,8 +206,8 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
                                                    ? std::optional<double>(*m.exposed_us / *m.t_comm_us)
                                                    : std::nullopt;
         out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", m.num_ranks, number_text(m.t_comm_us, 2),
-                           number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2), number_text(m.exposed_us, 2), number_text(fraction, 3),
-                           number_text(m.overlap_efficiency, 3));
+                           number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2), number_text(m.exposed_us, 2),
+                           number_text(fraction, 3), number_text(m.overlap_efficiency, 3));
       }
       out += "\n";
     }

@@ -134,8 +134,8 @@ struct ProjectedPoint {
   std::optional<Interval> pi;                              // prediction interval of E(N)
   double pct_bound = 0;                                    // 100 x calibration efficiency
   std::optional<Interval> pct_bound_pi;
-  double extrapolation = 1.0;  // N / largest measured N
-  double widening = 1.0;       // k = 1 + log2(max(1, N / L))
+  double extrapolation = 1.0;          // N / largest measured N
+  double widening = 1.0;               // k = 1 + log2(max(1, N / L))
   bool extrapolation_warning = false;  // N > extrapolation_warn_factor x L: "model only", drawn dashed
   bool interval_clipped = false;       // the prediction interval was cut at the bound (a note says by how much)
   std::vector<std::string> notes;
@@ -146,7 +146,7 @@ struct WeakScalingGroup {
   std::optional<std::string> redop;
   bool in_place = false;
   std::uint64_t bytes_per_rank = 0;
-  std::string overlap;  // the compute load beside the collective (--overlap spec; chunks), or empty
+  std::string overlap;                    // the compute load beside the collective (--overlap spec; chunks), or empty
   int reference_ranks = 0;                // N0; 0 when no point has a positive metric
   std::vector<MeasuredPoint> measured;    // ascending N
   std::vector<ProjectedPoint> projected;  // ascending N

@@ -18,7 +18,6 @@ bool measured(const CaseRecord& r) {
 
 namespace {
 
-
 std::optional<std::string> header_system(const InputFile& f) {
   if (!f.header || !f.header->system.is_object()) return std::nullopt;
   const auto it = f.header->system.find("name");

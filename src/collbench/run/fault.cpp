@@ -1,11 +1,11 @@
 // COLLBENCH_FAULT parsing.
 #include "collbench/run/fault.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
@@ -71,18 +71,26 @@ FaultPlan FaultPlan::parse(const std::string& text) {
           throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}='{}' is not a whole number (0 to 1000000000)",
                                        item, key, value));
         }
-        if (key == "rank") f.rank = static_cast<int>(v);
-        else if (key == "case") f.case_index = static_cast<int>(v);
-        else if (key == "iter") f.iter = static_cast<int>(v);
-        else if (key == "us") f.us = v;
-        else if (key == "factor") f.factor = v;
-        else if (key == "a") f.a = static_cast<int>(v);
-        else if (key == "b") f.b = static_cast<int>(v);
+        if (key == "rank")
+          f.rank = static_cast<int>(v);
+        else if (key == "case")
+          f.case_index = static_cast<int>(v);
+        else if (key == "iter")
+          f.iter = static_cast<int>(v);
+        else if (key == "us")
+          f.us = v;
+        else if (key == "factor")
+          f.factor = v;
+        else if (key == "a")
+          f.a = static_cast<int>(v);
+        else if (key == "b")
+          f.b = static_cast<int>(v);
       }
     }
     const bool needs_rank = f.kind == "corrupt" || f.kind == "delay" || f.kind == "hang";
     if (needs_rank && !f.rank) throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs rank=R", item));
-    if (f.kind == "delay" && f.us <= 0) throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs us=U > 0", item));
+    if (f.kind == "delay" && f.us <= 0)
+      throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs us=U > 0", item));
     if ((f.kind == "slow" || f.kind == "slow-pair") && f.factor <= 0) {
       throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs factor=F > 0", item));
     }

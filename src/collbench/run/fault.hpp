@@ -10,13 +10,13 @@
 namespace collbench::run {
 
 struct FaultItem {
-  std::string kind;              // corrupt | delay | slow | slow-pair | hang
-  std::optional<int> rank;       // corrupt, delay, hang
+  std::string kind;         // corrupt | delay | slow | slow-pair | hang
+  std::optional<int> rank;  // corrupt, delay, hang
   std::optional<int> case_index;
   std::optional<int> iter;
-  double us = 0.0;               // delay
-  double factor = 1.0;           // slow, slow-pair
-  int a = -1, b = -1;            // slow-pair
+  double us = 0.0;      // delay
+  double factor = 1.0;  // slow, slow-pair
+  int a = -1, b = -1;   // slow-pair
 };
 
 class FaultPlan {

@@ -1,6 +1,7 @@
 // Verification and timing loop.
 #include "collbench/run/measure.hpp"
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -11,21 +12,21 @@
 #include <string>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/coll/moe_plan.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/coll/sendrecv.hpp"
 #include "collbench/core/error.hpp"
-#include "collbench/workload/profile.hpp"
 #include "collbench/stats/summary.hpp"
+#include "collbench/workload/profile.hpp"
 
 namespace collbench::run {
 namespace {
 
 // Injected delays: simulated time in a simulation build (a host sleep would not move it).
-void sleep_us(double us) { backend::sim::sleep_seconds(us * 1e-6); }
+void sleep_us(double us) {
+  backend::sim::sleep_seconds(us * 1e-6);
+}
 
 // World rank of `peer`, a rank of the measured communicator that holds this rank as `self`:
 // the world communicator for scope global, else this rank's domain (split in world-rank order).
@@ -179,8 +180,8 @@ plan::Case pipeline_chunk_case(const plan::Case& spec, int chunks) {
     c.params["tokens"] = std::to_string((tokens + chunks - 1) / chunks);
   } else {
     if (spec.bytes / static_cast<std::uint64_t>(chunks) == 0) {
-      throw InputError(fmt::format("--overlap-chunks {}: {} B cannot be split into {} chunks", chunks, spec.bytes,
-                                   chunks));
+      throw InputError(
+          fmt::format("--overlap-chunks {}: {} B cannot be split into {} chunks", chunks, spec.bytes, chunks));
     }
     c.bytes = spec.bytes / static_cast<std::uint64_t>(chunks);
   }
@@ -230,11 +231,11 @@ Measurement measure(const MeasureInput& in) {
       m.overlap->chunks = spec.overlap_chunks;
       m.overlap->stages = coll.num_stages();
       chunk_spec_case = pipeline_chunk_case(spec, spec.overlap_chunks);
-      chunk_shape = coll.shape_for(chunk_spec_case.bytes, case_context(chunk_spec_case, comm.rank(), comm.size(),
-                                                                       in.placement));
+      chunk_shape =
+          coll.shape_for(chunk_spec_case.bytes, case_context(chunk_spec_case, comm.rank(), comm.size(), in.placement));
       for (int c = 0; c < spec.overlap_chunks; ++c) {
-        chunk_buffers.push_back(allocate_and_fill(in, chunk_shape, case_context(chunk_spec_case, comm.rank(),
-                                                                                  comm.size(), in.placement)));
+        chunk_buffers.push_back(
+            allocate_and_fill(in, chunk_shape, case_context(chunk_spec_case, comm.rank(), comm.size(), in.placement)));
       }
     }
     compute = in.backend->make_compute(m.overlap->compute);
@@ -275,14 +276,15 @@ Measurement measure(const MeasureInput& in) {
   if (coll.id() == CollectiveId::sendrecv) {
     // slow-pair names world ranks; the peers are ranks of the measured communicator.
     const coll::SendRecvPeers peers = coll::sendrecv_peers(ctx);
-    pair_slow = std::max(
-        in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.send_to), in.case_index),
-        in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.recv_from), in.case_index));
+    pair_slow =
+        std::max(in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.send_to), in.case_index),
+                 in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.recv_from), in.case_index));
   }
   // Scope domain over several domains: each domain's per-iteration time (max over its ranks)
   // is kept as well, so every domain can be judged on its own (acceptance, bisection).
   const bool per_domain = spec.scope == Scope::domain && in.placement != nullptr && in.placement->num_domains() > 1;
-  if (per_domain && control.rank() == 0) m.domain_samples_us.assign(static_cast<std::size_t>(in.placement->num_domains()), {});
+  if (per_domain && control.rank() == 0)
+    m.domain_samples_us.assign(static_cast<std::size_t>(in.placement->num_domains()), {});
   std::vector<double> own_totals;  // this rank's per-iteration times, for its median
   std::vector<double> all_totals;  // per_domain: every rank's times of one round, on rank 0
 
@@ -328,7 +330,8 @@ Measurement measure(const MeasureInput& in) {
     control.max_to_root(local_total, round_max);
     own_totals.insert(own_totals.end(), local_total.begin(), local_total.end());
     if (per_domain) {
-      if (control.rank() == 0) all_totals.assign(static_cast<std::size_t>(round) * static_cast<std::size_t>(control.size()), 0.0);
+      if (control.rank() == 0)
+        all_totals.assign(static_cast<std::size_t>(round) * static_cast<std::size_t>(control.size()), 0.0);
       MPI_Gather(local_total.data(), round, MPI_DOUBLE, all_totals.data(), round, MPI_DOUBLE, 0, control.comm());
       if (control.rank() == 0) {
         for (int d = 0; d < in.placement->num_domains(); ++d) {

@@ -5,17 +5,16 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "collbench/backend/backend.hpp"
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
-#include "collbench/plan/case.hpp"
 #include "collbench/overlap/spec.hpp"
+#include "collbench/plan/case.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/overlap_measure.hpp"
 #include "collbench/run/session.hpp"
@@ -27,15 +26,15 @@ struct MeasureInput {
   const plan::Case* spec = nullptr;
   const coll::Collective* collective = nullptr;
   backend::Backend* backend = nullptr;
-  backend::Comm* comm = nullptr;   // the measured communicator (world or this rank's domain)
+  backend::Comm* comm = nullptr;  // the measured communicator (world or this rank's domain)
   const Control* control = nullptr;
   backend::Progress progress = backend::Progress::spin;
   const FaultPlan* faults = nullptr;
   int case_index = 0;
   int world_rank = 0;
   std::size_t max_samples_kept = 10000;
-  Watchdog* watchdog = nullptr;  // null: no watchdog
-  double timeout_s = 0.0;        // per collective or barrier
+  Watchdog* watchdog = nullptr;          // null: no watchdog
+  double timeout_s = 0.0;                // per collective or barrier
   const Placement* placement = nullptr;  // the run's placement (null: one domain)
 };
 
@@ -46,16 +45,16 @@ struct OverlapMeasurement {
   std::string device;            // cpu | gpu
   int chunks = 0;
   int stages = 1;
-  OverlapSamples samples;        // rank 0
+  OverlapSamples samples;                            // rank 0
   std::vector<std::uint64_t> compute_wrong_by_rank;  // rank 0
 };
 
 struct Measurement {
-  coll::Shape shape;                 // this rank's shape
+  coll::Shape shape;  // this rank's shape
   // rank 0 only:
-  std::vector<double> samples_us;    // per-iteration max over ranks (all of them)
+  std::vector<double> samples_us;  // per-iteration max over ranks (all of them)
   std::vector<double> rank_mean_us, rank_max_us, rank_wait_us;
-  std::vector<double> rank_p50_us;                 // each rank's median per-iteration time
+  std::vector<double> rank_p50_us;                     // each rank's median per-iteration time
   std::vector<std::vector<double>> domain_samples_us;  // scope domain, >1 domain: per domain, per iteration
   std::vector<std::uint64_t> wrong_by_rank;
   int iterations = 0;

@@ -146,11 +146,13 @@ nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& 
   for (auto w : o.compute_wrong_by_rank) compute_wrong += w;
   const auto& c = o.compute;
   const int units = std::max(o.chunks, 1) * c.repeat;  // load units per compute-alone sample
-  nlohmann::json load{{"spec", c.text},    {"name", c.load},       {"device", o.device},
-                      {"threads", o.device == "cpu" ? nlohmann::json(c.threads) : nlohmann::json(nullptr)},
-                      {"repeat", c.repeat}, {"description", overlap::describe(c, o.device)}};
+  nlohmann::json load{
+      {"spec", c.text},     {"name", c.load},
+      {"device", o.device}, {"threads", o.device == "cpu" ? nlohmann::json(c.threads) : nlohmann::json(nullptr)},
+      {"repeat", c.repeat}, {"description", overlap::describe(c, o.device)}};
   if (c.load == "gemm") {
-    load["gemm"] = {{"m", c.gemm.m}, {"n", c.gemm.n}, {"k", c.gemm.k}, {"dtype", o.device == "gpu" ? "bfloat16" : "float32"}};
+    load["gemm"] = {
+        {"m", c.gemm.m}, {"n", c.gemm.n}, {"k", c.gemm.k}, {"dtype", o.device == "gpu" ? "bfloat16" : "float32"}};
     if (!c.workload.empty()) load["workload"] = c.workload;
     load["gflops_alone"] = m.t_compute_us > 0 ? c.gemm.flops() * units / (m.t_compute_us * 1e3) : 0.0;
   } else if (c.load == "stream") {
@@ -159,19 +161,21 @@ nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& 
   } else if (c.load == "sleep") {
     load["sleep_us"] = c.sleep_us;
   }
-  nlohmann::json j{{"t_comm_us", m.t_comm_us},
-                   {"t_compute_us", m.t_compute_us},
-                   {"t_both_us", m.t_both_us},
-                   {"exposed_us", m.exposed_us},
-                   {"efficiency", m.efficiency ? nlohmann::json(*m.efficiency) : nlohmann::json(nullptr)},
-                   {"exposed_fraction", m.t_comm_us > 0 ? nlohmann::json(m.exposed_us / m.t_comm_us) : nlohmann::json(nullptr)},
-                   {"iterations", s.iterations},
-                   {"stop_reason", s.stop_reason},
-                   {"progress", progress},
-                   {"compute", load},
-                   {"compute_wrong", compute_wrong},
-                   {"time_us", {{"comm", stats_json(s.comm_us)}, {"compute", stats_json(s.compute_us)}, {"both", stats_json(s.both_us)}}},
-                   {"pipeline", nullptr}};
+  nlohmann::json j{
+      {"t_comm_us", m.t_comm_us},
+      {"t_compute_us", m.t_compute_us},
+      {"t_both_us", m.t_both_us},
+      {"exposed_us", m.exposed_us},
+      {"efficiency", m.efficiency ? nlohmann::json(*m.efficiency) : nlohmann::json(nullptr)},
+      {"exposed_fraction", m.t_comm_us > 0 ? nlohmann::json(m.exposed_us / m.t_comm_us) : nlohmann::json(nullptr)},
+      {"iterations", s.iterations},
+      {"stop_reason", s.stop_reason},
+      {"progress", progress},
+      {"compute", load},
+      {"compute_wrong", compute_wrong},
+      {"time_us",
+       {{"comm", stats_json(s.comm_us)}, {"compute", stats_json(s.compute_us)}, {"both", stats_json(s.both_us)}}},
+      {"pipeline", nullptr}};
   if (o.chunks > 0) {
     std::vector<double> stage_us;
     for (const auto& v : s.stage_us) stage_us.push_back(p50(v));
@@ -179,14 +183,15 @@ nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& 
     for (double t : stage_us) per_chunk.stage_us.push_back(t / o.chunks);
     per_chunk.compute_us = m.t_compute_us / o.chunks;
     const double ideal = overlap::ideal_step_us(m.t_comm_us, m.t_compute_us);
-    j["pipeline"] = {{"chunks", o.chunks},
-                     {"stages", o.stages},
-                     {"stage_us", stage_us},
-                     {"step_us", m.t_both_us},
-                     {"ideal_us", ideal},
-                     {"serial_us", m.t_comm_us + m.t_compute_us},
-                     {"schedule_us", overlap::schedule_time_us(overlap::pipeline_schedule(o.chunks, o.stages), per_chunk)},
-                     {"step_over_ideal", ideal > 0 ? nlohmann::json(m.t_both_us / ideal) : nlohmann::json(nullptr)}};
+    j["pipeline"] = {
+        {"chunks", o.chunks},
+        {"stages", o.stages},
+        {"stage_us", stage_us},
+        {"step_us", m.t_both_us},
+        {"ideal_us", ideal},
+        {"serial_us", m.t_comm_us + m.t_compute_us},
+        {"schedule_us", overlap::schedule_time_us(overlap::pipeline_schedule(o.chunks, o.stages), per_chunk)},
+        {"step_over_ideal", ideal > 0 ? nlohmann::json(m.t_both_us / ideal) : nlohmann::json(nullptr)}};
   }
   return j;
 }

@@ -16,15 +16,15 @@
 namespace collbench::run {
 
 struct RunnerOptions {
-  std::string progress = "auto";        // auto | spin | yield
+  std::string progress = "auto";  // auto | spin | yield
   PlacementOptions placement;
   std::optional<std::string> out_path;  // JSONL results file
   record::OpenMode out_mode = record::OpenMode::create;
-  std::string format = "table";         // console: table | jsonl | csv | none
+  std::string format = "table";  // console: table | jsonl | csv | none
   std::vector<std::string> argv;
   std::size_t max_samples_kept = 10000;
-  bool show_progress = true;            // progress line on stderr when it is a terminal
-  double timeout_s = 0.0;               // --timeout per collective/barrier; 0 = default_timeout_s(bytes)
+  bool show_progress = true;  // progress line on stderr when it is a terminal
+  double timeout_s = 0.0;     // --timeout per collective/barrier; 0 = default_timeout_s(bytes)
   bool watchdog = true;
 };
 

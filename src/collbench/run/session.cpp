@@ -1,6 +1,7 @@
 // MPI session, control channel and run provenance.
 #include "collbench/run/session.hpp"
 
+#include <fmt/format.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -14,8 +15,6 @@
 #include <random>
 #include <thread>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/mpi/mpi_types.hpp"
@@ -210,7 +209,8 @@ backend::Progress choose_progress(const std::string& mode, const ProcessInfo& in
   if (backend::sim::active()) {
     // SMPI charges simulated time for every MPI_Test of a yield loop (an 8-byte all-reduce read
     // 5.65 ms instead of 12 us): a simulation always spins (docs/simulation.md).
-    if (mode == "yield") throw InputError("--progress yield: a simulation (SimGrid SMPI) runs with --progress spin only");
+    if (mode == "yield")
+      throw InputError("--progress yield: a simulation (SimGrid SMPI) runs with --progress spin only");
     return backend::Progress::spin;
   }
   if (mode == "spin") return backend::Progress::spin;
@@ -243,10 +243,10 @@ std::map<std::string, std::string> relevant_env() {
   // The Slurm job and step shape (which nodes, how many tasks, which --mpi plugin, binding); not
   // every SLURM_* variable, most are per task or repeat these.
   static constexpr std::array<const char*, 16> kSlurm{
-      "SLURM_JOB_ID",         "SLURM_JOB_NAME",      "SLURM_JOB_NODELIST",    "SLURM_JOB_NUM_NODES",
-      "SLURM_CLUSTER_NAME",   "SLURM_STEP_ID",       "SLURM_STEP_NUM_TASKS",  "SLURM_STEP_TASKS_PER_NODE",
-      "SLURM_NTASKS",         "SLURM_MPI_TYPE",      "SLURM_CPUS_PER_TASK",   "SLURM_CPU_BIND",
-      "SLURM_DISTRIBUTION",   "SLURM_GPUS_PER_TASK", "SLURM_GPUS_PER_NODE",   "SLURM_TOPOLOGY_ADDR"};
+      "SLURM_JOB_ID",       "SLURM_JOB_NAME",      "SLURM_JOB_NODELIST",   "SLURM_JOB_NUM_NODES",
+      "SLURM_CLUSTER_NAME", "SLURM_STEP_ID",       "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE",
+      "SLURM_NTASKS",       "SLURM_MPI_TYPE",      "SLURM_CPUS_PER_TASK",  "SLURM_CPU_BIND",
+      "SLURM_DISTRIBUTION", "SLURM_GPUS_PER_TASK", "SLURM_GPUS_PER_NODE",  "SLURM_TOPOLOGY_ADDR"};
   std::map<std::string, std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string entry(*e);

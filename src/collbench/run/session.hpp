@@ -48,13 +48,13 @@ struct PlacementOptions {
 struct ProcessInfo {
   int rank = 0;
   int size = 1;
-  int local_rank = 0;       // rank among the ranks on this host
+  int local_rank = 0;  // rank among the ranks on this host
   int ranks_on_host = 1;
   int cores_available = 1;  // CPUs this process may run on
   // Per rank: on rank 0 always; on every rank outside a simulation (gather_hosts in session.cpp).
   std::vector<record::HostInfo> hosts;
-  std::vector<int> host_index;  // per rank, on every rank: hosts numbered in order of first appearance
-  std::string launcher = "singleton";   // run header's `launcher`, agreed by all ranks (detect_launcher)
+  std::vector<int> host_index;         // per rank, on every rank: hosts numbered in order of first appearance
+  std::string launcher = "singleton";  // run header's `launcher`, agreed by all ranks (detect_launcher)
 };
 
 // Control channel over a private duplicate of MPI_COMM_WORLD.

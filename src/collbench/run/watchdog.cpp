@@ -1,12 +1,12 @@
 // Watchdog thread and its report.
 #include "collbench/run/watchdog.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
-
-#include <fmt/format.h>
 
 #include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/backend/policy.hpp"
@@ -22,17 +22,23 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(100);
 
 std::string_view phase_text(Phase p) {
   switch (p) {
-    case Phase::idle: return "between cases";
-    case Phase::host: return "host work of the case";
-    case Phase::waiting: return "waiting inside the collective";
-    case Phase::fault: return "injected hang";
+    case Phase::idle:
+      return "between cases";
+    case Phase::host:
+      return "host work of the case";
+    case Phase::waiting:
+      return "waiting inside the collective";
+    case Phase::fault:
+      return "injected hang";
   }
   return "?";
 }
 
 }  // namespace
 
-double default_timeout_s(std::uint64_t bytes) { return 300.0 + static_cast<double>(bytes) / 1e8; }
+double default_timeout_s(std::uint64_t bytes) {
+  return 300.0 + static_cast<double>(bytes) / 1e8;
+}
 
 std::vector<int> ranks_not_arrived(const std::vector<RankPosition>& positions) {
   std::pair<int, int> front{-1, -1};
@@ -79,8 +85,9 @@ Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   if (backend::sim::active()) {  // the reason is recorded in the run header's `simulated.watchdog`
-    if (rank_ == 0) std::fprintf(stderr, "collbench: note: simulation: the watchdog is off (%s)\n",
-                                 backend::sim::info()->watchdog.c_str());
+    if (rank_ == 0)
+      std::fprintf(stderr, "collbench: note: simulation: the watchdog is off (%s)\n",
+                   backend::sim::info()->watchdog.c_str());
     return;
   }
   enabled_ = provided == MPI_THREAD_MULTIPLE;

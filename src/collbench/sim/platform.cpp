@@ -1,12 +1,12 @@
 // SimGrid platform generation from a system profile; see platform.hpp for the model.
 #include "collbench/sim/platform.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 
@@ -35,9 +35,10 @@ std::vector<int> domain_sizes_for(int gpus, int per_domain) {
 void check_spec(const model::SystemProfile& p, const PlatformSpec& spec, int per_domain) {
   if (spec.gpus < 2) throw InputError(fmt::format("--gpus {}: a simulated platform needs at least 2 GPUs", spec.gpus));
   if (per_domain < 1) {
-    throw InputError(fmt::format("system '{}' fixes no scale-up domain size (scale_up.domain_size); pass "
-                                 "--ranks-per-domain",
-                                 p.name));
+    throw InputError(
+        fmt::format("system '{}' fixes no scale-up domain size (scale_up.domain_size); pass "
+                    "--ranks-per-domain",
+                    p.name));
   }
   if (p.scale_up.domain_size > 0 && per_domain > p.scale_up.domain_size) {
     throw InputError(
@@ -45,9 +46,10 @@ void check_spec(const model::SystemProfile& p, const PlatformSpec& spec, int per
                     p.name, p.scale_up.domain_size, p.scale_up.domain_size));
   }
   if (p.scale_up.bytes_per_s <= 0 || p.scale_out.nic_bytes_per_s <= 0 || p.scale_out.nics_per_gpu < 1) {
-    throw InputError(fmt::format("system '{}' lacks scale_up.bandwidth or scale_out.nic_bandwidth/nics_per_gpu, which "
-                                 "a simulated platform needs",
-                                 p.name));
+    throw InputError(
+        fmt::format("system '{}' lacks scale_up.bandwidth or scale_out.nic_bandwidth/nics_per_gpu, which "
+                    "a simulated platform needs",
+                    p.name));
   }
 }
 
@@ -108,9 +110,10 @@ void append_domain(std::string& xml, const std::vector<LinkSpec>& links, int d, 
 
 std::string render_xml(const Platform& pl, const model::SystemProfile& p) {
   std::string xml = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n";
-  xml += fmt::format("<!-- collbench simulate platform: system {} ({}), {} GPUs, {} per domain, {} domain(s).\n"
-                     "     Generated from the profile; see docs/simulation.md for what is and is not modelled. -->\n",
-                     p.name, p.digest, pl.gpus, pl.ranks_per_domain, pl.domain_sizes.size());
+  xml += fmt::format(
+      "<!-- collbench simulate platform: system {} ({}), {} GPUs, {} per domain, {} domain(s).\n"
+      "     Generated from the profile; see docs/simulation.md for what is and is not modelled. -->\n",
+      p.name, p.digest, pl.gpus, pl.ranks_per_domain, pl.domain_sizes.size());
   xml += "<platform version=\"4.1\">\n<zone id=\"fabric\" routing=\"Full\">\n";
   int first = 0;
   for (std::size_t d = 0; d < pl.domain_sizes.size(); ++d) {
@@ -122,10 +125,11 @@ std::string render_xml(const Platform& pl, const model::SystemProfile& p) {
   for (std::size_t a = 0; a < pl.domain_sizes.size(); ++a) {
     for (std::size_t b = 0; b < pl.domain_sizes.size(); ++b) {
       if (a == b) continue;
-      xml += fmt::format("  <zoneRoute src=\"domain-{0}\" dst=\"domain-{1}\" gw_src=\"domain-{0}-gw\" "
-                         "gw_dst=\"domain-{1}-gw\" symmetrical=\"NO\"><link_ctn id=\"uplink-{0}\" direction=\"UP\"/>"
-                         "<link_ctn id=\"uplink-{1}\" direction=\"DOWN\"/></zoneRoute>\n",
-                         a, b);
+      xml += fmt::format(
+          "  <zoneRoute src=\"domain-{0}\" dst=\"domain-{1}\" gw_src=\"domain-{0}-gw\" "
+          "gw_dst=\"domain-{1}-gw\" symmetrical=\"NO\"><link_ctn id=\"uplink-{0}\" direction=\"UP\"/>"
+          "<link_ctn id=\"uplink-{1}\" direction=\"DOWN\"/></zoneRoute>\n",
+          a, b);
     }
   }
   xml += "</zone>\n</platform>\n";
@@ -134,16 +138,21 @@ std::string render_xml(const Platform& pl, const model::SystemProfile& p) {
 
 }  // namespace
 
-std::string simgrid_bandwidth(double bytes_per_s) { return fmt::format("{:.0f}Bps", std::round(bytes_per_s)); }
+std::string simgrid_bandwidth(double bytes_per_s) {
+  return fmt::format("{:.0f}Bps", std::round(bytes_per_s));
+}
 
-std::string simgrid_latency(double seconds) { return fmt::format("{:.6g}us", seconds * 1e6); }
+std::string simgrid_latency(double seconds) {
+  return fmt::format("{:.6g}us", seconds * 1e6);
+}
 
 std::pair<std::string, double> parse_degrade(const std::string& text) {
   const auto eq = text.find('=');
   const auto bad = [&](std::string_view why) {
-    return InputError(fmt::format("--degrade '{}': {}; expected LINK=FACTOR, e.g. nic-17=0.25 (LINK: nvl-G, nic-G or "
-                                  "uplink-D; FACTOR in (0, 1])",
-                                  text, why));
+    return InputError(
+        fmt::format("--degrade '{}': {}; expected LINK=FACTOR, e.g. nic-17=0.25 (LINK: nvl-G, nic-G or "
+                    "uplink-D; FACTOR in (0, 1])",
+                    text, why));
   };
   if (eq == std::string::npos || eq == 0) throw bad("no LINK=FACTOR");
   double factor = 0;

@@ -36,13 +36,13 @@ struct LinkSpec {
 };
 
 struct Platform {
-  std::string system;                // profile name
+  std::string system;  // profile name
   int gpus = 0;
   int ranks_per_domain = 0;
-  std::vector<int> domain_sizes;     // rank-major; the last may be partial
-  std::vector<LinkSpec> links;       // every link, in declaration order, degradation applied
-  std::string xml;                   // SimGrid platform (version 4.1)
-  std::string hostfile;              // one host per line: rank r runs on gpu-r
+  std::vector<int> domain_sizes;  // rank-major; the last may be partial
+  std::vector<LinkSpec> links;    // every link, in declaration order, degradation applied
+  std::string xml;                // SimGrid platform (version 4.1)
+  std::string hostfile;           // one host per line: rank r runs on gpu-r
 };
 
 // Builds the platform. InputError (exit 2) for a rank count the profile cannot place, a profile

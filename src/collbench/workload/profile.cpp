@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "collbench/core/build_info.hpp"
-#include "collbench/core/paths.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/paths.hpp"
 #include "collbench/core/units.hpp"
 
 namespace collbench::workload {
@@ -181,11 +181,23 @@ struct Reader {
 
 const std::vector<std::string> kTopKeys{"name",    "description", "model",           "dispatch",
                                         "combine", "rows",        "tokens_per_rank", "routing"};
-const std::vector<std::string> kModelKeys{"hidden_size",       "num_routed_experts", "num_shared_experts", "top_k",
-                                          "num_expert_groups", "num_layers",         "num_moe_layers",
-                                          "expert_intermediate_size", "dense_intermediate_size",
-                                          "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                                          "qk_rope_head_dim", "v_head_dim", "vocab_size", "sequence_length"};
+const std::vector<std::string> kModelKeys{"hidden_size",
+                                          "num_routed_experts",
+                                          "num_shared_experts",
+                                          "top_k",
+                                          "num_expert_groups",
+                                          "num_layers",
+                                          "num_moe_layers",
+                                          "expert_intermediate_size",
+                                          "dense_intermediate_size",
+                                          "num_attention_heads",
+                                          "q_lora_rank",
+                                          "kv_lora_rank",
+                                          "qk_nope_head_dim",
+                                          "qk_rope_head_dim",
+                                          "v_head_dim",
+                                          "vocab_size",
+                                          "sequence_length"};
 const std::vector<std::string> kFormatKeys{"dtype", "scale_block", "scale_dtype", "bytes_per_row"};
 
 constexpr std::int64_t kMaxCount = 1 << 24;  // sanity bound for sizes and counts in a profile
@@ -453,7 +465,9 @@ WorkloadProfile parse_workload_profile(const std::string& yaml_text, const std::
   return parse_profile(yaml_text, source, "");
 }
 
-std::vector<std::string> workload_profile_search_dirs() { return collbench::profile_search_dirs(); }
+std::vector<std::string> workload_profile_search_dirs() {
+  return collbench::profile_search_dirs();
+}
 
 std::vector<std::string> list_workload_profiles() {
   std::set<std::string> names;

@@ -49,7 +49,8 @@ void Reader::check_map(const YAML::Node& node, const std::string& path, const st
 YAML::Node Reader::required(const YAML::Node& map, const std::string& path, const std::string& key) const {
   YAML::Node value = map[key];
   if (!value.IsDefined()) {
-    fail(map.Mark(), join_path(path, key), fmt::format("missing required key{}", path.empty() ? "" : " in '" + path + "'"));
+    fail(map.Mark(), join_path(path, key),
+         fmt::format("missing required key{}", path.empty() ? "" : " in '" + path + "'"));
   }
   if (value.IsNull()) fail(value.Mark(), join_path(path, key), "has no value");
   return value;
@@ -124,9 +125,11 @@ bool Reader::boolean(const YAML::Node& node, const std::string& key) const {
   fail(node.Mark(), key, fmt::format("expected true or false, got '{}'", s));
 }
 
-std::string Reader::one_of(const YAML::Node& node, const std::string& key, const std::vector<std::string>& valid) const {
+std::string Reader::one_of(const YAML::Node& node, const std::string& key,
+                           const std::vector<std::string>& valid) const {
   const std::string s = scalar(node, key, "a name");
-  if (std::find(valid.begin(), valid.end(), s) == valid.end()) fail(node.Mark(), key, unknown_name_message("value", s, valid));
+  if (std::find(valid.begin(), valid.end(), s) == valid.end())
+    fail(node.Mark(), key, unknown_name_message("value", s, valid));
   return s;
 }
 

@@ -1,6 +1,7 @@
 // MPI backend implementation.
 #include "collbench/backend/mpi/mpi_backend.hpp"
 
+#include <fmt/format.h>
 #include <sched.h>
 
 #include <climits>
@@ -8,8 +9,6 @@
 #include <cstring>
 #include <memory>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/mpi/mpi_types.hpp"
@@ -93,9 +92,9 @@ namespace {
 
 int to_int_count(std::size_t count) {
   if (count > static_cast<std::size_t>(INT_MAX)) {
-    throw InputError(fmt::format(
-        "message of {} elements exceeds MPI's int count limit ({}); use a smaller size or a wider dtype", count,
-        INT_MAX));
+    throw InputError(
+        fmt::format("message of {} elements exceeds MPI's int count limit ({}); use a smaller size or a wider dtype",
+                    count, INT_MAX));
   }
   return static_cast<int>(count);
 }
@@ -162,8 +161,7 @@ class MpiComm final : public Comm {
       return;
     }
     MPI_Request req;
-    CB_CHECK_MPI(
-        MPI_Ireduce_scatter_block(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get(), &req));
+    CB_CHECK_MPI(MPI_Ireduce_scatter_block(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get(), &req));
     finish(req);
   }
 
@@ -219,8 +217,7 @@ class MpiComm final : public Comm {
       for (auto* v : {&sc, &sd, &rc, &rd}) group_->keep_alive.push_back(std::move(*v));
     }
     MPI_Request req;
-    CB_CHECK_MPI(
-        MPI_Ialltoallv(send, arrays[0], arrays[1], dt, recv, arrays[2], arrays[3], dt, comm_.get(), &req));
+    CB_CHECK_MPI(MPI_Ialltoallv(send, arrays[0], arrays[1], dt, recv, arrays[2], arrays[3], dt, comm_.get(), &req));
     finish(req);
   }
 
@@ -242,8 +239,8 @@ class MpiComm final : public Comm {
     const MPI_Datatype dt = mpi_datatype(dtype);
     constexpr int kTag = 7301;
     if (blocking()) {
-      CB_CHECK_MPI(MPI_Sendrecv(send, n, dt, send_peer, kTag, recv, n, dt, recv_peer, kTag, comm_.get(),
-                                MPI_STATUS_IGNORE));
+      CB_CHECK_MPI(
+          MPI_Sendrecv(send, n, dt, send_peer, kTag, recv, n, dt, recv_peer, kTag, comm_.get(), MPI_STATUS_IGNORE));
       return;
     }
     MPI_Request reqs[2];

@@ -14,8 +14,8 @@ namespace collbench::backend {
 
 }  // namespace collbench::backend
 
-#define CB_CHECK_MPI(call)                                                          \
-  do {                                                                              \
-    const int cb_mpi_rc_ = (call);                                                  \
+#define CB_CHECK_MPI(call)                                                                                       \
+  do {                                                                                                           \
+    const int cb_mpi_rc_ = (call);                                                                               \
     if (cb_mpi_rc_ != MPI_SUCCESS) ::collbench::backend::throw_mpi_error(cb_mpi_rc_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -79,14 +79,22 @@ void free_mpi_types() {
 
 MPI_Datatype mpi_datatype(Dtype dtype) {
   switch (dtype) {
-    case Dtype::int32: return MPI_INT32_T;
-    case Dtype::int64: return MPI_INT64_T;
-    case Dtype::float32: return MPI_FLOAT;
-    case Dtype::float64: return MPI_DOUBLE;
-    case Dtype::bfloat16: return soft_types().bf16;
-    case Dtype::float16: return soft_types().fp16;
-    case Dtype::float8e4m3: return soft_types().e4m3;
-    case Dtype::float8e5m2: return soft_types().e5m2;
+    case Dtype::int32:
+      return MPI_INT32_T;
+    case Dtype::int64:
+      return MPI_INT64_T;
+    case Dtype::float32:
+      return MPI_FLOAT;
+    case Dtype::float64:
+      return MPI_DOUBLE;
+    case Dtype::bfloat16:
+      return soft_types().bf16;
+    case Dtype::float16:
+      return soft_types().fp16;
+    case Dtype::float8e4m3:
+      return soft_types().e4m3;
+    case Dtype::float8e5m2:
+      return soft_types().e5m2;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -94,10 +102,14 @@ MPI_Datatype mpi_datatype(Dtype dtype) {
 MPI_Op mpi_op(Redop redop, Dtype dtype) {
   if (is_soft(dtype)) return soft_types().ops.at(static_cast<std::size_t>(redop));
   switch (redop) {
-    case Redop::sum: return MPI_SUM;
-    case Redop::prod: return MPI_PROD;
-    case Redop::min: return MPI_MIN;
-    case Redop::max: return MPI_MAX;
+    case Redop::sum:
+      return MPI_SUM;
+    case Redop::prod:
+      return MPI_PROD;
+    case Redop::min:
+      return MPI_MIN;
+    case Redop::max:
+      return MPI_MAX;
   }
   return MPI_OP_NULL;
 }

@@ -2,6 +2,7 @@
 // see simulation.hpp for what each function does in each build.
 #include "collbench/backend/mpi/simulation.hpp"
 
+#include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -14,8 +15,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/sha256.hpp"
@@ -42,10 +41,14 @@ std::string env_or_empty(const char* name) {
   return sha256_hex(bytes.str());
 }
 
-[[maybe_unused]] bool shared_buffers_requested() { return env_or_empty("COLLBENCH_SIM_SHARED_BUFFERS") == "1"; }
+[[maybe_unused]] bool shared_buffers_requested() {
+  return env_or_empty("COLLBENCH_SIM_SHARED_BUFFERS") == "1";
+}
 
 // 64-byte aligned, zeroed, at least one cache line so the pointer is never null.
-std::size_t padded(std::size_t bytes) { return ((bytes + 63) / 64) * 64 + 64; }
+std::size_t padded(std::size_t bytes) {
+  return ((bytes + 63) / 64) * 64 + 64;
+}
 
 void* aligned_zeroed(std::size_t bytes) {
   void* data = std::aligned_alloc(64, padded(bytes));
@@ -66,7 +69,9 @@ SharedClass shared_class(std::size_t bytes) {
 
 #if COLLBENCH_SIMGRID
 
-bool active() { return true; }
+bool active() {
+  return true;
+}
 
 std::optional<Info> info() {
   Info i;
@@ -84,7 +89,9 @@ std::optional<Info> info() {
   return i;
 }
 
-double now_seconds() { return MPI_Wtime(); }
+double now_seconds() {
+  return MPI_Wtime();
+}
 
 void sleep_seconds(double seconds) {
   if (seconds > 0) usleep(static_cast<useconds_t>(seconds * 1e6));  // smpi_helpers.h: smpi_usleep, simulated
@@ -117,9 +124,13 @@ void free_host(void* data) {
 
 #else
 
-bool active() { return false; }
+bool active() {
+  return false;
+}
 
-std::optional<Info> info() { return std::nullopt; }
+std::optional<Info> info() {
+  return std::nullopt;
+}
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -135,9 +146,13 @@ std::string host_name() {
   return std::string(host.data());
 }
 
-void* allocate_host(std::size_t bytes) { return aligned_zeroed(bytes); }
+void* allocate_host(std::size_t bytes) {
+  return aligned_zeroed(bytes);
+}
 
-void free_host(void* data) { std::free(data); }
+void free_host(void* data) {
+  std::free(data);
+}
 
 #endif
 

@@ -1,7 +1,6 @@
 // Kernels of the GPU compute loads (gpu_load_kernels.hpp). Needs a GPU to run; compiled for the
 // project's architectures (sm_90, sm_100, sm_103).
 #include "collbench/backend/nccl/gpu_load_kernels.hpp"
-
 #include "collbench/backend/nccl/nccl_check.hpp"
 
 namespace collbench::backend::nccl {
@@ -50,9 +49,9 @@ void launch_stream_copy(void* dst, const void* src, std::size_t bytes, int repea
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
   for (int r = 0; r < repeat; ++r) {
-    stream_copy_kernel<<<grid_for(vecs), kThreads, 0, stream>>>(static_cast<uint4*>(dst), static_cast<const uint4*>(src),
-                                                                 vecs, d + vecs * sizeof(uint4),
-                                                                 s + vecs * sizeof(uint4), tail);
+    stream_copy_kernel<<<grid_for(vecs), kThreads, 0, stream>>>(
+        static_cast<uint4*>(dst), static_cast<const uint4*>(src), vecs, d + vecs * sizeof(uint4),
+        s + vecs * sizeof(uint4), tail);
     CB_CHECK_CUDA(cudaGetLastError());
   }
 }

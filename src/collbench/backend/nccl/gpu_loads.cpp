@@ -1,8 +1,9 @@
 // The GPU load table: load name -> factory (the CPU table is overlap/cpu_loads.cpp).
+#include "collbench/backend/nccl/gpu_loads.hpp"
+
 #include <map>
 #include <string>
 
-#include "collbench/backend/nccl/gpu_loads.hpp"
 #include "collbench/core/error.hpp"
 
 namespace collbench::backend::nccl {

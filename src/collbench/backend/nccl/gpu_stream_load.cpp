@@ -13,7 +13,8 @@ namespace {
 
 class GpuStream final : public overlap::ComputeLoad {
  public:
-  explicit GpuStream(const overlap::ComputeSpec& spec) : bytes_(static_cast<std::size_t>(spec.bytes)), repeat_(spec.repeat) {
+  explicit GpuStream(const overlap::ComputeSpec& spec)
+      : bytes_(static_cast<std::size_t>(spec.bytes)), repeat_(spec.repeat) {
     src_.reserve(bytes_);
     dst_.reserve(bytes_);
     std::vector<unsigned char> host(bytes_);

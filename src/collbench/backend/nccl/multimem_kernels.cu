@@ -37,8 +37,8 @@ namespace {
 __device__ __forceinline__ void multimem_st_v4(void* mc, uint4 v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // .v4.f32 moves the 16 bytes unchanged whatever they encode (a store does no arithmetic).
-  asm volatile("multimem.st.relaxed.sys.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(mc), "r"(v.x), "r"(v.y),
-               "r"(v.z), "r"(v.w)
+  asm volatile("multimem.st.relaxed.sys.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(mc), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w)
                : "memory");
 #else
   (void)mc;
@@ -64,8 +64,12 @@ struct F32 {
 #endif
     return v;
   }
-  __device__ static float to_f32(T x) { return x; }
-  __device__ static T from_f32(float x) { return x; }
+  __device__ static float to_f32(T x) {
+    return x;
+  }
+  __device__ static T from_f32(float x) {
+    return x;
+  }
 };
 
 struct BF16 {
@@ -84,8 +88,12 @@ struct BF16 {
 #endif
     return v;
   }
-  __device__ static float to_f32(T x) { return __bfloat162float(x); }
-  __device__ static T from_f32(float x) { return __float2bfloat16_rn(x); }
+  __device__ static float to_f32(T x) {
+    return __bfloat162float(x);
+  }
+  __device__ static T from_f32(float x) {
+    return __float2bfloat16_rn(x);
+  }
 };
 
 struct F16 {
@@ -103,8 +111,12 @@ struct F16 {
 #endif
     return v;
   }
-  __device__ static float to_f32(T x) { return __half2float(x); }
-  __device__ static T from_f32(float x) { return __float2half_rn(x); }
+  __device__ static float to_f32(T x) {
+    return __half2float(x);
+  }
+  __device__ static T from_f32(float x) {
+    return __float2half_rn(x);
+  }
 };
 
 // ---- helpers ------------------------------------------------------------------------------------
@@ -147,7 +159,8 @@ __global__ void __launch_bounds__(mm::kThreads)
 #pragma unroll
     for (uint32_t k = 0; k < mm::kUnroll; ++k) {
       const uint64_t i = base + k * c.stride;
-      v[k] = i < c.end ? E::ld_reduce_v4(byte_ptr(in_mc, mm::vector_element(layout, i) * elem)) : make_uint4(0, 0, 0, 0);
+      v[k] =
+          i < c.end ? E::ld_reduce_v4(byte_ptr(in_mc, mm::vector_element(layout, i) * elem)) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (uint32_t k = 0; k < mm::kUnroll; ++k) {
@@ -182,7 +195,8 @@ __global__ void __launch_bounds__(mm::kThreads)
 #pragma unroll
     for (uint32_t k = 0; k < mm::kUnroll; ++k) {
       const uint64_t i = base + k * c.stride;
-      v[k] = i < c.end ? E::ld_reduce_v4(byte_ptr(in_mc, mm::vector_element(layout, i) * elem)) : make_uint4(0, 0, 0, 0);
+      v[k] =
+          i < c.end ? E::ld_reduce_v4(byte_ptr(in_mc, mm::vector_element(layout, i) * elem)) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (uint32_t k = 0; k < mm::kUnroll; ++k) {

@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "collbench/backend/nccl/pattern_hd.hpp"
 #include "collbench/backend/backend.hpp"
+#include "collbench/backend/nccl/pattern_hd.hpp"
 #include "collbench/backend/options.hpp"
 
 namespace collbench::backend {

@@ -205,10 +205,9 @@ inline AlgoSettings algo_settings(std::string_view algo, int runtime_version) {
     if (algo == "collnet") s.extra_env.emplace_back("NCCL_COLLNET_ENABLE", "1");
     return s;
   }
-  throw InputError(unknown_name_message(
-      "algorithm for --backend nccl", algo,
-      {"auto", "flat", "hierarchical", "ring", "tree", "nvls", "nvlstree", "pat", "collnet", "symmetric",
-       "cb-multimem"}));
+  throw InputError(unknown_name_message("algorithm for --backend nccl", algo,
+                                        {"auto", "flat", "hierarchical", "ring", "tree", "nvls", "nvlstree", "pat",
+                                         "collnet", "symmetric", "cb-multimem"}));
 }
 
 // What algo_used() reports after `op`: the forced algorithm where it applies to that operation
@@ -236,9 +235,10 @@ inline std::optional<std::string> nccl_algo_waiver(std::string_view algo, std::s
   if (algo == "cb-multimem") {
     const NcclOp op = op_of_collective(collective);
     if (op == NcclOp::allreduce || op == NcclOp::reducescatter || op == NcclOp::allgather) return std::nullopt;
-    return fmt::format("cb-multimem (collbench's in-switch kernels) implements allreduce, reducescatter and "
-                       "allgather, not {}",
-                       collective);
+    return fmt::format(
+        "cb-multimem (collbench's in-switch kernels) implements allreduce, reducescatter and "
+        "allgather, not {}",
+        collective);
   }
   if (algo == "auto" || algo == "flat" || algo == "hierarchical" || algo == "symmetric") return std::nullopt;
   const NcclOp op = op_of_collective(collective);
@@ -317,8 +317,7 @@ inline BufferKind parse_buffer_kind_for_nccl(std::string_view name, const AlgoSe
   if (algo.needs_symmetric_buffers && kind != BufferKind::symmetric) {
     throw InputError(fmt::format(
         "--algo {} runs {}, which need window-registered buffers: use --buffers symmetric (got --buffers {})",
-        algo.algo,
-        algo.algo == "cb-multimem" ? "collbench's multimem kernels" : "NCCL's symmetric kernels", name));
+        algo.algo, algo.algo == "cb-multimem" ? "collbench's multimem kernels" : "NCCL's symmetric kernels", name));
   }
   return kind;
 }

@@ -53,10 +53,10 @@ struct RankPlacementFacts {
 // environment's NCCL_MNNVL_ENABLE ("" when unset).
 inline std::vector<std::string> nccl_nodes(const std::vector<RankPlacementFacts>& ranks,
                                            std::string_view mnnvl_enable) {
-  const bool mnnvl = mnnvl_enable != "0" && !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [](const auto& r) {
-                       return r.fabric_state == "completed" && r.fabric_handle_support == "1" &&
-                              !r.fabric_cluster_uuid.empty();
-                     });
+  const bool mnnvl =
+      mnnvl_enable != "0" && !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [](const auto& r) {
+        return r.fabric_state == "completed" && r.fabric_handle_support == "1" && !r.fabric_cluster_uuid.empty();
+      });
   std::vector<std::string> nodes;
   nodes.reserve(ranks.size());
   for (const auto& r : ranks) {
@@ -78,11 +78,11 @@ struct InSwitchRank {
 // What is known about a communicator. Stage 1 (every algorithm) uses the ranks, versions and
 // environment; cb-multimem adds stage 2: NCCL's LSA team and the device communicator.
 struct InSwitchProbe {
-  std::vector<InSwitchRank> ranks;  // in communicator rank order
-  int nccl_version = 0;             // ncclGetVersion() of the loaded libnccl
-  std::string nvls_enable;          // NCCL_NVLS_ENABLE as set in the environment ("" = unset)
-  std::string pat_enable;           // NCCL_PAT_ENABLE as set in the environment ("" = unset)
-  int lsa_ranks = 0;                // ncclTeamLsa(comm).nRanks; 0 = not probed, -1 = ncclTeamLsa failed
+  std::vector<InSwitchRank> ranks;           // in communicator rank order
+  int nccl_version = 0;                      // ncclGetVersion() of the loaded libnccl
+  std::string nvls_enable;                   // NCCL_NVLS_ENABLE as set in the environment ("" = unset)
+  std::string pat_enable;                    // NCCL_PAT_ENABLE as set in the environment ("" = unset)
+  int lsa_ranks = 0;                         // ncclTeamLsa(comm).nRanks; 0 = not probed, -1 = ncclTeamLsa failed
   std::optional<std::string> devcomm_error;  // ncclDevCommCreate(lsaMultimem) failed: NCCL's text
 
   [[nodiscard]] std::map<std::string, int> ranks_per_node() const {
@@ -191,9 +191,10 @@ inline std::optional<std::string> in_switch_waiver(std::string_view algo, std::s
     return std::string("NCCL_NVLS_ENABLE=0 in the environment turns NVLink SHARP off in NCCL");
   }
   if (multimem && p.nccl_version < kNcclDeviceApiVersion) {
-    return fmt::format("cb-multimem needs NCCL >= 2.28 (device API: ncclDevCommCreate with lsaMultimem); the loaded "
-                       "libnccl is {}",
-                       format_nccl_version(p.nccl_version));
+    return fmt::format(
+        "cb-multimem needs NCCL >= 2.28 (device API: ncclDevCommCreate with lsaMultimem); the loaded "
+        "libnccl is {}",
+        format_nccl_version(p.nccl_version));
   }
 
   // Hardware.
@@ -230,9 +231,8 @@ inline std::optional<std::string> in_switch_waiver(std::string_view algo, std::s
         "NCCL disables NVLSTree on a single node or NVLink clique (tuning.cc); this communicator is one: use nvls");
   }
   if (algo == "nvls" && op_of_collective(collective) != NcclOp::allreduce && largest > kNcclMaxNvlsArity) {
-    return fmt::format(
-        "NCCL skips NVLS {} above {} GPUs per node (NCCL_MAX_NVLS_ARITY, enqueue.cc); this node has {}", collective,
-        kNcclMaxNvlsArity, largest);
+    return fmt::format("NCCL skips NVLS {} above {} GPUs per node (NCCL_MAX_NVLS_ARITY, enqueue.cc); this node has {}",
+                       collective, kNcclMaxNvlsArity, largest);
   }
 
   // cb-multimem: NCCL's LSA team and the device communicator.
