@@ -1,5 +1,6 @@
 // collbench entry point: builds the subcommand tree from the registry, initialises MPI only for
 // subcommands that measure, and maps errors to the exit codes of docs/interfaces.md section 4.
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -8,15 +9,13 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "cli/cli_docs.hpp"
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
-#include "collbench/core/build_info.hpp"
-#include "collbench/core/git_sha.hpp"
 #include "collbench/backend/mpi/mpi_backend.hpp"
+#include "collbench/core/build_info.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/git_sha.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/run/session.hpp"
 
@@ -54,15 +53,17 @@ std::string version_text() {
   std::string mpi_runtime = backend::mpi_library_version();
   std::replace(mpi_runtime.begin(), mpi_runtime.end(), '\t', ' ');
   // First line as before (scripts parse it): version, git sha, the backends compiled in.
-  std::string out = fmt::format("collbench {} (git {}; backends: {})\nbuild: {}\nlibraries:\n", build::kVersion,
-                                build::git_sha(), build::kBackends,
-                                *build::kBuildType != '\0' ? build::kBuildType : "default");
-  out += fmt::format("  mpi   {} (built with the {} wrapper {})\n", mpi_runtime, build::kMpiFlavor, build::kMpiCompiler);
+  std::string out =
+      fmt::format("collbench {} (git {}; backends: {})\nbuild: {}\nlibraries:\n", build::kVersion, build::git_sha(),
+                  build::kBackends, *build::kBuildType != '\0' ? build::kBuildType : "default");
+  out +=
+      fmt::format("  mpi   {} (built with the {} wrapper {})\n", mpi_runtime, build::kMpiFlavor, build::kMpiCompiler);
   const auto backends = build::backends_built();
   if (std::find(backends.begin(), backends.end(), "nccl") != backends.end()) {
-    out += fmt::format("  nccl  NCCL {}, CUDA toolkit {} (headers at build time; each run header records the versions "
-                       "that ran)\n",
-                       build::kNcclVersion, build::kCudaVersion);
+    out += fmt::format(
+        "  nccl  NCCL {}, CUDA toolkit {} (headers at build time; each run header records the versions "
+        "that ran)\n",
+        build::kNcclVersion, build::kCudaVersion);
   } else {
     out += "  nccl  not built (CPU-only build: no CUDA toolkit and NCCL found, or COLLBENCH_WITH_CUDA=OFF)\n";
   }
@@ -78,7 +79,8 @@ int main(int argc, char** argv) {
   cli::process_argv().assign(argv, argv + argc);
   CLI::App app{"collbench: collective-communication benchmarks for GPU clusters (MPI on CPU, NCCL on GPU)"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", version_text, "Print the version, git sha and the backends built (with which libraries)");
+  app.set_version_flag("--version", version_text,
+                       "Print the version, git sha and the backends built (with which libraries)");
   app.footer(
       "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 aborted, 4 nothing comparable.\n"
       "Examples:\n"

@@ -2,6 +2,7 @@
 #include "collbench/record/jsonl.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "collbench/core/error.hpp"
 
@@ -20,9 +19,10 @@ JsonlWriter::JsonlWriter(std::string path, OpenMode mode) : path_(std::move(path
   struct stat st {};
   const bool exists = ::stat(path_.c_str(), &st) == 0;
   if (exists && st.st_size > 0 && mode == OpenMode::create) {
-    throw InputError(fmt::format("output file '{}' exists and is not empty; pass --resume to continue it or "
-                                 "--force to replace it",
-                                 path_));
+    throw InputError(
+        fmt::format("output file '{}' exists and is not empty; pass --resume to continue it or "
+                    "--force to replace it",
+                    path_));
   }
   int flags = O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC;
   if (mode == OpenMode::force) flags |= O_TRUNC;
