@@ -188,7 +188,7 @@ def test_slurm_scripts_are_shellcheck_clean():
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck not installed")
     scripts = sorted(str(p) for p in (SOURCE_DIR / "ci" / "slurm").iterdir())
-    p = subprocess.run(["shellcheck", "-x", *scripts], capture_output=True, text=True)
+    p = subprocess.run(["shellcheck", "-x", *scripts], capture_output=True, text=True, cwd=SOURCE_DIR)
     assert p.returncode == 0, p.stdout
 
 

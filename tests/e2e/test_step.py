@@ -28,7 +28,7 @@ def loglog(points, x):
     points = sorted(points)
     if x >= points[-1][0]:
         return points[-1][1] * x / points[-1][0]
-    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
         if x0 <= x <= x1:
             w = math.log(x / x0) / math.log(x1 / x0)
             return math.exp(math.log(y0) + w * (math.log(y1) - math.log(y0)))
