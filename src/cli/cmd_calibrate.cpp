@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/subcommand.hpp"
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
@@ -198,15 +199,7 @@ void write_atomically(const std::string& path, const std::string& text) {
       throw InputError(
           fmt::format("--out {}: cannot create {}: {}", path, target.parent_path().string(), ec.message()));
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw InputError(fmt::format("--out {}: cannot write {}", path, tmp));
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) throw InputError(fmt::format("--out {}: cannot rename {} into place: {}", path, tmp, ec.message()));
+  write_file_atomic_checked(path, text, "--out");
 }
 
 int run_calibration(const CalibrateFlags& f) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli/subcommand.hpp"
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/report/gate.hpp"
@@ -32,11 +33,7 @@ std::string read_text_file(const std::string& path, std::string_view what) {
 }
 
 void write_text_file(const std::string& path, const std::string& text, std::string_view flag) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(fmt::format("{} {}: cannot write: {}", flag, path, std::strerror(errno)));
-  out << text;
-  out.flush();
-  if (!out) throw InputError(fmt::format("{} {}: write failed: {}", flag, path, std::strerror(errno)));
+  write_file_checked(path, text, flag);
 }
 
 // ---- gate ----------------------------------------------------------------------------------

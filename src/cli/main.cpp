@@ -14,6 +14,7 @@
 #include "cli/subcommand.hpp"
 #include "collbench/backend/mpi/mpi_backend.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/git_sha.hpp"
 #include "collbench/model/system_profile.hpp"
@@ -133,7 +134,18 @@ int main(int argc, char** argv) {
     std::unique_ptr<run::MpiSession> session;
     try {
       if (subs[i].second->needs_mpi) session = std::make_unique<run::MpiSession>(&argc, &argv);
-      return actions[i]();
+      const int code = actions[i]();
+      check_stdout();  // a full disk or /dev/full under `> file` is exit 3, not a lost output
+      return code;
+    } catch (const std::bad_alloc&) {
+      // Buffers are checked against the memory available before anything is allocated
+      // (run::check_memory); this is what is left: a library or the heap running out.
+      std::fprintf(stderr,
+                   "collbench: error (rank %d): out of memory: an allocation failed; use smaller sizes (-e, "
+                   "--tokens) or fewer ranks per node\n",
+                   world_rank());
+      if (session) run::abort_job(static_cast<int>(ExitCode::bad_input));
+      return static_cast<int>(ExitCode::bad_input);
     } catch (const Error& e) {
       if (e.code() == ExitCode::bad_input) {
         // Input errors are detected identically on every rank (or agreed through rank 0):

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 
 namespace collbench::cli {
@@ -57,17 +58,7 @@ void prepare_out_dir(const run::Control& control, const std::string& dir, bool f
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-    out << text;
-    out.flush();
-    if (!out) throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot rename into place: {}", path, ec.message()));
+  write_file_atomic_checked(path, text);
 }
 
 }  // namespace collbench::cli

@@ -16,7 +16,8 @@ namespace collbench::cli {
 void prepare_out_dir(const run::Control& control, const std::string& dir, bool force,
                      const std::vector<std::string>& ours);
 
-// Writes `text` to PATH.tmp and renames it to PATH (InputError naming PATH on failure).
+// Writes `text` to PATH.tmp and renames it to PATH: InputError naming PATH when it cannot be
+// opened, OutputError (exit 3) when a write or the close fails (core/checked_output.hpp).
 void write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace collbench::cli

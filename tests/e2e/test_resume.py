@@ -25,7 +25,7 @@ def complete_lines(path):
     return [json.loads(line) for line in lines if line.strip()], tail
 
 
-def test_resume_after_watchdog_abort_completes_the_sweep(tmp_path, validator):
+def test_resume_after_watchdog_abort_refuses_other_faults_and_completes_the_sweep(tmp_path, validator):
     out = tmp_path / "r.jsonl"
     base = ["run", "allreduce", "-b", "8", "-e", "32K", "-f", "8", "--timeout", "3s", "--out", out,
             "--format", "none"] + FAST
@@ -36,13 +36,27 @@ def test_resume_after_watchdog_abort_completes_the_sweep(tmp_path, validator):
     assert [r["kind"] for r in records] == ["run_header", "case", "case"]
     assert case_bytes(records) == SIZES[:2]
 
+    # The file's records carry the injected hang: a clean --resume would mix two fault settings.
+    p = run(base + ["--resume"], np=2, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "with other injected faults (COLLBENCH_FAULT 'hang:rank=1,case=2,iter=3' in the file vs none now)" \
+        in p.stderr, p.stderr
+    assert out.read_text() == first
+
+    # The same file without the faulted run's marks (as a clean run killed there would leave it)
+    # resumes to every case once, in sweep order, the measured ones kept byte for byte.
+    clean = [json.loads(line) for line in first.splitlines()]
+    for r in clean:
+        r["fault"] = None  # a required field (null: no faults)
+    first = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in clean)
+    out.write_text(first)
     p = run(base + ["--resume"], np=2, timeout=120)
     assert p.returncode == 0, p.stderr
     text = out.read_text()
-    assert text.startswith(first)  # what was measured is kept byte for byte
+    assert text.startswith(first)
     records = read_jsonl(out)
     assert [r["kind"] for r in records].count("run_header") == 1
-    assert case_bytes(records) == SIZES  # every case once, in sweep order
+    assert case_bytes(records) == SIZES
     assert len({r["case_key"] for r in records if r["kind"] == "case"}) == len(SIZES)
     for r in records:
         validator.validate(r)

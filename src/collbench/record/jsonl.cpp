@@ -14,6 +14,20 @@
 #include "collbench/core/error.hpp"
 
 namespace collbench::record {
+namespace {
+
+// Whether TEXT is one whole JSON object (what parse_jsonl keeps from an unterminated last line).
+bool complete_object(const std::string& text) {
+  if (text.find_first_not_of(" \t\r") == std::string::npos) return false;
+  try {
+    std::vector<std::string> warnings;
+    return parse_jsonl(text, "", warnings).size() == 1 && warnings.empty();
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+}  // namespace
 
 JsonlWriter::JsonlWriter(std::string path, OpenMode mode) : path_(std::move(path)) {
   struct stat st {};
@@ -44,7 +58,9 @@ void JsonlWriter::sync_parent_directory() const {
 }
 
 // A run killed mid-write leaves a last line without its newline. Appending after it would
-// glue the next record onto the fragment, so resume cuts the fragment off first.
+// glue the next record onto the fragment, so resume cuts the fragment off first. A last line
+// that is a complete JSON object and lacks only its newline is a finished record (the reader
+// keeps it and resume counts its case as done): it gets its newline instead.
 void JsonlWriter::drop_torn_tail() {
   const off_t size = ::lseek(fd_, 0, SEEK_END);
   off_t keep = size;
@@ -54,7 +70,16 @@ void JsonlWriter::drop_torn_tail() {
     if (c == '\n') break;
     --keep;
   }
-  if (keep != size && ::ftruncate(fd_, keep) != 0) {
+  if (keep == size) return;
+  std::string tail(static_cast<std::size_t>(size - keep), '\0');
+  const bool read_ok = ::pread(fd_, tail.data(), tail.size(), keep) == static_cast<ssize_t>(tail.size());
+  if (read_ok && complete_object(tail)) {
+    if (::write(fd_, "\n", 1) != 1) {
+      throw RuntimeFailure(fmt::format("cannot end the last line of '{}': {}", path_, std::strerror(errno)));
+    }
+    return;
+  }
+  if (::ftruncate(fd_, keep) != 0) {
     throw RuntimeFailure(fmt::format("cannot cut the torn last line of '{}': {}", path_, std::strerror(errno)));
   }
 }
@@ -84,6 +109,10 @@ void JsonlWriter::write(const nlohmann::json& object) {
 namespace {
 
 std::string read_whole_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw InputError(fmt::format("results file '{}' is a directory; give a JSONL file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot read results file '{}': {}", path, std::strerror(errno)));
   std::ostringstream text;

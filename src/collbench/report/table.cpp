@@ -169,8 +169,8 @@ std::string render_table(const std::vector<CaseRecord>& records) {
 std::string csv_header() {
   return "collective,backend,algo_requested,algo_used,scope,in_place,timing,dtype,redop,bytes,count,num_ranks,"
          "domain_sizes,iterations,p50_us,p5_us,p95_us,p99_us,min_us,max_us,mean_us,cv,algbw_gbps,busbw_gbps,"
-         "wrong,status,bound_time_us,expected_time_us,efficiency,case_key,t_comm_us,t_compute_us,t_both_us,exposed_us,"
-         "overlap_efficiency\n";
+         "wrong,status,reason,bound_time_us,expected_time_us,efficiency,case_key,t_comm_us,t_compute_us,t_both_us,"
+         "exposed_us,overlap_efficiency\n";
 }
 
 // The overlap columns (empty without overlap mode), then the end of the line.
@@ -184,17 +184,25 @@ std::string overlap_csv(const CaseRecord& r) {
                      num("efficiency"));
 }
 
+// A case that was not measured (waived, or failed before timing) has no times, rates or
+// iterations: those fields are empty, not 0 (a reader must not average a zero in).
 std::string csv_row(const CaseRecord& r) {
+  const bool timed = r.time_us.has_value();
   const auto t = r.time_us.value_or(record::TimeStats{});
-  const auto num = [](double v) { return fmt::format("{:.6g}", v); };
+  const auto num = [timed](double v) { return timed ? fmt::format("{:.6g}", v) : std::string(); };
+  const auto count = [timed](auto v) { return timed ? fmt::format("{}", v) : std::string(); };
   const bool m = r.model.has_value();
-  return fmt::format(
-             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.collective,
-             r.backend, r.algo_requested, r.algo_used.value_or(""), r.scope, r.in_place ? "true" : "false", r.timing,
-             r.dtype, r.redop.value_or(""), r.bytes, r.count, r.num_ranks, csv_escape(domains_text(r)), r.iterations,
-             num(t.p50), num(t.p5), num(t.p95), num(t.p99), num(t.min), num(t.max), num(t.mean), num(t.cv),
-             num(r.algbw_gbps), num(r.busbw_gbps), r.wrong_total, r.status, m ? num(r.model->bound_time_us) : "",
-             m ? num(r.model->expected_time_us) : "", m ? num(r.model->efficiency) : "", csv_escape(r.case_key)) +
+  const auto model = [m](double v) { return m ? fmt::format("{:.6g}", v) : std::string(); };
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                     r.collective, r.backend, r.algo_requested, r.algo_used.value_or(""), r.scope,
+                     r.in_place ? "true" : "false", r.timing, r.dtype, r.redop.value_or(""), r.bytes,
+                     r.count > 0 || timed ? std::to_string(r.count) : "", r.num_ranks, csv_escape(domains_text(r)),
+                     count(r.iterations), num(t.p50), num(t.p5), num(t.p95), num(t.p99), num(t.min), num(t.max),
+                     num(t.mean), num(t.cv), num(r.algbw_gbps), num(r.busbw_gbps),
+                     r.status == "waived" ? std::string() : std::to_string(r.wrong_total), r.status,
+                     csv_escape(r.reason.value_or("")), model(r.model ? r.model->bound_time_us : 0.0),
+                     model(r.model ? r.model->expected_time_us : 0.0), model(r.model ? r.model->efficiency : 0.0),
+                     csv_escape(r.case_key)) +
          overlap_csv(r);
 }
 

@@ -54,8 +54,15 @@ std::string describe_config_difference(const nlohmann::json& stored, const nlohm
   return parts.empty() ? "no field differs" : join(parts, "; ");
 }
 
+std::optional<std::string> fault_difference(const std::optional<std::string>& stored, const std::string& now) {
+  const std::string before = stored.value_or("");
+  if (before == now) return std::nullopt;
+  const auto show = [](const std::string& f) { return f.empty() ? std::string("none") : "'" + f + "'"; };
+  return fmt::format("COLLBENCH_FAULT {} in the file vs {} now", show(before), show(now));
+}
+
 ResultsFile open_results_file(const Control& control, const std::optional<std::string>& out_path, record::OpenMode mode,
-                              const nlohmann::json& config) {
+                              const nlohmann::json& config, const std::string& fault) {
   ResultsFile file;
   on_root_agreed(control, [&] {
     if (!out_path) return;
@@ -73,8 +80,19 @@ ResultsFile open_results_file(const Control& control, const std::optional<std::s
                         "to replace it or another --out file",
                         *out_path, describe_config_difference(existing.header->config, config)));
       }
+      if (existing.header) {
+        if (const auto diff = fault_difference(existing.header->fault, fault)) {
+          throw InputError(
+              fmt::format("--resume: '{}' was written with other injected faults ({}); use --force to replace it "
+                          "or another --out file",
+                          *out_path, *diff));
+        }
+      }
       file.has_header = existing.header.has_value();
-      for (const auto& rec : existing.cases) file.done_keys.insert(rec.case_key);
+      for (const auto& rec : existing.cases) {
+        // A failure stays visible in the exit code of every later --resume (exit 1).
+        if (file.done_keys.insert(rec.case_key).second && rec.status == "failed") ++file.failed_before;
+      }
       for (const auto& w : existing.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
     }
     file.writer = std::make_unique<record::JsonlWriter>(*out_path, mode);

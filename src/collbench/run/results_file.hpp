@@ -45,12 +45,17 @@ struct ResultsFile {
   std::unique_ptr<record::JsonlWriter> writer;  // null without --out, and on other ranks
   std::set<std::string> done_keys;              // case keys already in the file (--resume)
   bool has_header = false;                      // --resume of a file that already starts with its run header
+  int failed_before = 0;                        // cases of this sweep the file already holds as failed
 };
 
 // Opens `out_path` on rank 0 in `mode`; a --resume of a file written by another configuration
-// (or with cases and no header) is an InputError on every rank.
+// or other injected faults (`fault`: COLLBENCH_FAULT now, empty when none), or with cases and
+// no header, is an InputError on every rank.
 ResultsFile open_results_file(const Control& control, const std::optional<std::string>& out_path, record::OpenMode mode,
-                              const nlohmann::json& config);
+                              const nlohmann::json& config, const std::string& fault = {});
+
+// Why a --resume must not mix the file's injected faults with today's, or nullopt when they agree.
+std::optional<std::string> fault_difference(const std::optional<std::string>& stored, const std::string& now);
 
 // What the run header records beyond the backends' provenance.
 struct HeaderFacts {

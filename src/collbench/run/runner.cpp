@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 #include <variant>
 
 #include "collbench/backend/hierarchical.hpp"
@@ -17,6 +18,7 @@
 #include "collbench/backend/policy.hpp"
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
@@ -194,6 +196,8 @@ class SweepRun {
   RunSummary summary_;
   bool tty_ = false;
   std::optional<record::CaseRecord> previous_printed_;
+  std::set<std::string> emitted_keys_;  // rank 0: case keys measured in this run
+  int repeats_ = 0;                     // rank 0: cases dropped as repeats of an earlier case key
 
   [[nodiscard]] double case_timeout(const plan::Case& c) const {
     return options_.timeout_s > 0 ? options_.timeout_s : default_timeout_s(c.bytes);
@@ -211,7 +215,8 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
   validate_cases(sweep_);
   run_id_ = control_.broadcast_string(root_ ? new_run_id() : std::string{});
   config_ = sweep_config_json(sweep_, placement_, progress_name_);
-  results_ = open_results_file(control_, options_.out_path, options_.out_mode, config_);
+  results_ = open_results_file(control_, options_.out_path, options_.out_mode, config_, faults_.text());
+  summary_.cases_failed = results_.failed_before;  // earlier failures of a resumed file count
   // Create every backend the sweep needs now: a backend that cannot start (no GPU) fails before
   // anything is written, and the header can carry the library versions.
   for (const auto& c : sweep_.cases) backend_for(c);
@@ -330,6 +335,10 @@ void SweepRun::make_record(CaseRun& cr) {
   cr.shape0 = cr.waiver ? coll::Shape{} : coll.shape_for(c.bytes, cr.ctx0);
   cr.rec = skeleton(c, coll, cr.shape0, placement_, cr.comm_size, run_id_);
   record::CaseRecord& rec = cr.rec;
+  if (cr.waiver) {  // no shape: the requested size, so every waived size keeps a case key of its own
+    rec.bytes = c.bytes;
+    rec.case_key = record::make_case_key(rec);
+  }
   rec.simulated = backend::sim::active();
   std::string size_label = coll.size_label(cr.shape0, cr.ctx0);
   if (!c.overlap.empty()) {  // overlap cases stay distinct from the plain case of the same size
@@ -423,18 +432,16 @@ void SweepRun::emit(record::CaseRecord rec) {
   if (rec.status == "failed") ++summary_.cases_failed;
   if (results_.writer) results_.writer->write(record::to_json(rec));
   if (tty_ && options_.show_progress) std::fputs("\r\033[K", stderr);
+  std::string text;
   if (options_.format == "table") {
-    if (!previous_printed_ || report::needs_new_header(*previous_printed_, rec)) {
-      std::fputs(report::table_header(rec).c_str(), stdout);
-    }
-    std::fputs(report::table_row(rec).c_str(), stdout);
+    if (!previous_printed_ || report::needs_new_header(*previous_printed_, rec)) text = report::table_header(rec);
+    text += report::table_row(rec);
   } else if (options_.format == "jsonl") {
-    const auto line = record::to_json(rec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    std::fputs(line.c_str(), stdout);
+    text = record::to_json(rec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else if (options_.format == "csv") {
-    std::fputs(report::csv_row(rec).c_str(), stdout);
+    text = report::csv_row(rec);
   }
-  std::fflush(stdout);
+  write_stdout(text);  // a full disk under `> file` ends the run (exit 3) instead of losing the table
   previous_printed_ = rec;
   summary_.records.push_back(std::move(rec));
 }
@@ -443,10 +450,19 @@ void SweepRun::run_case(std::size_t i) {
   CaseRun cr = start_case(i);
   waive_step(cr);
   make_record(cr);
-  if (control_.broadcast_flag(root_ && results_.done_keys.count(cr.rec.case_key) > 0)) {
-    ++summary_.cases_skipped;
+  // Already in the resumed file, or a repeat of a case of this run (`-d float32,float32`, two
+  // sweep entries, sizes that round to one): one record per case key, or gate would refuse it.
+  const bool done = root_ && results_.done_keys.count(cr.rec.case_key) > 0;
+  const bool repeat = root_ && emitted_keys_.count(cr.rec.case_key) > 0;
+  if (control_.broadcast_flag(done || repeat)) {
+    if (repeat) {
+      ++repeats_;
+    } else {
+      ++summary_.cases_skipped;
+    }
     return;
   }
+  if (root_) emitted_keys_.insert(cr.rec.case_key);
   show_progress(cr);
   measure_step(cr);
   ++summary_.cases_run;
@@ -454,9 +470,14 @@ void SweepRun::run_case(std::size_t i) {
 }
 
 void SweepRun::finish() {
+  if (root_ && repeats_ > 0) {
+    std::fprintf(stderr,
+                 "collbench: note: %d case(s) repeat an earlier case of this run (same case key: collective, "
+                 "dtype, reduction, size, ...) and were measured once\n",
+                 repeats_);
+  }
   if (root_ && options_.format == "table" && !summary_.records.empty()) {
-    std::fputs(report::table_footer(summary_.records).c_str(), stdout);
-    std::fflush(stdout);
+    write_stdout(report::table_footer(summary_.records));
   }
   int failed = summary_.cases_failed;
   MPI_Bcast(&failed, 1, MPI_INT, 0, control_.comm());
@@ -466,7 +487,7 @@ void SweepRun::finish() {
 
 RunSummary SweepRun::run() {
   tty_ = isatty(fileno(stderr)) != 0;
-  if (root_ && options_.format == "csv") std::fputs(report::csv_header().c_str(), stdout);
+  if (root_ && options_.format == "csv") write_stdout(report::csv_header());
   for (std::size_t i = 0; i < sweep_.cases.size(); ++i) run_case(i);
   finish();
   return std::move(summary_);
