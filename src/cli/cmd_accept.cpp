@@ -213,6 +213,7 @@ int run_accept(const AcceptFlags& f) {
                    fmt::format("{}", fmt::join(g.placement.domain_sizes, ",")).c_str());
     }
     run::RunnerOptions options = runner_options(out, placement, 0);
+    options.measure_repeats = true;  // repetitions of a check share its case key
     options.show_progress = false;
     run::Runner runner(options);
     run::RunSummary summary = runner.run(sweep);

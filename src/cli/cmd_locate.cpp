@@ -133,6 +133,7 @@ class Measurer {
                    domain_sizes ? fmt::format(" on domains {}", *domain_sizes).c_str() : "");
     }
     run::RunnerOptions options = runner_options(out, placement, 0);
+    options.measure_repeats = true;  // repetitions of a bisection step share its case key
     options.show_progress = false;
     run::Runner runner(options);
     return runner.run(sweep).records;

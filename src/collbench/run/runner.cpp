@@ -453,7 +453,7 @@ void SweepRun::run_case(std::size_t i) {
   // Already in the resumed file, or a repeat of a case of this run (`-d float32,float32`, two
   // sweep entries, sizes that round to one): one record per case key, or gate would refuse it.
   const bool done = root_ && results_.done_keys.count(cr.rec.case_key) > 0;
-  const bool repeat = root_ && emitted_keys_.count(cr.rec.case_key) > 0;
+  const bool repeat = root_ && !options_.measure_repeats && emitted_keys_.count(cr.rec.case_key) > 0;
   if (control_.broadcast_flag(done || repeat)) {
     if (repeat) {
       ++repeats_;

@@ -26,6 +26,10 @@ struct RunnerOptions {
   bool show_progress = true;  // progress line on stderr when it is a terminal
   double timeout_s = 0.0;     // --timeout per collective/barrier; 0 = default_timeout_s(bytes)
   bool watchdog = true;
+  // Measure a case whose key repeats an earlier one of this run (accept's repetitions, locate's
+  // bisection steps: repeating is the point, and their records are judged, not gated). Off for
+  // run and sweep: one record per case key, or gate would refuse the file.
+  bool measure_repeats = false;
 };
 
 struct RunSummary {
