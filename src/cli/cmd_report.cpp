@@ -30,6 +30,7 @@
 #include "collbench/accept/html.hpp"
 #include "collbench/accept/writers.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/git_sha.hpp"
 #include "collbench/core/names.hpp"
@@ -201,13 +202,6 @@ int run_tables(const ReportFlags& f) {
 
 // ---- weak scaling ----------------------------------------------------------------------------
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
-  out << text;
-  if (!out) throw InputError(fmt::format("writing '{}' failed", path.string()));
-}
-
 // Runs argv with extra environment variables; returns the exit status and stdout (stderr passes
 // through, so the plotting package's warnings reach the user).
 int run_capture(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
@@ -353,7 +347,7 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   }
   const fs::path json_path = dir / "report.json";
   const fs::path md_path = dir / "report.md";
-  write_file(json_path, report::weak_scaling_json(rep).dump(2) + "\n");
+  write_file_checked(json_path.string(), report::weak_scaling_json(rep).dump(2) + "\n");
 
   report::PlotLinks links;
   links.weak_scaling.assign(rep.groups.size(), "");
@@ -406,7 +400,7 @@ int run_weak_scaling(const WeakScalingFlags& f) {
       }
     }
   }
-  write_file(md_path, report::render_weak_scaling_markdown(rep, links));
+  write_file_checked(md_path.string(), report::render_weak_scaling_markdown(rep, links));
   if (f.html) {
     write_file_atomic(*f.html, report::render_weak_scaling_html(rep, files, html_context()));
     written.push_back(*f.html);

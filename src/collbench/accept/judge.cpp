@@ -53,16 +53,19 @@ std::string group_label(const Check& c) {
   return "default";
 }
 
+// How many parties a pairwise check's round robin pairs: domains (rail pairs), the largest
+// domain's ranks (scope domain) or every rank.
+int round_robin_size(const Check& c, const Placement& p) {
+  if (c.base.params.at("pairing") == "rail") return p.num_domains();
+  if (c.base.scope == Scope::domain) return p.num_domains() > 0 ? p.largest_domain() : p.num_ranks();
+  return p.num_ranks();
+}
+
 // The rounds a check runs: {0} for a single exchange; every round of the round robin (or the
 // check's sample of them) for a pairwise check.
 std::vector<int> rounds_for(const Check& c, const Placement& p) {
   if (!c.all_rounds) return {0};
-  const auto pairing = c.base.params.at("pairing");
-  int n = p.num_ranks();
-  if (pairing == "rail")
-    n = p.num_domains();
-  else if (c.base.scope == Scope::domain)
-    n = p.num_domains() > 0 ? p.largest_domain() : p.num_ranks();
+  const int n = round_robin_size(c, p);
   if (round_robin_rounds(n) < 1) return {0};
   return sampled_rounds(n, c.sampled_rounds);
 }
@@ -540,10 +543,8 @@ void add_evidence(Row& row, const Check& check, const RowRecords& records, const
   }
   if (!check.all_rounds || records.slowest_rounds.empty()) return;
   if (check.sampled_rounds > 0) {
-    Check every = check;
-    every.sampled_rounds = 0;
-    const auto total = rounds_for(every, placement).size();
-    const auto measured = rounds_for(check, placement).size();
+    const int total = round_robin_rounds(round_robin_size(check, placement));
+    const int measured = std::min(check.sampled_rounds, total);
     if (measured < total) {
       row.evidence.push_back(
           fmt::format("{} of the {} rounds measured (rounds: {}, spread over the round robin); "

@@ -32,6 +32,20 @@ DomainChoice choose_ranks_per_domain(std::optional<int> ranks_per_domain, const 
   return c;
 }
 
+record::ModelFields model_fields_from(const model::SystemProfile& system, const model::Estimate& e,
+                                      std::optional<double> p50_us) {
+  record::ModelFields mf;
+  mf.system = system.name;
+  mf.bound_time_us = e.bound_time_us;
+  mf.bound_algbw_gbps = e.bound_algbw_gbps;
+  mf.bound_busbw_gbps = e.bound_busbw_gbps;
+  mf.expected_time_us = e.expected_time_us;
+  mf.expected_busbw_gbps = e.expected_busbw_gbps;
+  mf.wire_bytes_per_rank = e.wire_bytes_per_rank;
+  if (p50_us) mf.efficiency = model::check_against_bound(e, *p50_us).efficiency;
+  return mf;
+}
+
 std::optional<record::ModelFields> model_fields_for(const model::SystemProfile& system, const record::CaseRecord& r,
                                                     std::string& why) {
   model::CaseGeometry g;
@@ -51,17 +65,8 @@ std::optional<record::ModelFields> model_fields_for(const model::SystemProfile& 
     why = outcome.why_not.empty() ? "not modelled" : outcome.why_not;
     return std::nullopt;
   }
-  const auto& e = *outcome.estimate;
-  record::ModelFields mf;
-  mf.system = system.name;
-  mf.bound_time_us = e.bound_time_us;
-  mf.bound_algbw_gbps = e.bound_algbw_gbps;
-  mf.bound_busbw_gbps = e.bound_busbw_gbps;
-  mf.expected_time_us = e.expected_time_us;
-  mf.expected_busbw_gbps = e.expected_busbw_gbps;
-  mf.wire_bytes_per_rank = e.wire_bytes_per_rank;
-  if (r.time_us && r.time_us->p50 > 0.0) mf.efficiency = model::check_against_bound(e, r.time_us->p50).efficiency;
-  return mf;
+  const bool timed = r.time_us && r.time_us->p50 > 0.0;
+  return model_fields_from(system, *outcome.estimate, timed ? std::optional<double>(r.time_us->p50) : std::nullopt);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "collbench/model/estimate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/record/record.hpp"
 #include "collbench/report/compare.hpp"
@@ -22,6 +23,12 @@ struct DomainChoice {
   std::string from;  // "--ranks-per-domain", "system gb300-nvl72 (72-GPU domain)"
 };
 DomainChoice choose_ranks_per_domain(std::optional<int> ranks_per_domain, const model::SystemProfile* system);
+
+// A record's model fields from an estimate of its case (of a collective or of a traffic
+// matrix); with the measured p50, its efficiency against the bound. The runner's annotation and
+// model_fields_for() below share it.
+record::ModelFields model_fields_from(const model::SystemProfile& system, const model::Estimate& e,
+                                      std::optional<double> p50_us);
 
 // The record's model fields on `system` (algorithm, dtype, bytes, placement and scope of the
 // record); nullopt with `why` set when the model does not cover the case.

@@ -8,6 +8,7 @@
 
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
+#include "collbench/report/placement_model.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace collbench::run {
@@ -45,16 +46,7 @@ nlohmann::json per_domain_json(const Measurement& m, const coll::Collective& col
 
 // The model fields of a record from an estimate (of a collective, or of a traffic matrix).
 void set_model(record::CaseRecord& r, const model::SystemProfile& system, const model::Estimate& e) {
-  record::ModelFields mf;
-  mf.system = system.name;
-  mf.bound_time_us = e.bound_time_us;
-  mf.bound_algbw_gbps = e.bound_algbw_gbps;
-  mf.bound_busbw_gbps = e.bound_busbw_gbps;
-  mf.expected_time_us = e.expected_time_us;
-  mf.expected_busbw_gbps = e.expected_busbw_gbps;
-  mf.wire_bytes_per_rank = e.wire_bytes_per_rank;
-  mf.efficiency = model::check_against_bound(e, r.time_us->p50).efficiency;
-  r.model = mf;
+  r.model = report::model_fields_from(system, e, r.time_us->p50);
 }
 
 // A run faster than its bound is flagged, never hidden.
