@@ -16,7 +16,7 @@ LAYERS = {
     "stats": ["core"],
     "yamlio": ["core"],
     "model": ["core", "yamlio"],
-    "workload": ["core"],
+    "workload": ["core", "yamlio"],
     "overlap": ["core", "workload"],
     "plan": ["core", "overlap"],
     "record": ["core", "stats"],

@@ -18,6 +18,7 @@
 #include "cli/subcommand.hpp"
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/input_file.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/report/gate.hpp"
 
@@ -25,11 +26,7 @@ namespace collbench::cli {
 namespace {
 
 std::string read_text_file(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, what, "a file");
 }
 
 void write_text_file(const std::string& path, const std::string& text, std::string_view flag) {

@@ -46,6 +46,7 @@ def run_example(cmd):
     text = p.stderr.replace(str(SOURCE_DIR), "<src>").replace(_EMPTY_CONFIG, "<config>")
     # ... and the host name as <host>.
     text = re.sub(r"\(host [^,()]+, local rank", "(host <host>, local rank", text)
+    text = re.sub(r"on host '[^']+'", "on host '<host>'", text)
     stderr = "\n".join(line.rstrip() for line in text.splitlines())
     return p.returncode, stderr.strip("\n") + "\n" if stderr.strip() else ""
 

@@ -15,8 +15,10 @@
 
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/input_file.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/overlap/spec.hpp"
+#include "collbench/yamlio/reader.hpp"
 
 namespace collbench::plan {
 namespace {
@@ -172,6 +174,7 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", source_name, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) throw InputError(source_name + ": a sweep file must be a mapping with keys: " + join(kTopKeys));
+  yamlio::check_unique_keys(root, source_name);
   Sweep sweep;
   sweep.source = source_name;
   for (const auto& kv : root) {
@@ -309,11 +312,7 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
 }
 
 Sweep load_sweep_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read sweep file '{}': {}", path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep(ss.str(), path);
+  return parse_sweep(read_input_file(path, "sweep file", "a YAML file"), path);
 }
 
 std::uint64_t estimated_buffer_bytes(const Case& c, int num_ranks) {

@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "collbench/core/error.hpp"
+#include "collbench/core/input_file.hpp"
+#include "collbench/record/value_checks.hpp"
 
 namespace collbench::record {
 namespace {
@@ -109,15 +111,7 @@ void JsonlWriter::write(const nlohmann::json& object) {
 namespace {
 
 std::string read_whole_file(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw InputError(fmt::format("results file '{}' is a directory; give a JSONL file", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read results file '{}': {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, "results file", "a JSONL file");
 }
 
 // "at column 151: syntax error while parsing ..." from nlohmann's "[json.exception.parse_error.101]
@@ -161,6 +155,11 @@ std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& pat
         return true;
       });
     } catch (const nlohmann::json::parse_error& e) {
+      if (const auto nf = find_non_finite(line)) {
+        throw InputError(
+            fmt::format("{}:{}: key '{}': {} is not a JSON number; times and rates are finite numbers >= 0", path,
+                        line_no, nf->key, nf->token));
+      }
       // A run killed mid-write leaves a last line without its newline: skip it, say so.
       if (!terminated) {
         warnings.push_back(
@@ -173,6 +172,11 @@ std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& pat
       throw InputError(fmt::format("{}:{}: invalid JSON: a number out of range ({})", path, line_no, e.what()));
     }
     if (!j.is_object()) throw InputError(fmt::format("{}:{}: a record must be a JSON object", path, line_no));
+    try {
+      check_case_values(j);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}:{}: {}", path, line_no, e.what()));
+    }
     out.push_back({line_no, std::move(j)});
   }
   return out;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "collbench/core/error.hpp"
+#include "collbench/core/input_file.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/record/jsonl.hpp"
 
@@ -54,11 +55,7 @@ InputFile parse_input(std::string_view text, const std::string& path) {
 }
 
 InputFile load_input(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read results file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_input(text.str(), path);
+  return parse_input(read_input_file(path, "results file", "a JSONL file"), path);
 }
 
 CompareBy parse_compare_by(std::string_view name) {

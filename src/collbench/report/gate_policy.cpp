@@ -8,6 +8,7 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/report/gate.hpp"
+#include "collbench/yamlio/reader.hpp"
 
 namespace collbench::report {
 
@@ -113,6 +114,7 @@ GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& sour
   if (!root.IsMap()) {
     throw InputError(source + ": a gate policy must be a mapping with keys: " + join(gate_policy_keys()));
   }
+  yamlio::check_unique_keys(root, source);
   const auto& keys = gate_policy_keys();
   for (const auto& kv : root) {
     if (!kv.first.IsScalar()) throw InputError(where(source, kv.first, "?") + ": keys must be plain names");

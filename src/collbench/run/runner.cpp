@@ -25,6 +25,7 @@
 #include "collbench/overlap/spec.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/run/annotate.hpp"
+#include "collbench/run/case_checks.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/results_file.hpp"
@@ -213,6 +214,8 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
   resolve_layout();
   print_notes();
   validate_cases(sweep_);
+  // Roots, sizes that round to 0 B, buffers against memory: before anything is allocated.
+  sweep_ = checked_sweep(sweep_, control_, info_, placement_);
   run_id_ = control_.broadcast_string(root_ ? new_run_id() : std::string{});
   config_ = sweep_config_json(sweep_, placement_, progress_name_);
   results_ = open_results_file(control_, options_.out_path, options_.out_mode, config_, faults_.text());

@@ -18,6 +18,7 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/paths.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/yamlio/reader.hpp"
 
 namespace collbench::workload {
 namespace {
@@ -382,6 +383,7 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
   if (!root.IsMap()) {
     throw InputError(source + ": a workload profile must be a mapping with keys: " + join(kTopKeys));
   }
+  yamlio::check_unique_keys(root, source);
   r.check_keys(root, "", kTopKeys);
   r.check_no_empty_values(root, "");
 
