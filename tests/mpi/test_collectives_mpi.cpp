@@ -115,6 +115,31 @@ TEST_F(CollectivesMpi, ResultsFromTheWrongPeerAreCounted) {
   EXPECT_LE(wrong, static_cast<std::uint64_t>(per_peer) * static_cast<std::uint64_t>(ctx.num_ranks - 1));
 }
 
+TEST_F(CollectivesMpi, BlockLevelIsTheRanksBlockOfConsecutiveRanksKeptAfterFirstUse) {
+  const int n = world_->size();
+  const int r = world_->rank();
+  EXPECT_EQ(world_->block_level(n), world_.get());
+  EXPECT_EQ(world_->block_level(0), nullptr);
+  if (n > 2) {
+    EXPECT_EQ(world_->block_level(n - 1), nullptr);  // does not divide n
+  }
+  backend::Comm* one = world_->block_level(1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->size(), 1);
+  EXPECT_EQ(one->rank(), 0);
+  if (n % 2 == 0) {
+    backend::Comm* half = world_->block_level(n / 2);
+    ASSERT_NE(half, nullptr);
+    EXPECT_EQ(half, world_->block_level(n / 2));  // created once
+    EXPECT_EQ(half->size(), n / 2);
+    EXPECT_EQ(half->rank(), r % (n / 2));
+    // An all-to-all inside the block reaches the block's ranks only: the world ranks arrive.
+    std::vector<std::int32_t> send(static_cast<std::size_t>(n / 2), r), recv(static_cast<std::size_t>(n / 2), -1);
+    half->alltoall(send.data(), recv.data(), 1, Dtype::int32);
+    for (int i = 0; i < n / 2; ++i) EXPECT_EQ(recv[static_cast<std::size_t>(i)], r / (n / 2) * (n / 2) + i);
+  }
+}
+
 TEST_F(CollectivesMpi, YieldProgressGivesTheSameResults) {
   backend::BackendOptions o;
   o.progress = backend::Progress::yield;

@@ -90,6 +90,47 @@ TEST(MoeLayout, FlatDispatchOfRank1) {
   EXPECT_TRUE(L.combine.stages.empty());
 }
 
+// EP groups of 2 ({0, 1} and {2, 3}): every row stays inside its group.
+//                  to: 0  1  2  3
+const CountsMatrix kGrouped{4,
+                            {1, 2, 0, 0,    // from 0
+                             4, 0, 0, 0,    // from 1
+                             0, 0, 2, 1,    // from 2
+                             0, 0, 4, 3}};  // from 3
+
+TEST(MoeLayout, ConfinedGroupNeedsEveryRowInsideItsBlock) {
+  EXPECT_EQ(confined_group(kGrouped, 2), 2);
+  EXPECT_EQ(confined_group(kGrouped, 1), 0);  // 1 -> 0 and 2 -> 3 leave blocks of one
+  EXPECT_EQ(confined_group(kGrouped, 4), 0);  // the whole communicator: nothing to confine
+  EXPECT_EQ(confined_group(kGrouped, 3), 0);  // does not divide 4
+  EXPECT_EQ(confined_group(kCounts, 2), 0);   // 0 -> 3 crosses the groups
+}
+
+TEST(MoeLayout, FlatLayoutInsideAnEpGroupKeepsItsOffsetsAndNamesTheGroup) {
+  const auto whole = moe_layout(kGrouped, kDispatchRow, kCombineRow, MoeOp::roundtrip, MoeAlgo::flat, 3, two_by_two());
+  const auto group =
+      moe_layout(kGrouped, kDispatchRow, kCombineRow, MoeOp::roundtrip, MoeAlgo::flat, 3, two_by_two(), 2);
+  EXPECT_EQ(whole.group_size, 0);
+  EXPECT_EQ(group.group_size, 2);
+  EXPECT_EQ(group.group_first, 2);  // rank 3 is in the block {2, 3}
+  EXPECT_EQ(group.send_bytes, whole.send_bytes);
+  EXPECT_EQ(group.recv_bytes, whole.recv_bytes);
+  ASSERT_EQ(group.dispatch.stages.size(), 1u);
+  ASSERT_EQ(group.combine.stages.size(), 1u);
+  for (const auto* st : {&group.dispatch.stages[0], &group.combine.stages[0]}) {
+    EXPECT_EQ(st->group_first, 2);
+    EXPECT_EQ(st->group_size, 2);
+  }
+  // Rank 3 sends 4 rows to 2 and 3 rows to itself (8 B rows: 8 and 6 units), nothing outside.
+  expect_stage(group.dispatch.stages[0], ExchangeStage::Level::comm, false, 32, 32, {0, 0, 8, 6}, {0, 0, 0, 8},
+               {0, 0, 2, 6}, {0, 0, 0, 2});
+  // The hierarchical layout spans the communicator whatever the group.
+  const auto hier =
+      moe_layout(kGrouped, kDispatchRow, kCombineRow, MoeOp::dispatch, MoeAlgo::hierarchical, 3, two_by_two(), 2);
+  EXPECT_EQ(hier.group_size, 0);
+  for (const auto& st : hier.dispatch.stages) EXPECT_EQ(st.group_size, 0);
+}
+
 TEST(MoeLayout, FlatCombineOfRank1) {
   const auto L = moe_layout(kCounts, kDispatchRow, kCombineRow, MoeOp::combine, MoeAlgo::flat, 1, two_by_two());
   EXPECT_FALSE(L.has_counts);

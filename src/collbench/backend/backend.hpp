@@ -73,6 +73,18 @@ class Comm {
   // ranks with the same local index ordered by domain. Null for a flat communicator.
   [[nodiscard]] virtual Comm* domain_level() { return nullptr; }
   [[nodiscard]] virtual Comm* cross_level() { return nullptr; }
+  // The communicator of this rank's block of `block_size` consecutive ranks (ranks
+  // [b * block_size, (b + 1) * block_size)), created on first use and kept: the MoE families
+  // exchange inside one EP group on it, as MoE frameworks do, instead of over the whole
+  // communicator with zero rows to every other group. Collective on first use (every rank of
+  // this communicator calls it with the same size, outside the timed region: the verification
+  // or warm-up launch). Null when the backend does not split (the family then exchanges over the
+  // whole communicator), or when block_size does not divide size(); this communicator itself for
+  // block_size == size().
+  [[nodiscard]] virtual Comm* block_level(int block_size) {
+    (void)block_size;
+    return nullptr;
+  }
   // Concurrent operations (ep-dp-concurrent): the single operations issued between group_start()
   // and group_end(), on this communicator or on other communicators of the same backend (the
   // levels of a HierarchicalComm), start together and run at the same time. MPI: each one is

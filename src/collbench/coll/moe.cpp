@@ -16,6 +16,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <span>
 
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/moe_plan.hpp"
@@ -112,8 +113,35 @@ nlohmann::json routing_settings_json(const workload::RoutingSettings& s) {
   return j;
 }
 
-void run_counts(backend::Comm& comm, const void* send, void* recv) {
-  comm.alltoall(send, recv, 1, Dtype::int64);
+// The EP group's communicator for a layout or stage confined to one (group_size > 0), when the
+// backend splits communicators; else the whole communicator.
+backend::Comm& exchange_comm(backend::Comm& comm, int group_size) {
+  backend::Comm* block = group_size > 0 ? comm.block_level(group_size) : nullptr;
+  return block != nullptr ? *block : comm;
+}
+
+// The per-destination row counts: one int64 per peer, inside the EP group when the layout is
+// confined to one (the group's entries of the n-entry regions), else over the communicator.
+void run_counts(backend::Comm& comm, const MoeLayout& L, const void* send, void* recv) {
+  backend::Comm& c = exchange_comm(comm, L.group_size);
+  const std::size_t first = c.size() < comm.size() ? static_cast<std::size_t>(L.group_first) : 0;
+  c.alltoall(static_cast<const std::int64_t*>(send) + first, static_cast<std::int64_t*>(recv) + first, 1, Dtype::int64);
+}
+
+void run_flat_stage(backend::Comm& comm, const ExchangeStage& st, const unsigned char* from, unsigned char* to) {
+  backend::Comm& c = exchange_comm(comm, st.group_size);
+  if (c.size() == comm.size()) {
+    c.alltoallv(from, st.send_counts, st.send_displs, to, st.recv_counts, st.recv_displs, Dtype::int32);
+    return;
+  }
+  // Displacements are relative to the region starts, so the group's entries keep theirs.
+  const auto first = static_cast<std::size_t>(st.group_first);
+  const auto size = static_cast<std::size_t>(st.group_size);
+  const auto part = [&](const std::vector<std::size_t>& v) {
+    return std::span<const std::size_t>(v).subspan(first, size);
+  };
+  c.alltoallv(from, part(st.send_counts), part(st.send_displs), to, part(st.recv_counts), part(st.recv_displs),
+              Dtype::int32);
 }
 
 void run_plan(backend::Comm& comm, const ExchangePlan& plan, const void* send, void* recv) {
@@ -128,6 +156,10 @@ void run_plan(backend::Comm& comm, const ExchangePlan& plan, const void* send, v
           "hierarchical moe needs a communicator composed of domain levels (the runner's hierarchical one)");
     }
     const unsigned char* from = (st.send_from_recv ? recv_base : send_base) + st.send_region;
+    if (st.level == ExchangeStage::Level::comm) {
+      run_flat_stage(comm, st, from, recv_base + st.recv_region);
+      continue;
+    }
     c->alltoallv(from, st.send_counts, st.send_displs, recv_base + st.recv_region, st.recv_counts, st.recv_displs,
                  Dtype::int32);
   }
@@ -216,7 +248,10 @@ class MoeCollective final : public Collective {
     const int r = L.rank_idx;
     std::uint64_t wrong = 0;
     if (L.has_counts) {
-      for (int s = 0; s < L.num_ranks; ++s) {
+      // Only the EP group's entries travel when the exchange is confined to it.
+      const int first = L.group_size > 0 ? L.group_first : 0;
+      const int last = L.group_size > 0 ? L.group_first + L.group_size : L.num_ranks;
+      for (int s = first; s < last; ++s) {
         std::int64_t rows = 0;
         std::memcpy(&rows, in + static_cast<std::size_t>(s) * sizeof(std::int64_t), sizeof(rows));
         wrong += rows != w.matrix().at(s, r) ? 1 : 0;
@@ -248,7 +283,7 @@ class MoeCollective final : public Collective {
               const CaseContext&) const override {
     const MoeCase& mc = detail_of(shape);
     const MoeLayout& L = mc.layout;
-    if (L.has_counts && mc.params.counts_timed) run_counts(comm, send, recv);
+    if (L.has_counts && mc.params.counts_timed) run_counts(comm, L, send, recv);
     run_plan(comm, L.dispatch, send, recv);
     run_plan(comm, L.combine, send, recv);
   }
@@ -265,7 +300,7 @@ class MoeCollective final : public Collective {
     const MoeCase& mc = detail_of(shape);
     const MoeLayout& L = mc.layout;
     if (stage == 0) {
-      if (L.has_counts && mc.params.counts_timed) run_counts(comm, send, recv);
+      if (L.has_counts && mc.params.counts_timed) run_counts(comm, L, send, recv);
       run_plan(comm, L.dispatch, send, recv);
     } else {
       run_plan(comm, L.combine, send, recv);
@@ -275,7 +310,7 @@ class MoeCollective final : public Collective {
   void prepare(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
                const CaseContext&) const override {
     const MoeCase& mc = detail_of(shape);
-    if (mc.layout.has_counts && !mc.params.counts_timed) run_counts(comm, send, recv);
+    if (mc.layout.has_counts && !mc.params.counts_timed) run_counts(comm, mc.layout, send, recv);
   }
 
   [[nodiscard]] std::vector<std::string> side_operations(const Shape& shape) const override {
@@ -284,7 +319,8 @@ class MoeCollective final : public Collective {
   }
   void launch_side(std::string_view op, backend::Comm& comm, const void* send, void* recv, const Shape& shape,
                    const CaseContext&) const override {
-    if (op == "counts_exchange" && detail_of(shape).layout.has_counts) run_counts(comm, send, recv);
+    const MoeLayout& L = detail_of(shape).layout;
+    if (op == "counts_exchange" && L.has_counts) run_counts(comm, L, send, recv);
   }
 
   [[nodiscard]] std::optional<model::TrafficMatrix> traffic(const Shape& shape) const override {
@@ -401,7 +437,7 @@ class MoeCollective final : public Collective {
     mc->placement = moe_placement(ctx.placement, n);
     const MoeWorkload& w = *mc->w;
     mc->layout = moe_layout(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_, moe_algo_of(ctx.algo), ctx.rank,
-                            mc->placement);
+                            mc->placement, w.exchange_group);
     mc->traffic = model::summarize_traffic(moe_traffic(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_),
                                            mc->placement);
     const std::uint64_t elem = dtype_size(ctx.dtype);

@@ -384,7 +384,9 @@ MoeWorkload::MoeWorkload(MoeConfig c)
       dispatch_row_bytes(config.profile.dispatch.bytes_per_row),
       combine_row_bytes(config.profile.combine.bytes_per_row),
       dispatch_max_value(workload::max_row_value(config.profile.dispatch.dtype)),
-      combine_rule(workload::combine_rule(config.profile.top_k, config.profile.combine.dtype)) {}
+      combine_rule(workload::combine_rule(config.profile.top_k, config.profile.combine.dtype)) {
+  exchange_group = confined_group(counts, generator.ep_size());
+}
 
 std::shared_ptr<const MoeWorkload> moe_workload(const MoeParams& params, int num_ranks) {
   static std::mutex mutex;
@@ -429,8 +431,19 @@ std::optional<std::string> moe_waiver(const MoeParams& params, MoeAlgo algo, int
   return std::nullopt;
 }
 
+int confined_group(const CountsMatrix& counts, int group_size) {
+  const int n = counts.num_ranks;
+  if (group_size <= 0 || group_size >= n || n % group_size != 0) return 0;
+  for (int s = 0; s < n; ++s) {
+    for (int d = 0; d < n; ++d) {
+      if (s / group_size != d / group_size && counts.at(s, d) != 0) return 0;
+    }
+  }
+  return group_size;
+}
+
 MoeLayout moe_layout(const CountsMatrix& counts, std::int64_t dispatch_row_bytes, std::int64_t combine_row_bytes,
-                     MoeOp op, MoeAlgo algo, int rank_idx, const Placement& placement) {
+                     MoeOp op, MoeAlgo algo, int rank_idx, const Placement& placement, int group_size) {
   const int n = counts.num_ranks;
   if (rank_idx < 0 || rank_idx >= n) throw InputError(fmt::format("moe layout: rank {} outside [0, {})", rank_idx, n));
   MoeLayout L;
@@ -463,6 +476,16 @@ MoeLayout moe_layout(const CountsMatrix& counts, std::int64_t dispatch_row_bytes
   }
   L.send_bytes = send_at;
   L.recv_bytes = recv_at;
+  if (!grid && group_size > 0 && group_size < n && n % group_size == 0) {
+    L.group_size = group_size;
+    L.group_first = rank_idx / group_size * group_size;
+    for (ExchangePlan* plan : {&L.dispatch, &L.combine}) {
+      for (ExchangeStage& st : plan->stages) {
+        st.group_first = L.group_first;
+        st.group_size = L.group_size;
+      }
+    }
+  }
   return L;
 }
 

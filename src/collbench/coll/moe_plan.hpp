@@ -97,6 +97,10 @@ struct MoeWorkload {
   int dispatch_max_value = workload::kMaxRowValue;  // row_signature values lie in [1, this]
   workload::CombineRule combine_rule;
 
+  // The EP group size when every non-zero count lies inside blocks of that many consecutive
+  // ranks and there are several blocks (the flat exchange then runs per group), else 0.
+  int exchange_group = 0;
+
   explicit MoeWorkload(MoeConfig c);
   [[nodiscard]] const workload::CountsMatrix& matrix() const { return counts; }
   [[nodiscard]] int num_ranks() const { return config.routing.num_ranks; }
@@ -123,6 +127,12 @@ struct ExchangeStage {
   std::uint64_t send_region = 0;  // bytes from the start of the send (or recv) buffer
   std::uint64_t recv_region = 0;  // bytes from the start of the recv buffer
   std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+  // Flat stages when the routing keeps every row inside EP groups smaller than the communicator:
+  // the peers [group_first, group_first + group_size) of this rank's group, the only ones with
+  // non-zero counts either way. The exchange then runs on that block's communicator
+  // (Comm::block_level) with these entries of the arrays. 0: the whole communicator.
+  int group_first = 0;
+  int group_size = 0;
 };
 
 // The exchanges of one direction and the blocks they read and leave.
@@ -141,16 +151,28 @@ struct MoeLayout {
   MoeAlgo algo = MoeAlgo::flat;
   bool has_counts = false;         // dispatch and roundtrip exchange counts
   std::uint64_t counts_bytes = 0;  // n x 8 at offset 0 of both buffers (when has_counts)
-  std::uint64_t send_bytes = 0;    // total send buffer bytes
-  std::uint64_t recv_bytes = 0;    // total recv buffer bytes
-  ExchangePlan dispatch;           // empty for moe-combine
-  ExchangePlan combine;            // empty for moe-dispatch
+  // The EP group the counts and flat stages are exchanged in (ExchangeStage::group_first/size;
+  // group_size 0: the whole communicator). Only the group's count entries travel.
+  int group_first = 0;
+  int group_size = 0;
+  std::uint64_t send_bytes = 0;  // total send buffer bytes
+  std::uint64_t recv_bytes = 0;  // total recv buffer bytes
+  ExchangePlan dispatch;         // empty for moe-combine
+  ExchangePlan combine;          // empty for moe-dispatch
 };
 
 // The layout of rank `rank_idx` for a counts matrix (rows, [src][dst]) and row sizes. The
-// hierarchical algorithm needs a placement of equal domains (InputError otherwise).
+// hierarchical algorithm needs a placement of equal domains (InputError otherwise). A flat layout
+// with `group_size` > 0 exchanges counts and rows inside the rank's block of group_size ranks;
+// the caller vouches that the matrix is confined to such blocks (confined_group, computed once
+// per workload: O(n^2)). The hierarchical layout always spans the communicator.
 MoeLayout moe_layout(const workload::CountsMatrix& counts, std::int64_t dispatch_row_bytes,
-                     std::int64_t combine_row_bytes, MoeOp op, MoeAlgo algo, int rank_idx, const Placement& placement);
+                     std::int64_t combine_row_bytes, MoeOp op, MoeAlgo algo, int rank_idx, const Placement& placement,
+                     int group_size = 0);
+
+// `group_size` when it is smaller than the matrix's rank count, divides it, and every non-zero
+// entry lies inside a block of group_size consecutive ranks; else 0 (one exchange over all).
+int confined_group(const workload::CountsMatrix& counts, int group_size);
 
 // Bytes each rank sends each other rank in one launch, in the direction they travel
 // (combine: expert rank -> token owner; roundtrip: both directions summed).

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -139,6 +140,18 @@ class MpiComm final : public Comm {
   }
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return size_; }
+
+  [[nodiscard]] Comm* block_level(int block_size) override {
+    if (block_size <= 0 || size_ % block_size != 0) return nullptr;
+    if (block_size == size_) return this;
+    auto& block = blocks_[block_size];
+    if (!block) {
+      MPI_Comm sub = MPI_COMM_NULL;
+      CB_CHECK_MPI(MPI_Comm_split(comm_.get(), rank_ / block_size, rank_, &sub));
+      block = std::make_unique<MpiComm>(MpiCommHandle(sub), progress_, group_);
+    }
+    return block.get();
+  }
 
   void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
     const void* s = send == recv ? MPI_IN_PLACE : send;
@@ -292,6 +305,7 @@ class MpiComm final : public Comm {
   std::shared_ptr<MpiGroup> group_;
   int rank_ = 0;
   int size_ = 1;
+  std::map<int, std::unique_ptr<MpiComm>> blocks_;  // block_level(), by block size
 };
 
 class WallTimer final : public Timer {
