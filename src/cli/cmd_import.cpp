@@ -93,7 +93,11 @@ int run_import(const ImportFlags& f) {
   record::JsonlWriter writer(f.out, f.force ? record::OpenMode::force : record::OpenMode::create);
   writer.write(record::to_json(imp.header));
   for (const auto& r : imp.cases) writer.write(record::to_json(r));
-  std::printf("# imported %zu case(s) from %zu log(s) into %s\n", imp.cases.size(), logs.size(), f.out.c_str());
+  std::printf(
+      "# imported %zu case(s) from %zu log(s) into %s%s\n", imp.cases.size(), logs.size(), f.out.c_str(),
+      imp.duplicates_dropped > 0
+          ? fmt::format(" ({} repeated row(s) dropped: one record per case key)", imp.duplicates_dropped).c_str()
+          : "");
   return 0;
 }
 

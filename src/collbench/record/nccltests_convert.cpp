@@ -371,20 +371,25 @@ NcclTestsImport import_nccl_tests(const std::vector<NcclTestsLog>& logs, const N
   for (const auto& log : logs) {
     auto conv = convert_nccl_tests_log(log, opt);
     for (auto& w : conv.warnings) imp.warnings.push_back(std::move(w));
-    for (const auto& r : conv.cases) {
+    // One record per case key, or gate would refuse the file: a repeated row (the same log
+    // twice, a size printed twice) is dropped, and the warning names both places.
+    for (auto& r : conv.cases) {
       const std::string at = r.extra.value("source_line", nlohmann::json(nullptr)).is_null()
                                  ? log.source_path
                                  : fmt::format("{}:{}", log.source_path, r.extra["source_line"].get<int>());
       const auto [it, inserted] = first_key_at.emplace(r.case_key, at);
-      if (!inserted) {
-        imp.warnings.push_back(fmt::format("{}: the same case as {} ({}); reports and gates will use the first", at,
-                                           it->second, r.case_key));
+      if (inserted) {
+        imp.cases.push_back(std::move(r));
+        continue;
       }
+      ++imp.duplicates_dropped;
+      imp.warnings.push_back(fmt::format(
+          "{}: dropped: the same case as {} ({}); a results file holds one record per case key, the first is kept", at,
+          it->second, r.case_key));
     }
     sources.push_back(conv.source);
     if (!conv.hosts.empty()) host_lists.push_back(conv.hosts);
     if (log.nccl_version) nccl_versions.insert(*log.nccl_version);
-    for (auto& r : conv.cases) imp.cases.push_back(std::move(r));
   }
   // Hosts per rank belong to one run: keep them when every log that lists devices lists the
   // same ones (e.g. one log, or several tests run on one allocation).

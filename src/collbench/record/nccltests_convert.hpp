@@ -55,9 +55,10 @@ std::optional<std::string> collbench_redop_from_nccl_tests(const std::string& re
 NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTestsConvertOptions& options);
 
 struct NcclTestsImport {
-  RunHeader header;  // launcher "singleton"; config.source = "nccl-tests", config.logs = [...]
-  std::vector<CaseRecord> cases;
+  RunHeader header;               // launcher "singleton"; config.source = "nccl-tests", config.logs = [...]
+  std::vector<CaseRecord> cases;  // one per case key: repeats of an earlier row are dropped
   std::vector<std::string> warnings;
+  int duplicates_dropped = 0;  // rows whose case key an earlier row (or log) already had
 };
 
 // Converts every log of one import into one run: a header, then the cases in log order.
