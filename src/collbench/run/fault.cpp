@@ -48,6 +48,7 @@ FaultPlan FaultPlan::parse(const std::string& text) {
     if (item.empty()) continue;
     const auto colon = item.find(':');
     FaultItem f;
+    f.text = item;
     f.kind = item.substr(0, colon);
     if (std::find(kKinds.begin(), kKinds.end(), f.kind) == kKinds.end()) {
       throw InputError("COLLBENCH_FAULT: " + unknown_name_message("fault kind", f.kind, kKinds));
@@ -106,6 +107,30 @@ FaultPlan FaultPlan::from_env() {
   const char* text = std::getenv("COLLBENCH_FAULT");
   if (text == nullptr || *text == '\0') return {};
   return parse(text);
+}
+
+namespace {
+
+// "COLLBENCH_FAULT item 'hang:rank=4': rank=4 names no rank of this run; accepted: 0 to 3 (4 ranks)"
+void check_index(const FaultItem& f, const char* key, int value, std::size_t count, const char* noun) {
+  if (value >= 0 && static_cast<std::size_t>(value) < count) return;
+  throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}={} names no {} of this run; accepted: {} ({} {}{})",
+                               f.text, key, value, noun, count == 0 ? "none" : fmt::format("0 to {}", count - 1), count,
+                               noun, count == 1 ? "" : "s"));
+}
+
+}  // namespace
+
+void FaultPlan::check_targets(int num_ranks, std::optional<std::size_t> num_cases) const {
+  const auto ranks = static_cast<std::size_t>(std::max(num_ranks, 0));
+  for (const auto& f : items_) {
+    if (f.rank) check_index(f, "rank", *f.rank, ranks, "rank");
+    if (f.kind == "slow-pair") {
+      check_index(f, "a", f.a, ranks, "rank");
+      check_index(f, "b", f.b, ranks, "rank");
+    }
+    if (f.case_index && num_cases) check_index(f, "case", *f.case_index, *num_cases, "case");
+  }
 }
 
 bool FaultPlan::selects(const FaultItem& f, int case_index, std::optional<int> iter) {

@@ -3,6 +3,7 @@
 // applies (default everywhere). Test-only; every affected record carries the string.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 namespace collbench::run {
 
 struct FaultItem {
+  std::string text;         // the item as given, for messages
   std::string kind;         // corrupt | delay | slow | slow-pair | hang
   std::optional<int> rank;  // corrupt, delay, hang
   std::optional<int> case_index;
@@ -25,6 +27,9 @@ class FaultPlan {
   // InputError naming the item, key and accepted values on malformed text.
   static FaultPlan parse(const std::string& text);
   static FaultPlan from_env();  // COLLBENCH_FAULT, empty when unset
+  // InputError naming the item, the key and the valid range when an item names a rank (rank, a,
+  // b) outside 0..num_ranks-1 or, when `num_cases` is given, a case outside 0..num_cases-1.
+  void check_targets(int num_ranks, std::optional<std::size_t> num_cases) const;
 
   [[nodiscard]] bool empty() const { return items_.empty(); }
   [[nodiscard]] const std::string& text() const { return text_; }

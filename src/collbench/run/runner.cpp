@@ -236,6 +236,9 @@ void SweepRun::resolve_layout() {
   progress_ = choose_progress(options_.progress, info_);
   progress_name_ = progress_ == backend::Progress::spin ? "spin" : "yield";
   faults_ = FaultPlan::from_env();
+  // accept and locate (measure_repeats) run several sweeps, each numbering its cases from 0.
+  faults_.check_targets(info_.size,
+                        options_.measure_repeats ? std::nullopt : std::optional<std::size_t>(sweep_.cases.size()));
   my_domain_ = placement_.domain_of(info_.rank);
   for (int r = 0; r < info_.rank; ++r) my_local_index_ += placement_.domain_of(r) == my_domain_ ? 1 : 0;
 }
