@@ -78,3 +78,25 @@ def test_layout_that_does_not_divide_exits_2():
     r = run(STEP[:-1] + ["3"])
     assert r.returncode == 2
     assert "do not split into EP groups of 2" in r.stderr
+
+
+def test_default_step_phase_accounting_is_consistent():
+    """The default DeepSeek-V3 layout (PP 8, VPP 4, uneven stages): per phase, exposed time never
+    exceeds the time spent (hidden >= 0), time = calls x time per call, and the critical rank's
+    compute plus its exposed communication over m micro-batches, plus the bubble and the exposed DP
+    time, is the step."""
+    r = run(["step", "--format", "json"])
+    assert r.returncode == 0, r.stderr
+    for point in json.loads(r.stdout)["points"]:
+        for p in point["phases"]:
+            assert p["hidden_per_step_us"] >= -1e-6 * p["time_per_step_us"], (point["gpus"], p["name"], p)
+            assert p["time_per_step_us"] == pytest_approx(p["calls_per_step"] * p["time_us"])
+        pipeline_exposed = sum(p["exposed_per_step_us"] for p in point["phases"] if p["group"] not in ("dp", "edp"))
+        total = point["compute_us"] + pipeline_exposed + point["bubble_us"] + point["dp_exposed_us"]
+        assert total == pytest_approx(point["step_time_s"] * 1e6), point["gpus"]
+
+
+def pytest_approx(x):
+    import pytest
+
+    return pytest.approx(x, rel=1e-9)

@@ -230,6 +230,7 @@ struct RankWork {
   double fwd = 0.0, bwd = 0.0;                  // compute + exposed communication
   double fwd_compute = 0.0, bwd_compute = 0.0;  // compute only
   std::vector<double> phase_exposed;            // per phase, per micro-batch
+  std::vector<double> phase_calls;              // per phase, per micro-batch
 };
 
 void add_layers(RankWork& w, const LayerRow& row, int n) {
@@ -237,10 +238,14 @@ void add_layers(RankWork& w, const LayerRow& row, int n) {
   w.bwd += n * (row.bwd_compute_us + row.bwd_exposed_us);
   w.fwd_compute += n * row.fwd_compute_us;
   w.bwd_compute += n * row.bwd_compute_us;
-  for (std::size_t k = 0; k < row.fwd_calls.size(); ++k)
+  for (std::size_t k = 0; k < row.fwd_calls.size(); ++k) {
     w.phase_exposed[row.fwd_calls[k].first] += n * row.fwd_phase_exposed[k];
-  for (std::size_t k = 0; k < row.bwd_calls.size(); ++k)
+    w.phase_calls[row.fwd_calls[k].first] += n * row.fwd_calls[k].second;
+  }
+  for (std::size_t k = 0; k < row.bwd_calls.size(); ++k) {
     w.phase_exposed[row.bwd_calls[k].first] += n * row.bwd_phase_exposed[k];
+    w.phase_calls[row.bwd_calls[k].first] += n * row.bwd_calls[k].second;
+  }
 }
 
 }  // namespace
@@ -254,6 +259,7 @@ RankWork rank_work(const StepInputs& in, const Shape& s, const std::vector<Layer
   const int pp = in.layout.pp, stages = static_cast<int>(s.stage_layers.size());
   RankWork w;
   w.phase_exposed.assign(phases.size(), 0.0);
+  w.phase_calls.assign(phases.size(), 0.0);
   const int send = find(phases, "PP send/recv");
   int first = 0;  // first layer of virtual stage j
   for (int j = 0; j < stages; ++j) {
@@ -262,6 +268,7 @@ RankWork rank_work(const StepInputs& in, const Shape& s, const std::vector<Layer
       const int dense = std::clamp(in.arch.dense_layers - first, 0, n);
       RankWork chunk;
       chunk.phase_exposed.assign(phases.size(), 0.0);
+      chunk.phase_calls.assign(phases.size(), 0.0);
       add_layers(chunk, rows[0], dense);
       add_layers(chunk, rows[1], n - dense);
       if (j == stages - 1) add_layers(chunk, rows[2], 1);
@@ -273,13 +280,17 @@ RankWork rank_work(const StepInputs& in, const Shape& s, const std::vector<Layer
         chunk.fwd += xf;
         chunk.bwd += xb;
         chunk.phase_exposed[static_cast<std::size_t>(send)] += xf + xb;
+        chunk.phase_calls[static_cast<std::size_t>(send)] += 2.0;
         if (p.window_us == 0.0 || chunk.fwd_compute < p.window_us) p.window_us = chunk.fwd_compute;
       }
       w.fwd += chunk.fwd;
       w.bwd += chunk.bwd;
       w.fwd_compute += chunk.fwd_compute;
       w.bwd_compute += chunk.bwd_compute;
-      for (std::size_t k = 0; k < phases.size(); ++k) w.phase_exposed[k] += chunk.phase_exposed[k];
+      for (std::size_t k = 0; k < phases.size(); ++k) {
+        w.phase_exposed[k] += chunk.phase_exposed[k];
+        w.phase_calls[k] += chunk.phase_calls[k];
+      }
     }
     first += n;
   }
@@ -314,20 +325,15 @@ double dp_exposed(std::vector<Phase>& phases, const RankWork& w) {
   return exposed;
 }
 
-void count_calls(const StepInputs& in, const Shape& s, const std::vector<LayerRow>& rows, std::vector<Phase>& phases) {
+// Calls, time and exposed time per step of the critical rank's m micro-batches (the bubble's share
+// of the critical path is bubble_us), so that exposed <= time and hidden = time - exposed.
+void count_calls(const Shape& s, const RankWork& worst, std::vector<Phase>& phases) {
   const double m = s.micro_batches;
-  for (const auto& row : rows) {
-    for (const auto* calls : {&row.fwd_calls, &row.bwd_calls}) {
-      for (const auto& [i, n] : *calls)
-        phases[static_cast<std::size_t>(i)].calls_per_step += m * n * row.count / in.layout.pp;
-    }
-  }
-  if (const int send = find(phases, "PP send/recv"); send >= 0) {
-    phases[static_cast<std::size_t>(send)].calls_per_step = m * 2.0 * in.layout.vpp;
-  }
-  for (auto& p : phases) {
-    if (p.group != GroupKind::dp && p.group != GroupKind::edp) p.time_per_step_us = p.calls_per_step * p.answer.time_us;
-    p.slack_us = p.window_us - p.answer.time_us;
+  for (std::size_t k = 0; k < phases.size(); ++k) {
+    Phase& p = phases[k];
+    p.calls_per_step = m * worst.phase_calls[k];
+    p.time_per_step_us = p.calls_per_step * p.answer.time_us;
+    p.exposed_per_step_us = m * worst.phase_exposed[k];
   }
 }
 
@@ -351,10 +357,7 @@ StepPoint build_step(const StepInputs& in, const CommTimes& comm, int gpus) {
   pt.pipeline_us = pt.schedule_factor * (worst.fwd + worst.bwd);
   pt.bubble_us = pt.pipeline_us - m * (worst.fwd + worst.bwd);
   pt.compute_us = m * (worst.fwd_compute + worst.bwd_compute);
-  for (std::size_t k = 0; k < pt.phases.size(); ++k) {
-    pt.phases[k].exposed_per_step_us = pt.schedule_factor * worst.phase_exposed[k];
-  }
-  count_calls(in, pt.shape, pt.layers, pt.phases);
+  count_calls(pt.shape, worst, pt.phases);
   pt.dp_exposed_us = dp_exposed(pt.phases, worst);
   for (auto& p : pt.phases) p.slack_us = p.window_us - p.answer.time_us;
   pt.step_us = pt.pipeline_us + pt.dp_exposed_us;

@@ -40,15 +40,18 @@ struct Phase {
   std::string collective;  // allgather reducescatter alltoall sendrecv
   GroupKind group = GroupKind::tp;
   int group_size = 1;
-  bool scale_out = false;            // some group of it spans scale-up domains
-  double bytes = 0.0;                // per call, the collective's nccl-tests convention
-  CommAnswer answer;                 // time of one call, and its source
-  double overlap = 0.0;              // efficiency applied
-  double window_us = 0.0;            // compute one call may hide behind
-  double slack_us = 0.0;             // window - time: negative = it cannot fit
-  double calls_per_step = 0.0;       // on the critical pipeline rank (bubble included)
+  bool scale_out = false;  // some group of it spans scale-up domains
+  double bytes = 0.0;      // per call, the collective's nccl-tests convention
+  CommAnswer answer;       // time of one call, and its source
+  double overlap = 0.0;    // efficiency applied
+  double window_us = 0.0;  // compute one call may hide behind
+  double slack_us = 0.0;   // window - time: negative = it cannot fit
+  // Per step on the critical pipeline rank, over its m micro-batches (DP phases: once per step).
+  // The pipeline's fill and drain (bubble_us) repeat the per-micro-batch exposure (PP-1)/VPP
+  // more times; that share is in bubble_us, not here, so exposed <= time and hidden = the rest.
+  double calls_per_step = 0.0;
   double time_per_step_us = 0.0;     // calls x time
-  double exposed_per_step_us = 0.0;  // what it adds to the step
+  double exposed_per_step_us = 0.0;  // what it adds to the critical rank's m micro-batches
 };
 
 // One layer of a kind, one micro-batch, on one GPU.
