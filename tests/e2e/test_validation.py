@@ -49,6 +49,14 @@ def test_a_terabyte_is_refused_from_meminfo_not_by_the_oom_killer():
                 if size[0] == "-e" else "allreduce 64GiB float32 out of place: its buffers need 128GiB per rank") in line
 
 
+def test_moe_buffers_sized_by_tokens_are_checked_too():
+    p = run(["run", "moe-dispatch", "--tokens", "1000000"] + FAST, env={MEM: "8G"}, timeout=120)
+    assert p.returncode == 2, p.stderr
+    line = error_line(p)
+    assert line.startswith("collbench: error: not enough memory for moe-dispatch "), line
+    assert "(deepseek-v3:T1000000:" in line and "and 8GiB is available there" in line, line
+
+
 def test_one_rank_short_of_memory_stops_every_rank_alike():
     # MPMD launch: only rank 1 sees 1 MiB available. Every rank exits 2 with rank 1's verdict.
     args = ["run", "allreduce", "-b", "1M", "-e", "1M"] + FAST

@@ -19,20 +19,30 @@
 namespace collbench::run {
 namespace {
 
-// Host bytes of one case on one rank, pipelined overlap chunks included.
-std::uint64_t case_host_bytes(const plan::Case& c, const Placement& placement, int rank) {
+// Host bytes of one case on one rank (pipelined overlap chunks included), and the case as the
+// message names it: "allreduce 1TiB float32 out of place", MoE with its size label.
+struct CaseNeed {
+  std::uint64_t bytes = 0;
+  std::string label;
+};
+
+CaseNeed case_need(const plan::Case& c, const Placement& placement, int rank) {
   const coll::Collective& coll = coll::find_collective(c.collective);
   const int n = case_comm_size(c, placement);
-  const int r = rank < n ? rank : 0;
+  const coll::CaseContext ctx = case_context(c, rank < n ? rank : 0, n, &placement);
   const bool host = c.buffers == "host";
-  std::uint64_t bytes =
-      host_buffer_bytes(coll.shape_for(c.bytes, case_context(c, r, n, &placement)), c.dtype, c.in_place, host);
+  const coll::Shape shape = coll.shape_for(c.bytes, ctx);
+  CaseNeed need{host_buffer_bytes(shape, c.dtype, c.in_place, host), {}};
   if (!c.overlap.empty() && c.overlap_chunks > 0) {
     const plan::Case chunk = pipeline_chunk_case(c, c.overlap_chunks);
-    const coll::Shape s = coll.shape_for(chunk.bytes, case_context(chunk, r, n, &placement));
-    bytes += static_cast<std::uint64_t>(c.overlap_chunks) * host_buffer_bytes(s, c.dtype, c.in_place, host);
+    const coll::Shape s = coll.shape_for(chunk.bytes, case_context(chunk, ctx.rank, n, &placement));
+    need.bytes += static_cast<std::uint64_t>(c.overlap_chunks) * host_buffer_bytes(s, c.dtype, c.in_place, host);
   }
-  return bytes;
+  const std::string size_label = coll.size_label(shape, ctx);
+  need.label = fmt::format("{} {}{} {} {}", c.collective, format_bytes(c.bytes > 0 ? c.bytes : shape.bytes),
+                           size_label.empty() ? "" : " (" + size_label + ")", to_string(c.dtype),
+                           c.in_place ? "in place" : "out of place");
+  return need;
 }
 
 // The rank (or the world size when none) whose node lacks memory first, agreed by all ranks,
@@ -100,11 +110,10 @@ std::uint64_t host_buffer_bytes(const coll::Shape& shape, Dtype dtype, bool in_p
 MemoryNeed sweep_memory_need(const plan::Sweep& sweep, const Placement& placement, int rank) {
   MemoryNeed need;
   for (const auto& c : sweep.cases) {
-    const std::uint64_t bytes = case_host_bytes(c, placement, rank);
-    if (bytes <= need.per_rank) continue;
-    need.per_rank = bytes;
-    need.case_label = fmt::format("{} {} {} {}", c.collective, format_bytes(c.bytes), to_string(c.dtype),
-                                  c.in_place ? "in place" : "out of place");
+    CaseNeed one = case_need(c, placement, rank);
+    if (one.bytes <= need.per_rank) continue;
+    need.per_rank = one.bytes;
+    need.case_label = std::move(one.label);
   }
   return need;
 }
