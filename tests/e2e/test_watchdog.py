@@ -1,5 +1,6 @@
 """The watchdog: an injected hang is detected within the timeout, the message names the rank
 and the case, the run exits 3, and every case finished before stays valid JSONL."""
+import re
 import time
 
 from conftest import FAST, read_jsonl, run
@@ -32,3 +33,19 @@ def test_no_false_alarm_with_a_short_timeout(tmp_path):
 def test_bad_timeout_exits_2():
     p = run(["run", "allreduce", "--timeout", "soon"])
     assert p.returncode == 2 and "soon" in p.stderr
+
+
+def test_rank_delayed_before_entering_the_collective_is_named(tmp_path, validator):
+    # Rank 1 passes iteration 2's barrier, then sleeps 60 s before the collective (an injected
+    # delay): it has not arrived, and the watchdog says so instead of "did not arrive: none".
+    out = tmp_path / "d.jsonl"
+    p = run(["run", "allreduce", "-b", "8", "-e", "64", "-f", "8", "--timeout", "2s", "--out", out, "--format",
+             "none"] + FAST, np=2, env={"COLLBENCH_FAULT": "delay:rank=1,us=60000000,case=1,iter=2"}, timeout=120)
+    assert p.returncode == 3, p.stderr
+    assert re.search(r"watchdog: case 1 \(allreduce 64 B float32\) iteration 2 exceeded the 2 s timeout; ranks that "
+                     r"did not arrive: 1 \(host [^:]+: injected delay before entering the collective, case 1 "
+                     r"iteration 2, \d+\.\d s\); no answer from: none; aborting \(exit 3\)", p.stderr), p.stderr
+    records = read_jsonl(out)
+    assert [r["kind"] for r in records] == ["run_header", "case"]
+    for r in records:
+        validator.validate(r)

@@ -202,10 +202,10 @@ std::string stop_reason(const plan::StopRule& rule, const std::vector<double>& s
 
 Measurement measure(const MeasureInput& in) {
   // Every step below is bounded by the watchdog: it learns where this rank is.
-  const auto progress = [&in](int iteration, Phase phase) {
-    if (in.watchdog != nullptr) in.watchdog->at(in.case_index, iteration, phase, in.timeout_s);
+  const auto progress = [&in](int iteration, Phase phase, Stage stage = Stage::timed) {
+    if (in.watchdog != nullptr) in.watchdog->at(in.case_index, iteration, phase, in.timeout_s, stage);
   };
-  progress(-1, Phase::host);
+  progress(-1, Phase::host, Stage::setup);
   const plan::Case& spec = *in.spec;
   const auto& coll = *in.collective;
   backend::Comm& comm = *in.comm;
@@ -246,7 +246,7 @@ Measurement measure(const MeasureInput& in) {
   for (auto& cb : chunk_buffers) coll.prepare(comm, cb.send_ptr, cb.recv_ptr, chunk_shape, chunk_ctx);
 
   // 1. Verify before timing (overlap mode: while the compute load runs beside the collective).
-  progress(-1, Phase::waiting);
+  progress(-1, Phase::waiting, Stage::verification);
   std::uint64_t wrong = 0;
   if (spec.check) {
     if (compute) compute->start();
@@ -264,7 +264,10 @@ Measurement measure(const MeasureInput& in) {
   m.wrong_by_rank = control.gather(wrong);
 
   // 2. Warm-up (excluded from every statistic).
-  for (int i = 0; i < spec.stop.warmup; ++i) coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
+  for (int i = 0; i < spec.stop.warmup; ++i) {
+    progress(i, Phase::waiting, Stage::warmup);
+    coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
+  }
   comm.synchronize();
 
   // 3. Timed rounds.
@@ -307,8 +310,10 @@ Measurement measure(const MeasureInput& in) {
       progress(iter, Phase::waiting);
       control.barrier(in.progress);
       timer->start();
-      if (delay_us > 0) {
+      if (delay_us > 0) {  // the watchdog names a rank delayed here: it has not entered the collective
+        progress(iter, Phase::delay);
         sleep_us(delay_us);
+        progress(iter, Phase::waiting);
         timer->enter();
       }
       for (int b = 0; b < batch; ++b) coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);

@@ -36,6 +36,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  signals_ = std::make_unique<StopSignals>(rank_);
 }
 
 MpiSession::~MpiSession() {
@@ -47,10 +48,10 @@ MpiSession::~MpiSession() {
   }
 }
 
-void abort_job(int code, bool flush_stdout) {
+void abort_job(int code, bool flush_stdout, double grace_s) {
   if (flush_stdout) std::fflush(stdout);
   std::fflush(stderr);
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::this_thread::sleep_for(std::chrono::duration<double>(grace_s));
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }

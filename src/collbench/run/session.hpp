@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "collbench/backend/mpi/mpi_backend.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/record/record.hpp"
+#include "collbench/run/signals.hpp"
 
 namespace collbench::run {
 
@@ -30,14 +32,16 @@ class MpiSession {
   int rank_ = 0;
   int size_ = 1;
   bool owns_ = false;
+  std::unique_ptr<StopSignals> signals_;  // SIGINT and SIGTERM stop the run with exit 3
 };
 
 // Ends the whole job with `code` after this rank's last message: flushes stderr (and stdout when
 // `flush_stdout`) and waits a moment first, because MPI_Abort makes the launcher kill every rank
 // at once and its stdio forwarding may drop what was written just before (MPICH's hydra, about
 // once in 15 runs). The watchdog thread passes flush_stdout = false: the stuck main thread may
-// hold stdout's lock, and the abort must not wait for it.
-[[noreturn]] void abort_job(int code, bool flush_stdout = true);
+// hold stdout's lock, and the abort must not wait for it. A stop on a signal waits less
+// (`grace_s`), to stay within a second.
+[[noreturn]] void abort_job(int code, bool flush_stdout = true, double grace_s = 1.0);
 
 struct PlacementOptions {
   std::optional<int> ranks_per_domain;

@@ -1,24 +1,40 @@
-// Watchdog thread and its report.
+// Watchdog thread and its reports: a timeout, a stop signal, a rank that died.
 #include "collbench/run/watchdog.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <tuple>
 
 #include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/backend/policy.hpp"
 #include "collbench/run/session.hpp"
+#include "collbench/run/signals.hpp"
 
 namespace collbench::run {
 namespace {
 
 constexpr int kQueryTag = 7401;
 constexpr int kReplyTag = 7402;
+constexpr int kReplySize = 5;  // case, iteration, phase, seconds in phase, stage
 constexpr double kAnswerWait_s = 3.0;
 constexpr auto kPollPeriod = std::chrono::milliseconds(100);
+// A rank other than 0 reports a passed deadline only this long after it (rank 0, alive, has
+// reported and aborted by then: kAnswerWait_s plus abort_job's second); ranks 2 and up wait twice
+// as long, so that one rank reports when rank 0 is gone.
+constexpr double kBackupDelay_s = 6.0;
+// Stop signals and dead ranks: rank 0 reports at once and aborts the job kStopGrace_s later; the
+// other ranks report only after kReportDelay_s, so that a signal sent to every rank (mpiexec
+// forwards it) is reported once, and a stop still ends within a second.
+constexpr double kStopGrace_s = 0.25;  // abort_job's wait for the message to pass the launcher
+constexpr double kReportDelay_s = 0.45;
 
 std::string_view phase_text(Phase p) {
   switch (p) {
@@ -30,8 +46,20 @@ std::string_view phase_text(Phase p) {
       return "waiting inside the collective";
     case Phase::fault:
       return "injected hang";
+    case Phase::delay:
+      return "injected delay before entering the collective";
   }
   return "?";
+}
+
+// The pid namespace of this process: pids compare only within one.
+long pid_namespace() {
+  struct stat st {};
+  return ::stat("/proc/self/ns/pid", &st) == 0 ? static_cast<long>(st.st_ino) : -1;
+}
+
+std::tuple<int, int, int> progress_key(const RankPosition& p) {
+  return {p.case_index, static_cast<int>(p.stage), p.iteration};
 }
 
 }  // namespace
@@ -40,15 +68,34 @@ double default_timeout_s(std::uint64_t bytes) {
   return 300.0 + static_cast<double>(bytes) / 1e8;
 }
 
+std::string stage_text(Stage stage, int iteration) {
+  switch (stage) {
+    case Stage::setup:
+      return "setup";
+    case Stage::verification:
+      return "verification";
+    case Stage::warmup:
+      return fmt::format("warm-up iteration {}", iteration);
+    case Stage::timed:
+      return iteration < 0 ? std::string("setup") : fmt::format("iteration {}", iteration);
+  }
+  return "?";
+}
+
+std::string where_text(int case_index, const std::string& case_label, Stage stage, int iteration) {
+  if (case_index < 0) return "between cases";
+  return fmt::format("during case {} ({}) {}", case_index, case_label, stage_text(stage, iteration));
+}
+
 std::vector<int> ranks_not_arrived(const std::vector<RankPosition>& positions) {
-  std::pair<int, int> front{-1, -1};
+  std::tuple<int, int, int> front{-1, -1, -1};
   for (const auto& p : positions) {
-    if (p.answered) front = std::max(front, std::make_pair(p.case_index, p.iteration));
+    if (p.answered) front = std::max(front, progress_key(p));
   }
   std::vector<int> out;
   for (const auto& p : positions) {
     if (!p.answered) continue;
-    const bool behind = std::make_pair(p.case_index, p.iteration) < front;
+    const bool behind = progress_key(p) < front;
     if (behind || p.phase != Phase::waiting) out.push_back(p.rank);
   }
   return out;
@@ -56,9 +103,10 @@ std::vector<int> ranks_not_arrived(const std::vector<RankPosition>& positions) {
 
 std::string watchdog_message(const std::vector<RankPosition>& positions, int case_index, const std::string& case_label,
                              double timeout_s, const std::vector<std::string>& hosts) {
-  int iteration = -1;
+  // The furthest point of the case any rank reached.
+  std::tuple<int, int, int> front{-1, -1, -1};
   for (const auto& p : positions) {
-    if (p.answered) iteration = std::max(iteration, p.case_index == case_index ? p.iteration : -1);
+    if (p.answered && p.case_index == case_index) front = std::max(front, progress_key(p));
   }
   const auto host_of = [&hosts](int r) {
     return r >= 0 && static_cast<std::size_t>(r) < hosts.size() ? hosts[static_cast<std::size_t>(r)] : std::string("?");
@@ -66,17 +114,25 @@ std::string watchdog_message(const std::vector<RankPosition>& positions, int cas
   std::string late;
   for (int r : ranks_not_arrived(positions)) {
     const auto& p = positions[static_cast<std::size_t>(r)];
-    late += fmt::format("{}{} (host {}: {}, case {} iteration {}, {:.1f} s)", late.empty() ? "" : "; ", r, host_of(r),
-                        phase_text(p.phase), p.case_index, p.iteration, p.seconds_in_phase);
+    late += fmt::format("{}{} (host {}: {}, case {} {}, {:.1f} s)", late.empty() ? "" : "; ", r, host_of(r),
+                        phase_text(p.phase), p.case_index, stage_text(p.stage, p.iteration), p.seconds_in_phase);
   }
   std::string silent;
   for (const auto& p : positions) {
     if (!p.answered) silent += fmt::format("{}{} (host {})", silent.empty() ? "" : ", ", p.rank, host_of(p.rank));
   }
+  const auto stage = static_cast<Stage>(std::get<1>(front) < 0 ? 0 : std::get<1>(front));
   return fmt::format(
-      "watchdog: case {} ({}) iteration {} exceeded the {:.3g} s timeout; ranks that did not arrive: {}; no answer "
-      "from: {}",
-      case_index, case_label, iteration, timeout_s, late.empty() ? "none" : late, silent.empty() ? "none" : silent);
+      "watchdog: case {} ({}) {} exceeded the {:.3g} s timeout; ranks that did not arrive: {}; no answer from: {}",
+      case_index, case_label, stage_text(stage, std::get<2>(front)), timeout_s, late.empty() ? "none" : late,
+      silent.empty() ? "none" : silent);
+}
+
+std::string dead_rank_message(int dead_rank, const std::string& host, long pid, const std::string& where) {
+  return fmt::format(
+      "rank {} (host {}, pid {}) died (its process is gone) {}; the run cannot go on without it (exit 3): every case "
+      "finished before it stays in the results file, and --resume measures the rest",
+      dead_rank, host, pid, where);
 }
 
 Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
@@ -98,12 +154,33 @@ Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   comm_ = backend::MpiCommHandle(dup);
-  if (rank_ != 0) MPI_Irecv(&query_buf_, 1, MPI_INT, 0, kQueryTag, dup, &query_);
+  find_local_ranks();
+  MPI_Irecv(&query_buf_, 1, MPI_INT, MPI_ANY_SOURCE, kQueryTag, dup, &query_);
   thread_ = std::thread([this] { loop(); });
+  set_signal_watcher(true);
+}
+
+// Every rank's pid, and the other ranks of this node whose pids this process can see.
+void Watchdog::find_local_ranks() {
+  const long mine[2] = {static_cast<long>(::getpid()), pid_namespace()};
+  std::vector<long> all(static_cast<std::size_t>(size_) * 2);
+  MPI_Allgather(mine, 2, MPI_LONG, all.data(), 2, MPI_LONG, comm_.get());
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm_.get(), MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  const backend::MpiCommHandle node_owner(node);
+  int node_size = 1;
+  MPI_Comm_size(node, &node_size);
+  std::vector<int> node_ranks(static_cast<std::size_t>(node_size));
+  MPI_Allgather(&rank_, 1, MPI_INT, node_ranks.data(), 1, MPI_INT, node);
+  for (int r = 0; r < size_; ++r) pids_.push_back(all[static_cast<std::size_t>(r) * 2]);
+  for (const int r : node_ranks) {
+    if (r != rank_ && mine[1] >= 0 && all[static_cast<std::size_t>(r) * 2 + 1] == mine[1]) local_ranks_.push_back(r);
+  }
 }
 
 Watchdog::~Watchdog() {
   if (!enabled_) return;
+  set_signal_watcher(false);
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
     stop_ = true;
@@ -115,12 +192,15 @@ Watchdog::~Watchdog() {
     MPI_Wait(&query_, MPI_STATUS_IGNORE);
   }
   // No barrier here: this destructor also runs while an exception unwinds on one rank only.
+  if (const int sig = pending_stop_signal(); sig != 0) ::raise(sig);  // now the handler ends the process
 }
 
-void Watchdog::at(int case_index, int iteration, Phase phase, double timeout_s) {
+void Watchdog::at(int case_index, int iteration, Phase phase, double timeout_s, Stage stage) {
   const double now = MPI_Wtime();
+  if (stage == Stage::timed && iteration < 0) stage = Stage::setup;
   case_.store(case_index, std::memory_order_relaxed);
   iteration_.store(iteration, std::memory_order_relaxed);
+  stage_.store(static_cast<int>(stage), std::memory_order_relaxed);
   if (phase_.exchange(static_cast<int>(phase), std::memory_order_relaxed) != static_cast<int>(phase) ||
       phase != Phase::waiting) {
     phase_since_.store(now, std::memory_order_relaxed);
@@ -141,78 +221,146 @@ RankPosition Watchdog::self_position() const {
   p.case_index = case_.load(std::memory_order_relaxed);
   p.iteration = iteration_.load(std::memory_order_relaxed);
   p.phase = static_cast<Phase>(phase_.load(std::memory_order_relaxed));
+  p.stage = static_cast<Stage>(stage_.load(std::memory_order_relaxed));
   p.seconds_in_phase = MPI_Wtime() - phase_since_.load(std::memory_order_relaxed);
   return p;
 }
 
-void Watchdog::answer_queries() {
-  int arrived = 0;
-  MPI_Test(&query_, &arrived, MPI_STATUS_IGNORE);
-  if (arrived == 0) return;
+std::string Watchdog::where() const {
   const RankPosition p = self_position();
-  const double reply[4] = {static_cast<double>(p.case_index), static_cast<double>(p.iteration),
-                           static_cast<double>(static_cast<int>(p.phase)), p.seconds_in_phase};
-  MPI_Send(reply, 4, MPI_DOUBLE, 0, kReplyTag, comm_.get());
-  MPI_Irecv(&query_buf_, 1, MPI_INT, 0, kQueryTag, comm_.get(), &query_);
-}
-
-void Watchdog::loop() {
-  std::unique_lock<std::mutex> lock(stop_mutex_);
-  while (!stop_cv_.wait_for(lock, kPollPeriod, [this] { return stop_; })) {
-    if (rank_ != 0) {
-      answer_queries();
-      continue;
-    }
-    const double deadline = deadline_.load(std::memory_order_relaxed);
-    if (deadline > 0 && MPI_Wtime() > deadline) fire();
-  }
-}
-
-void Watchdog::fire() {
-  // Ask every rank where it is; a rank that cannot answer within a few seconds is unreachable.
-  std::vector<RankPosition> positions(static_cast<std::size_t>(size_));
-  positions[0] = self_position();
-  std::vector<std::array<double, 4>> replies(static_cast<std::size_t>(size_));
-  std::vector<MPI_Request> recvs(static_cast<std::size_t>(size_), MPI_REQUEST_NULL);
-  std::vector<MPI_Request> sends(static_cast<std::size_t>(size_), MPI_REQUEST_NULL);
-  int query = 1;
-  for (int r = 1; r < size_; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    positions[i].rank = r;
-    MPI_Irecv(replies[i].data(), 4, MPI_DOUBLE, r, kReplyTag, comm_.get(), &recvs[i]);
-    MPI_Isend(&query, 1, MPI_INT, r, kQueryTag, comm_.get(), &sends[i]);
-  }
-  const double give_up = MPI_Wtime() + kAnswerWait_s;
-  while (MPI_Wtime() < give_up) {
-    bool all = true;
-    for (int r = 1; r < size_; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      if (positions[i].answered) continue;
-      int done = 0;
-      MPI_Test(&recvs[i], &done, MPI_STATUS_IGNORE);
-      if (done != 0) {
-        positions[i].answered = true;
-        positions[i].case_index = static_cast<int>(replies[i][0]);
-        positions[i].iteration = static_cast<int>(replies[i][1]);
-        positions[i].phase = static_cast<Phase>(static_cast<int>(replies[i][2]));
-        positions[i].seconds_in_phase = replies[i][3];
-      } else {
-        all = false;
-      }
-    }
-    if (all) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
   std::string label;
   {
     std::lock_guard<std::mutex> guard(label_mutex_);
     label = case_label_;
   }
-  const std::string message = watchdog_message(positions, case_.load(), label, timeout_s_.load(), hosts_);
-  std::fprintf(stderr, "collbench: error: %s; aborting (exit 3)\n", message.c_str());
+  return where_text(p.case_index, label, p.stage, p.iteration);
+}
+
+void Watchdog::answer_queries() {
+  int arrived = 0;
+  MPI_Status status{};
+  MPI_Test(&query_, &arrived, &status);
+  if (arrived == 0) return;
+  const RankPosition p = self_position();
+  const double reply[kReplySize] = {static_cast<double>(p.case_index), static_cast<double>(p.iteration),
+                                    static_cast<double>(static_cast<int>(p.phase)), p.seconds_in_phase,
+                                    static_cast<double>(static_cast<int>(p.stage))};
+  MPI_Send(reply, kReplySize, MPI_DOUBLE, status.MPI_SOURCE, kReplyTag, comm_.get());
+  MPI_Irecv(&query_buf_, 1, MPI_INT, MPI_ANY_SOURCE, kQueryTag, comm_.get(), &query_);
+}
+
+double Watchdog::report_delay_s() const {
+  return rank_ == 0 ? 0.0 : kReportDelay_s;
+}
+
+void Watchdog::loop() {
+  std::unique_lock<std::mutex> lock(stop_mutex_);
+  while (!stop_cv_.wait_for(lock, kPollPeriod, [this] { return stop_; })) {
+    answer_queries();
+    check_signal();
+    check_local_ranks();
+    check_deadline();
+  }
+}
+
+void Watchdog::check_deadline() {
+  const double deadline = deadline_.load(std::memory_order_relaxed);
+  if (deadline <= 0) return;
+  const double backup = rank_ == 0 ? 0.0 : kBackupDelay_s * std::min(rank_, 2);
+  if (MPI_Wtime() > deadline + backup) fire();
+}
+
+void Watchdog::check_signal() {
+  const int sig = pending_stop_signal();
+  if (sig == 0) return;
+  const double now = MPI_Wtime();
+  if (signal_seen_ == 0.0) signal_seen_ = now;
+  if (now - signal_seen_ < report_delay_s()) return;
+  const auto r = static_cast<std::size_t>(rank_);
+  stop(signal_stop_message(sig, rank_, r < hosts_.size() ? hosts_[r] : std::string("?"), pids_[r], where()),
+       kStopGrace_s);
+}
+
+// A rank of this node whose process is gone ends the run. It must stay gone for a poll while
+// this rank is inside a case: at the end of a run a faster rank may exit first.
+void Watchdog::check_local_ranks() {
+  int dead = -1;
+  for (const int r : local_ranks_) {
+    if (::kill(static_cast<pid_t>(pids_[static_cast<std::size_t>(r)]), 0) != 0 && errno == ESRCH) {
+      dead = r;
+      break;
+    }
+  }
+  const double now = MPI_Wtime();
+  if (dead < 0 || static_cast<Phase>(phase_.load(std::memory_order_relaxed)) == Phase::idle) {
+    dead_rank_ = -1;
+    return;
+  }
+  if (dead != dead_rank_) {
+    dead_rank_ = dead;
+    dead_seen_ = now;
+    return;
+  }
+  if (now - dead_seen_ < std::max(report_delay_s(), 0.09)) return;
+  const auto d = static_cast<std::size_t>(dead);
+  stop(dead_rank_message(dead, d < hosts_.size() ? hosts_[d] : std::string("?"), pids_[d], where()), kStopGrace_s);
+}
+
+// Asks every other rank where it is; a rank that cannot answer within a few seconds is unreachable.
+std::vector<RankPosition> Watchdog::ask_every_rank() {
+  std::vector<RankPosition> positions(static_cast<std::size_t>(size_));
+  std::vector<std::array<double, kReplySize>> replies(static_cast<std::size_t>(size_));
+  std::vector<MPI_Request> recvs(static_cast<std::size_t>(size_), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> sends(static_cast<std::size_t>(size_), MPI_REQUEST_NULL);
+  int query = 1;
+  for (int r = 0; r < size_; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    positions[i].rank = r;
+    if (r == rank_) continue;
+    MPI_Irecv(replies[i].data(), kReplySize, MPI_DOUBLE, r, kReplyTag, comm_.get(), &recvs[i]);
+    MPI_Isend(&query, 1, MPI_INT, r, kQueryTag, comm_.get(), &sends[i]);
+  }
+  positions[static_cast<std::size_t>(rank_)] = self_position();
+  const double give_up = MPI_Wtime() + kAnswerWait_s;
+  for (bool all = false; !all && MPI_Wtime() < give_up;) {
+    all = true;
+    for (int r = 0; r < size_; ++r) {
+      auto& p = positions[static_cast<std::size_t>(r)];
+      if (p.answered) continue;
+      int done = 0;
+      MPI_Test(&recvs[static_cast<std::size_t>(r)], &done, MPI_STATUS_IGNORE);
+      all = all && done != 0;
+      if (done == 0) continue;
+      const auto& a = replies[static_cast<std::size_t>(r)];
+      p.answered = true;
+      p.case_index = static_cast<int>(a[0]);
+      p.iteration = static_cast<int>(a[1]);
+      p.phase = static_cast<Phase>(static_cast<int>(a[2]));
+      p.seconds_in_phase = a[3];
+      p.stage = static_cast<Stage>(static_cast<int>(a[4]));
+    }
+    if (!all) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return positions;
+}
+
+void Watchdog::fire() {
+  const std::vector<RankPosition> positions = ask_every_rank();
+  std::string label;
+  {
+    std::lock_guard<std::mutex> guard(label_mutex_);
+    label = case_label_;
+  }
+  std::string message = watchdog_message(positions, case_.load(), label, timeout_s_.load(), hosts_);
+  if (rank_ != 0) message += fmt::format(" (reported by rank {}: rank 0 did not)", rank_);
+  stop(message + "; aborting (exit 3)", 1.0);
+}
+
+void Watchdog::stop(const std::string& message, double grace_s) {
+  std::fprintf(stderr, "collbench: error: %s\n", message.c_str());
   std::fflush(stderr);
   backend::request_abort_all();
-  abort_job(3, /*flush_stdout=*/false);
+  abort_job(3, /*flush_stdout=*/false, grace_s);
 }
 
 }  // namespace collbench::run

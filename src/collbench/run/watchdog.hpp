@@ -1,10 +1,13 @@
 // The watchdog (issue 7): bounds every collective and barrier by a timeout. Each rank publishes
-// where it is (case, iteration, phase) with two relaxed atomic stores; a thread per rank
-// watches. When rank 0's deadline passes, its thread asks every rank where it is over a
-// private communicator that the stuck collective does not use, names the case, the iteration
-// and the ranks that did not arrive (or did not answer at all), and aborts the job with exit
-// code 3 (docs/interfaces.md section 4). Needs MPI_THREAD_MULTIPLE; without it the watchdog is off
-// and says so.
+// where it is (case, stage, iteration, phase) with relaxed atomic stores; a thread per rank
+// watches. When rank 0's deadline passes, its thread asks every rank where it is over a private
+// communicator that the stuck collective does not use, names the case, the iteration and the
+// ranks that did not arrive (or did not answer at all), and aborts the job with exit code 3
+// (docs/interfaces.md section 4). Should rank 0 itself be gone, rank 1 (then the others) reports
+// a few seconds later instead. The same thread stops the run on SIGINT or SIGTERM (signals.hpp)
+// and when a rank on this node has died (its process is gone), naming the signal or the rank
+// (issue 20 item 4, docs/errors.md "Run-time faults"). Needs MPI_THREAD_MULTIPLE; without it the
+// watchdog is off and says so.
 #pragma once
 
 #include <mpi.h>
@@ -26,6 +29,15 @@ enum class Phase : int {
   host = 1,     // host-side work of a case (allocation, fill, verification compare)
   waiting = 2,  // inside a barrier or collective: waiting for the others is expected here
   fault = 3,    // an injected hang
+  delay = 4,    // an injected delay, before entering the collective
+};
+
+// Which part of a case: the iteration counts within its stage.
+enum class Stage : int {
+  setup = 0,         // allocation and fill, before verification
+  verification = 1,  // the verified launch and the count of wrong elements
+  warmup = 2,        // warm-up iterations
+  timed = 3,         // timed iterations (and the side operations after them)
 };
 
 // Where one rank is, as another rank learns it.
@@ -36,9 +48,16 @@ struct RankPosition {
   int iteration = -1;
   Phase phase = Phase::idle;
   double seconds_in_phase = 0.0;
+  Stage stage = Stage::timed;  // with iteration -1: setup
 };
 
-// Pure: which ranks did not arrive. The front is the furthest (case, iteration) any rank has
+// "setup", "verification", "warm-up iteration 2", "iteration 7"
+std::string stage_text(Stage stage, int iteration);
+
+// "case 3 (allreduce 1024 B float32) warm-up iteration 2", or "between cases" (case_index < 0).
+std::string where_text(int case_index, const std::string& case_label, Stage stage, int iteration);
+
+// Pure: which ranks did not arrive. The front is the furthest (case, stage, iteration) any rank has
 // reached; a rank that is behind it, or at it but not waiting inside the collective, has not
 // arrived. Ranks that did not answer are listed separately by the caller.
 std::vector<int> ranks_not_arrived(const std::vector<RankPosition>& positions);
@@ -47,6 +66,10 @@ std::vector<int> ranks_not_arrived(const std::vector<RankPosition>& positions);
 //  1 (host h1: injected hang, 6.1 s); no answer from: none"
 std::string watchdog_message(const std::vector<RankPosition>& positions, int case_index, const std::string& case_label,
                              double timeout_s, const std::vector<std::string>& hosts);
+
+// "rank 1 (host h1, pid 4242) died (its process is gone) during case 3 (...) iteration 5; the
+//  run cannot go on without it (exit 3): ..."
+std::string dead_rank_message(int dead_rank, const std::string& host, long pid, const std::string& where);
 
 class Watchdog {
  public:
@@ -58,28 +81,43 @@ class Watchdog {
 
   [[nodiscard]] bool enabled() const { return enabled_; }
 
-  // Hot path: where this rank is now, and until when the current step may take.
-  void at(int case_index, int iteration, Phase phase, double timeout_s);
+  // Hot path: where this rank is now, and until when the current step may take. A negative
+  // iteration of the timed stage is the case's setup.
+  void at(int case_index, int iteration, Phase phase, double timeout_s, Stage stage = Stage::timed);
   void set_case_label(std::string label);
 
  private:
   void loop();
   void answer_queries();
+  void check_deadline();
+  void check_signal();
+  void check_local_ranks();
+  void find_local_ranks();
+  [[nodiscard]] std::vector<RankPosition> ask_every_rank();
+  [[nodiscard]] std::string where() const;
+  [[nodiscard]] double report_delay_s() const;
   [[noreturn]] void fire();
+  [[noreturn]] void stop(const std::string& message, double grace_s);  // message: the whole line
   [[nodiscard]] RankPosition self_position() const;
 
   bool enabled_ = false;
   int rank_ = 0;
   int size_ = 1;
   std::vector<std::string> hosts_;
+  std::vector<long> pids_;        // per rank
+  std::vector<int> local_ranks_;  // other ranks of this node, in this pid namespace
+  double signal_seen_ = 0.0;      // when the watching thread first saw a stop signal
+  int dead_rank_ = -1;            // a local rank whose process is gone
+  double dead_seen_ = 0.0;
   backend::MpiCommHandle comm_;
   std::atomic<int> case_{-1};
   std::atomic<int> iteration_{-1};
   std::atomic<int> phase_{0};
+  std::atomic<int> stage_{0};
   std::atomic<double> phase_since_{0.0};
   std::atomic<double> deadline_{0.0};  // MPI_Wtime seconds; 0 = none
   std::atomic<double> timeout_s_{0.0};
-  std::mutex label_mutex_;
+  mutable std::mutex label_mutex_;
   std::string case_label_;
   MPI_Request query_ = MPI_REQUEST_NULL;
   int query_buf_ = 0;

@@ -1,0 +1,108 @@
+"""Signals and dead ranks (issue 20 item 4). SIGINT or SIGTERM, to mpiexec (MPICH's Hydra
+forwards it to every rank) or to one rank, stops the run within about a second with exit 3,
+naming the signal, the rank and the case; every finished case stays in the results file as
+complete JSONL, and --resume measures the rest. A rank killed outright (SIGKILL) is ended by the
+launcher: Hydra kills the other ranks at once and exits with the killed rank's signal number;
+collbench cannot speak then, but the file stays valid and resumable."""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, MPIEXEC, _EMPTY_CONFIG, read_jsonl, run
+
+# 6 cases of about half a second each: long enough to signal in the middle, short to resume.
+ARGS = ["run", "allreduce", "-b", "8", "-e", "16K", "-f", "4", "--min-time", "0.5s", "--max-time", "0.5s",
+        "--budget", "0", "--max-noise", "0.000001", "--max-iters", "100000000", "-w", "1", "--format", "none"]
+CASES = 6
+
+
+def start(out, np):
+    env = dict(os.environ, XDG_CONFIG_HOME=_EMPTY_CONFIG)
+    env.pop("COLLBENCH_FAULT", None)
+    return subprocess.Popen([MPIEXEC, "-n", str(np), BIN] + ARGS + ["--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def rank_pids_after_two_cases(out, proc):
+    """The ranks' pids from the run header, once two cases are in the file."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        lines = out.read_text().splitlines() if out.exists() else []
+        if len(lines) >= 3:
+            return {h["rank"]: h["pid"] for h in json.loads(lines[0])["hosts"]}
+        time.sleep(0.05)
+    raise AssertionError("the run wrote no two cases within 60 s")
+
+
+def signal_and_wait(proc, pid, signum):
+    t0 = time.monotonic()
+    os.kill(pid, signum)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, err, time.monotonic() - t0
+
+
+def assert_valid_and_resumable(out, np, validator):
+    text = out.read_text()
+    assert text.endswith("\n")
+    records = [json.loads(line) for line in text.splitlines()]  # every line complete
+    assert records[0]["kind"] == "run_header" and len(records) >= 3
+    for r in records:
+        validator.validate(r)
+    p = run(ARGS + ["--out", out, "--resume"], np=np, timeout=120)
+    assert p.returncode == 0, p.stderr
+    cases = [r for r in read_jsonl(out) if r["kind"] == "case"]
+    assert len(cases) == CASES and len({c["case_key"] for c in cases}) == CASES
+    return records
+
+
+STOP = re.compile(r"^collbench: error: rank (\d+) \(host [^,]+, pid (\d+)\) received (SIGINT|SIGTERM) during case (\d+) "
+                  r"\(allreduce \d+ B float32\) (?:setup|verification|warm-up iteration \d+|iteration \d+); stopping "
+                  r"the run \(exit 3\): every case finished before it stays in the results file, and --resume measures "
+                  r"the rest$", re.M)
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_signal_to_mpiexec_stops_within_a_second_with_exit_3(tmp_path, validator, signame):
+    out = tmp_path / "r.jsonl"
+    proc = start(out, 2)
+    rank_pids_after_two_cases(out, proc)
+    code, err, elapsed = signal_and_wait(proc, proc.pid, getattr(signal, signame))
+    assert code == 3, err
+    assert elapsed < 1.5, elapsed
+    stops = STOP.findall(err)
+    assert len(stops) == 1 and stops[0][2] == signame, err  # every rank got it; one reports
+    records = assert_valid_and_resumable(out, 2, validator)
+    assert len(records) - 1 >= int(stops[0][3])  # the cases before the one named are in the file
+
+
+@pytest.mark.parametrize("np,victim,signame", [(2, 1, "SIGTERM"), (4, 3, "SIGTERM"), (4, 0, "SIGINT"),
+                                               (2, 0, "SIGINT")])
+def test_signal_to_one_rank_names_it_and_exits_3(tmp_path, validator, np, victim, signame):
+    out = tmp_path / "r.jsonl"
+    proc = start(out, np)
+    pids = rank_pids_after_two_cases(out, proc)
+    code, err, elapsed = signal_and_wait(proc, pids[victim], getattr(signal, signame))
+    assert code == 3, err
+    assert elapsed < 1.5, elapsed
+    stops = STOP.findall(err)
+    assert len(stops) == 1, err
+    assert (int(stops[0][0]), int(stops[0][1]), stops[0][2]) == (victim, pids[victim], signame)
+    assert_valid_and_resumable(out, np, validator)
+
+
+@pytest.mark.parametrize("np,victim", [(2, 1), (4, 2)])
+def test_killed_rank_ends_the_job_and_the_file_stays_resumable(tmp_path, validator, np, victim):
+    out = tmp_path / "r.jsonl"
+    proc = start(out, np)
+    pids = rank_pids_after_two_cases(out, proc)
+    code, err, _ = signal_and_wait(proc, pids[victim], signal.SIGKILL)
+    # Hydra kills the other ranks at once and exits with the killed rank's signal number; it names
+    # a pid, which the run header's `hosts` maps to its rank.
+    assert code != 0
+    assert_valid_and_resumable(out, np, validator)
