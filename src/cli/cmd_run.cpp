@@ -58,6 +58,7 @@ struct RunFlags {
   OutputFlags output;
   MoeFlags moe;
   std::optional<std::string> dp_bytes;  // ep-dp-concurrent: the all-reduce across domains
+  int repeats = 1;                      // --repeats k
   // Set when the flag was given (the defaults of -b/-e/-d make no sense for moe-*).
   std::vector<std::pair<std::string, const CLI::Option*>> size_options;
 };
@@ -392,6 +393,7 @@ Action setup(CLI::App& app) {
   app.add_option("--seed", f->moe.seed, "Routing seed(s)")->group(moe_group);
   app.add_option("--rows", f->moe.rows, "copy (one row per token-expert) or dedup (per token-rank)")->group(moe_group);
   add_stop_flags(app, f->stop, true);
+  add_repeats_flag(app, f->repeats);
   add_placement_flags(app, f->placement);
   add_output_flags(app, f->output);
   app.footer(
@@ -416,7 +418,9 @@ Action setup(CLI::App& app) {
       throw InputError("missing COLLECTIVE; accepted: " + join(coll::collective_names()));
     }
     const plan::Sweep sweep = build_sweep(*f);
-    run::Runner runner(runner_options(f->output, f->placement, 0));
+    run::RunnerOptions options = runner_options(f->output, f->placement, 0);
+    options.repeats = f->repeats;
+    run::Runner runner(options);
     return exit_code_for(runner.run(sweep));
   };
 }

@@ -24,6 +24,7 @@ struct SweepFlags {
   StopFlags stop;
   PlacementFlags placement;
   OutputFlags output;
+  int repeats = 1;  // --repeats k
 };
 
 // Families sized by a routed workload (MoE) are estimated only up to this many ranks: their shape
@@ -99,6 +100,7 @@ Action setup(CLI::App& app) {
   app.add_flag("--dry-run", f->dry_run, "Print the cases, estimated time and memory; run nothing");
   app.add_option("--assume-ranks", f->assume_ranks, "Rank count for --dry-run estimates")->default_str("2");
   add_stop_flags(app, *&f->stop, false);
+  add_repeats_flag(app, f->repeats);
   add_placement_flags(app, f->placement);
   add_output_flags(app, f->output);
   app.footer(
@@ -112,7 +114,9 @@ Action setup(CLI::App& app) {
       print_dry_run(sweep, f->assume_ranks);
       return 0;
     }
-    run::Runner runner(runner_options(f->output, f->placement, 0));
+    run::RunnerOptions options = runner_options(f->output, f->placement, 0);
+    options.repeats = f->repeats;
+    run::Runner runner(options);
     return exit_code_for(runner.run(sweep));
   };
 }

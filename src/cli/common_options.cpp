@@ -44,6 +44,13 @@ void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
   app.add_option("--max-time", f.max_time, "Maximum timed duration per case (e.g. 2s)");
 }
 
+void add_repeats_flag(CLI::App& app, int& repeats) {
+  app.add_option("--repeats", repeats,
+                 "Measure every case K times, interleaved across cases, each on fresh communicators and buffers; "
+                 "the record keeps each repeat's median and the spread between them")
+      ->default_str("1");
+}
+
 void apply_stop_flags(const StopFlags& f, plan::Case& c) {
   if (f.iters) {
     if (*f.iters < 1) throw InputError("-n/--iters must be at least 1");

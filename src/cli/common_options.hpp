@@ -36,6 +36,8 @@ struct StopFlags {
 void add_output_flags(CLI::App& app, OutputFlags& f);
 void add_placement_flags(CLI::App& app, PlacementFlags& f);
 void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names);
+// --repeats k (run, sweep): every case measured k times on fresh state (docs/measurement.md "Repeats").
+void add_repeats_flag(CLI::App& app, int& repeats);
 
 void apply_stop_flags(const StopFlags& f, plan::Case& c);
 run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& placement, int argc_hint);

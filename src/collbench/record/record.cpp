@@ -64,6 +64,22 @@ json to_json(const TimeStats& t) {
           {"ci95_high", t.ci95_high}};
 }
 
+json to_json(const Repeats& r) {
+  return {{"k", r.k},
+          {"p50_us", r.p50_us},
+          {"ci95_low_us", r.ci95_low_us},
+          {"ci95_high_us", r.ci95_high_us},
+          {"iterations", r.iterations},
+          {"samples_kept", r.samples_kept},
+          {"stop_reason", r.stop_reason},
+          {"spread_pct", r.spread_pct},
+          {"sd_log", r.sd_log},
+          {"between_low_us", r.between_low_us},
+          {"between_high_us", r.between_high_us},
+          {"between_confidence", r.between_confidence},
+          {"within_ci_pct", r.within_ci_pct}};
+}
+
 // An integer of type T from a JSON value, range-checked: nlohmann's own conversion casts a
 // float such as 1e300 to int, which is undefined behaviour.
 template <class T>
@@ -103,6 +119,31 @@ template <class T>
 std::optional<T> get_opt(const json& j, const char* key) {
   if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
   return get<T>(j, key);
+}
+
+// The `repeats` object (a repeated case); its lists must hold k values each.
+Repeats repeats_from_json(const json& j) {
+  Repeats r;
+  r.k = get<int>(j, "k");
+  r.p50_us = get<std::vector<double>>(j, "p50_us");
+  r.ci95_low_us = get<std::vector<double>>(j, "ci95_low_us");
+  r.ci95_high_us = get<std::vector<double>>(j, "ci95_high_us");
+  r.iterations = get<std::vector<int>>(j, "iterations");
+  r.samples_kept = get<std::vector<std::uint64_t>>(j, "samples_kept");
+  r.stop_reason = get<std::vector<std::string>>(j, "stop_reason");
+  r.spread_pct = get<double>(j, "spread_pct");
+  r.sd_log = get<double>(j, "sd_log");
+  r.between_low_us = get<double>(j, "between_low_us");
+  r.between_high_us = get<double>(j, "between_high_us");
+  r.between_confidence = get<double>(j, "between_confidence");
+  r.within_ci_pct = get<double>(j, "within_ci_pct");
+  const auto k = static_cast<std::size_t>(std::max(r.k, 0));
+  if (r.k < 2 || r.p50_us.size() != k || r.ci95_low_us.size() != k || r.ci95_high_us.size() != k ||
+      r.iterations.size() != k || r.samples_kept.size() != k || r.stop_reason.size() != k) {
+    throw InputError(fmt::format("record key 'repeats': k = {} needs k >= 2 and k values in each list (p50_us has {})",
+                                 r.k, r.p50_us.size()));
+  }
+  return r;
 }
 
 }  // namespace
@@ -199,6 +240,7 @@ json to_json(const CaseRecord& r) {
             {"fault", opt(r.fault)}};
   if (r.simulated) j["simulated"] = true;
   if (r.comm_ranks) j["comm_ranks"] = *r.comm_ranks;
+  if (r.repeats) j["repeats"] = to_json(*r.repeats);
   for (auto it = r.extra.begin(); it != r.extra.end(); ++it) {
     if (!j.contains(it.key())) j[it.key()] = *it;
   }
@@ -280,7 +322,8 @@ CaseRecord case_from_json(const json& j) {
                                                "status",
                                                "reason",
                                                "fault",
-                                               "simulated"};
+                                               "simulated",
+                                               "repeats"};
   CaseRecord r;
   r.run_id = get<std::string>(j, "run_id");
   r.case_key = get<std::string>(j, "case_key");
@@ -362,6 +405,7 @@ CaseRecord case_from_json(const json& j) {
   r.reason = get_opt<std::string>(j, "reason");
   r.fault = get_opt<std::string>(j, "fault");
   r.simulated = j.contains("simulated") && j.at("simulated").is_boolean() && j.at("simulated").get<bool>();
+  if (const auto rep = get_opt<json>(j, "repeats")) r.repeats = repeats_from_json(*rep);
   // A comm_ranks that is not an integer stays in `extra`, as before it was a field of its own.
   if (const auto it = j.find("comm_ranks"); it != j.end() && it->is_number_integer()) r.comm_ranks = it->get<int>();
   for (auto it = j.begin(); it != j.end(); ++it) {

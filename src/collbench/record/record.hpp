@@ -60,6 +60,38 @@ struct ModelFields {
   double wire_bytes_per_rank = 0;
 };
 
+// A case measured in k > 1 repeats (run/sweep --repeats k; docs/measurement.md "Repeats"): each
+// repeat's median and within-run interval, in repeat order, and the spread between them.
+struct Repeats {
+  int k = 0;
+  std::vector<double> p50_us, ci95_low_us, ci95_high_us;
+  std::vector<int> iterations;
+  std::vector<std::uint64_t> samples_kept;  // each repeat's share of samples_us, in order
+  std::vector<std::string> stop_reason;
+  double spread_pct = 0;                           // 100 (max - min) / median of p50_us
+  double sd_log = 0;                               // sample standard deviation of ln(p50_us): the between-repeat CV
+  double between_low_us = 0, between_high_us = 0;  // order-statistic interval of the repeat medians
+  double between_confidence = 0;                   // its coverage (stats::repeat_spread)
+  double within_ci_pct = 0;                        // median over repeats of 100 (ci95_high - ci95_low) / 2 / p50
+};
+
+// One repeat's part of a case (what combined_time and repeats_of read).
+struct RepeatPart {
+  TimeStats time;
+  int iterations = 0;
+  std::uint64_t samples_kept = 0;
+  std::string stop_reason;
+};
+
+// time_us of a repeated case: every statistic the median over repeats of that statistic (min the
+// smallest, max the largest), so p50 is the median of the repeat medians and p5 <= p50 <= p95,
+// ci95_low <= p50 <= ci95_high still hold. Empty `parts`: all zero.
+TimeStats combined_time(const std::vector<RepeatPart>& parts);
+// The `repeats` object of a repeated case.
+Repeats repeats_of(const std::vector<RepeatPart>& parts);
+// The record's stop_reason: converged when every repeat converged, else the first other reason.
+std::string combined_stop_reason(const std::vector<RepeatPart>& parts);
+
 struct CaseRecord {
   // identity
   std::string run_id, case_key, collective;
@@ -103,6 +135,8 @@ struct CaseRecord {
   std::optional<std::string> fault;
   // Times come from a simulation (docs/simulation.md), not a measurement. Written only when true.
   bool simulated = false;
+  // Set only for k > 1 repeats; absent from the JSON otherwise (single-run records unchanged).
+  std::optional<Repeats> repeats;
   // extra fields (added by later schema revisions, or by import: e.g. "source")
   nlohmann::json extra = nlohmann::json::object();
 };

@@ -160,8 +160,46 @@ std::string ratio_text(double r) {
 namespace {
 
 std::string interval_text(const RelativeTest& t) {
-  return fmt::format("[{}, {}] ({:.0f}% CI)", ratio_text(t.ratio_ci_low), ratio_text(t.ratio_ci_high),
-                     100.0 * t.ci_confidence);
+  const std::string between =
+      t.method == "repeats" ? fmt::format(", {} vs {} repeats", t.current_blocks_us.size(), t.baseline_blocks_us.size())
+                            : std::string();
+  return fmt::format("[{}, {}] ({:.0f}% CI{})", ratio_text(t.ratio_ci_low), ratio_text(t.ratio_ci_high),
+                     100.0 * t.ci_confidence, between);
+}
+
+std::vector<double> logs(const std::vector<double>& values) {
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (double v : values) out.push_back(std::log(v));
+  return out;
+}
+
+// Both records measured with --repeats (k >= 2 each): the between-repeat test on the logs of the
+// repeat medians (docs/gate.md, "Between repeats"): Welch's t (one-sided p-values, the shift of the
+// mean log and its interval at policy.confidence), and the minimum effect scaled by the pooled
+// standard deviation of the log repeat medians, the launch-to-launch noise.
+RelativeTest repeats_test(const std::vector<double>& baseline, const std::vector<double>& current,
+                          const GatePolicy& policy) {
+  RelativeTest t;
+  t.method = "repeats";
+  t.baseline_blocks_us = baseline;
+  t.current_blocks_us = current;
+  const auto w = stats::welch_test(logs(current), logs(baseline), policy.confidence);
+  t.shift_log = w->shift;
+  t.ci_low_log = w->ci_low;
+  t.ci_high_log = w->ci_high;
+  t.ci_confidence = policy.confidence;
+  t.ratio = std::exp(t.shift_log);
+  t.ratio_ci_low = std::exp(t.ci_low_log);
+  t.ratio_ci_high = std::exp(t.ci_high_log);
+  t.t = w->t;
+  t.df = w->df;
+  t.p_slower = w->p_greater;
+  t.p_faster = w->p_less;
+  t.noise_cv = w->pooled_sd;
+  t.min_effect_log = std::max(std::log1p(policy.min_effect), policy.noise_multiplier * t.noise_cv);
+  t.min_effect = std::expm1(t.min_effect_log);
+  return t;
 }
 
 // Everything but the q-values (which need every case): the HL shift of log per-repetition
@@ -289,6 +327,19 @@ std::optional<FloorCheck> floor_check(const record::CaseRecord& current, const G
   return f;
 }
 
+// The repeat medians of both records when both were measured with --repeats (k >= 2) and every
+// median is a positive time; nullopt otherwise (the block test decides).
+std::optional<std::pair<std::vector<double>, std::vector<double>>> repeat_medians(const record::CaseRecord& b,
+                                                                                  const record::CaseRecord& c) {
+  const auto usable = [](const record::CaseRecord& r) {
+    return r.repeats && r.repeats->p50_us.size() >= 2 &&
+           std::all_of(r.repeats->p50_us.begin(), r.repeats->p50_us.end(),
+                       [](double x) { return x > 0.0 && std::isfinite(x); });
+  };
+  if (!usable(b) || !usable(c)) return std::nullopt;
+  return std::make_pair(b.repeats->p50_us, c.repeats->p50_us);
+}
+
 }  // namespace
 
 GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile& current, const GatePolicy& policy,
@@ -333,6 +384,12 @@ GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile
     if (!why.empty()) {
       v.verdict = Verdict::incomparable;
       v.reason = join(why, "; ");
+      report.cases.push_back(std::move(v));
+      continue;
+    }
+    if (const auto rt = repeat_medians(b, c)) {
+      v.test = repeats_test(rt->first, rt->second, policy);
+      tested.push_back(report.cases.size());
       report.cases.push_back(std::move(v));
       continue;
     }

@@ -76,20 +76,28 @@ struct FloorCheck {
   bool passed = true;
 };
 
-// The relative test on log per-repetition medians, x = current, y = baseline.
+// The relative test on log per-repetition medians, x = current, y = baseline. Two methods
+// (docs/gate.md): "blocks" (medians of consecutive blocks of one run's samples; Mann-Whitney U and
+// Hodges-Lehmann) and, when both records carry --repeats, "repeats" (the repeat medians, each from
+// fresh communicators and buffers; Welch's t on their logs).
 struct RelativeTest {
-  std::vector<double> baseline_blocks_us, current_blocks_us;  // per-repetition medians
+  std::string method = "blocks";                              // blocks | repeats
+  std::vector<double> baseline_blocks_us, current_blocks_us;  // per-repetition (or per-repeat) medians
   // Hodges-Lehmann shift of log times (log of the typical current/baseline ratio) and its
   // Moses interval, also as ratios exp(.).
   double shift_log = 0.0, ci_low_log = 0.0, ci_high_log = 0.0;
   double ci_confidence = 0.0;  // coverage achieved by the interval
   double ratio = 1.0, ratio_ci_low = 1.0, ratio_ci_high = 1.0;
-  // One-sided Mann-Whitney U: U counts (current block > baseline block) pairs.
+  // One-sided Mann-Whitney U: U counts (current block > baseline block) pairs (blocks only).
   double u = 0.0;
+  // Welch's t of the log repeat medians and its integer degrees of freedom (repeats only).
+  double t = 0.0;
+  int df = 0;
   double p_slower = 1.0, p_faster = 1.0;  // raw one-sided p-values
   double q_slower = 1.0, q_faster = 1.0;  // Benjamini-Hochberg adjusted across cases
   bool exact = false;
-  double noise_cv = 0.0;        // robust pooled scale (1.4826 MAD) of log block medians: a CV
+  double noise_cv = 0.0;        // blocks: robust pooled scale (1.4826 MAD) of log block medians;
+                                // repeats: pooled standard deviation of log repeat medians (a CV)
   double min_effect = 0.0;      // the case's minimum effect as a fraction: exp(min_effect_log) - 1
   double min_effect_log = 0.0;  // max(log(1 + policy.min_effect), k x noise_cv)
 };

@@ -62,12 +62,15 @@ std::string numbers_line(const CaseVerdict& c) {
       fmt::format("baseline p50 {} us, current p50 {} us", p50_text(c.baseline_p50_us), p50_text(c.current_p50_us));
   if (c.test) {
     const auto& t = *c.test;
+    const bool repeats = t.method == "repeats";
+    const std::string statistic = repeats ? fmt::format("Welch t = {:.3g} (df {})", t.t, t.df)
+                                          : fmt::format("U = {:g} ({})", t.u, t.exact ? "exact" : "normal approx.");
     s += fmt::format(
-        "; HL ratio {} [{}, {}]; U = {:g} ({}); p = {:.3g}/{:.3g}, q = {:.3g}/{:.3g} (slower/faster); "
-        "noise CV {:.3f}; minimum effect {:.1f}%; repetitions {} vs {}",
-        ratio_text(t.ratio), ratio_text(t.ratio_ci_low), ratio_text(t.ratio_ci_high), t.u,
-        t.exact ? "exact" : "normal approx.", t.p_slower, t.p_faster, t.q_slower, t.q_faster, t.noise_cv,
-        100.0 * t.min_effect, t.baseline_blocks_us.size(), t.current_blocks_us.size());
+        "; {} ratio {} [{}, {}]; {}; p = {:.3g}/{:.3g}, q = {:.3g}/{:.3g} (slower/faster); "
+        "noise CV {:.3f}; minimum effect {:.1f}%; {} {} vs {}",
+        repeats ? "geometric-mean" : "HL", ratio_text(t.ratio), ratio_text(t.ratio_ci_low), ratio_text(t.ratio_ci_high),
+        statistic, t.p_slower, t.p_faster, t.q_slower, t.q_faster, t.noise_cv, 100.0 * t.min_effect,
+        repeats ? "repeats" : "repetitions", t.baseline_blocks_us.size(), t.current_blocks_us.size());
   }
   if (c.floor && c.floor->efficiency) {
     s += fmt::format("; efficiency {:.3f} vs floor {:.3f}", *c.floor->efficiency, c.floor->floor);
@@ -101,7 +104,9 @@ nlohmann::json gate_to_json(const GateReport& r) {
     }
     if (c.test) {
       const auto& t = *c.test;
-      j["test"] = {{"repetitions_baseline", t.baseline_blocks_us.size()},
+      const bool repeats = t.method == "repeats";
+      j["test"] = {{"method", t.method},
+                   {"repetitions_baseline", t.baseline_blocks_us.size()},
                    {"repetitions_current", t.current_blocks_us.size()},
                    {"baseline_blocks_us", t.baseline_blocks_us},
                    {"current_blocks_us", t.current_blocks_us},
@@ -112,8 +117,10 @@ nlohmann::json gate_to_json(const GateReport& r) {
                    {"ratio", t.ratio},
                    {"ratio_ci_low", t.ratio_ci_low},
                    {"ratio_ci_high", t.ratio_ci_high},
-                   {"u", t.u},
-                   {"exact", t.exact},
+                   {"u", repeats ? nlohmann::json() : nlohmann::json(t.u)},
+                   {"exact", repeats ? nlohmann::json() : nlohmann::json(t.exact)},
+                   {"t", repeats ? nlohmann::json(t.t) : nlohmann::json()},
+                   {"df", repeats ? nlohmann::json(t.df) : nlohmann::json()},
                    {"p_slower", t.p_slower},
                    {"p_faster", t.p_faster},
                    {"q_slower", t.q_slower},

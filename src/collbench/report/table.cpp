@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "collbench/report/repeats_line.hpp"
+
 namespace collbench::report {
 
 using record::CaseRecord;
@@ -134,7 +136,7 @@ std::string table_row(const CaseRecord& r) {
              " {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10.2f} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7} {:>6}\n",
              r.bytes, r.count, r.dtype, r.redop.value_or("-"), algo, r.scope, place, r.time_us->p50, r.time_us->p99,
              r.algbw_gbps, r.busbw_gbps, wrong, r.iterations, pct) +
-         workload_line(r) + overlap_line(r) + concurrent_line(r);
+         workload_line(r) + overlap_line(r) + concurrent_line(r) + repeats_line(r);
 }
 
 std::string table_footer(const std::vector<CaseRecord>& records) {

@@ -28,6 +28,7 @@
 #include "collbench/run/case_checks.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/measure.hpp"
+#include "collbench/run/repeats.hpp"
 #include "collbench/run/results_file.hpp"
 #include "collbench/run/watchdog.hpp"
 
@@ -153,6 +154,14 @@ struct CaseRun {
   std::string progress;  // spin | yield, as the case ran
 };
 
+// A case of a repeated run (--repeats k) between its passes.
+struct PendingCase {
+  CaseRun cr;
+  bool active = false;  // measured in this run (not in the resumed file, not a repeated case key)
+  bool waived = false;
+  std::vector<RepeatResult> repeats;  // rank 0, one per pass so far
+};
+
 class SweepRun {
  public:
   SweepRun(const RunnerOptions& options, const plan::Sweep& requested);
@@ -163,16 +172,23 @@ class SweepRun {
   void resolve_layout();
   void print_notes() const;
   BackendSet& backend_for(const plan::Case& c);
+  void make_comms(BackendSet& set);
+  void renew_communicators();
   void write_header();
   // per case
   void run_case(std::size_t i);
+  void run_repeated();
+  void repeat_case(PendingCase& p, std::size_t i, int pass);
+  bool claim(const CaseRun& cr);
   CaseRun start_case(std::size_t i);
+  void bind_comm(CaseRun& cr);
   void waive_step(CaseRun& cr);
   void make_record(CaseRun& cr);
-  void show_progress(const CaseRun& cr) const;
+  void show_progress(const CaseRun& cr, int pass = -1) const;
   void waive(record::CaseRecord& rec, const std::string& reason);
   void measure_step(CaseRun& cr);
-  void annotate(CaseRun& cr, const Measurement& m);
+  std::optional<Measurement> measure_once(CaseRun& cr);
+  void annotate(CaseRun& cr, const Measurement& m, const std::vector<RepeatResult>* repeats = nullptr);
   void emit(record::CaseRecord rec);
   void finish();
 
@@ -214,10 +230,12 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
   resolve_layout();
   print_notes();
   validate_cases(sweep_);
+  validate_repeats(sweep_, options_.repeats);
   // Roots, sizes that round to 0 B, buffers against memory: before anything is allocated.
   sweep_ = checked_sweep(sweep_, control_, info_, placement_);
   run_id_ = control_.broadcast_string(root_ ? new_run_id() : std::string{});
   config_ = sweep_config_json(sweep_, placement_, progress_name_);
+  if (options_.repeats > 1) config_["repeats"] = options_.repeats;  // --resume continues only the same k
   results_ = open_results_file(control_, options_.out_path, options_.out_mode, config_, faults_.text());
   summary_.cases_failed = results_.failed_before;  // earlier failures of a resumed file count
   // Create every backend the sweep needs now: a backend that cannot start (no GPU) fails before
@@ -263,11 +281,29 @@ BackendSet& SweepRun::backend_for(const plan::Case& c) {
   bo.algo = backend_algo(c);
   BackendSet set;
   set.backend = backend::make_backend(c.backend, bo);
+  make_comms(set);
+  return backends_.emplace(key, std::move(set)).first->second;
+}
+
+// The set's communicators: a duplicate of the world, this rank's domain, its cross-domain peers.
+void SweepRun::make_comms(BackendSet& set) {
   set.world = set.backend->world();
   set.domain = set.backend->split(my_domain_, info_.rank);
   set.cross = set.backend->split(my_local_index_, my_domain_);
   set.hierarchical = std::make_unique<backend::HierarchicalComm>(*set.backend, *set.domain, *set.cross, *set.world);
-  return backends_.emplace(key, std::move(set)).first->second;
+}
+
+// Fresh communicators for the next pass of --repeats, so that no repeat runs on the previous
+// one's communicator state. Collective: every rank renews the same sets in the same (key) order.
+void SweepRun::renew_communicators() {
+  for (auto& entry : backends_) {
+    BackendSet& set = entry.second;
+    set.hierarchical.reset();  // it refers to the three below
+    set.cross.reset();
+    set.domain.reset();
+    set.world.reset();
+    make_comms(set);
+  }
 }
 
 void SweepRun::write_header() {
@@ -293,8 +329,15 @@ CaseRun SweepRun::start_case(std::size_t i) {
   CaseRun cr;
   cr.index = i;
   cr.c = &sweep_.cases[i];
+  cr.coll = &coll::find_collective(cr.c->collective);
+  bind_comm(cr);
+  return cr;
+}
+
+// The communicator the case runs on now (again before every repeat: the pass renewed them).
+void SweepRun::bind_comm(CaseRun& cr) {
+  const std::size_t i = cr.index;
   const plan::Case& c = *cr.c;
-  cr.coll = &coll::find_collective(c.collective);
   if (watchdog_) {
     watchdog_->set_case_label(fmt::format("{} {} B {}", c.collective, c.bytes, to_string(c.dtype)));
     watchdog_->at(static_cast<int>(i), -1, Phase::host, case_timeout(c));
@@ -309,7 +352,6 @@ CaseRun SweepRun::start_case(std::size_t i) {
   cr.comm_size = cr.comm->size();
   MPI_Bcast(&cr.comm_size, 1, MPI_INT, 0, control_.comm());
   cr.ctx0 = case_context(c, 0, cr.comm_size, &placement_);
-  return cr;
 }
 
 // Waivers first: a case that cannot run here may not have a shape either.
@@ -358,11 +400,12 @@ void SweepRun::make_record(CaseRun& cr) {
   if (!faults_.empty() && faults_.affects_case(static_cast<int>(cr.index))) rec.fault = faults_.text();
 }
 
-void SweepRun::show_progress(const CaseRun& cr) const {
+void SweepRun::show_progress(const CaseRun& cr, int pass) const {
   if (!root_ || !tty_ || !options_.show_progress) return;
   const plan::Case& c = *cr.c;
-  std::fprintf(stderr, "\r[%zu/%zu] %s %s %s ...", cr.index + 1, sweep_.cases.size(), c.collective.c_str(),
-               format_bytes(c.bytes).c_str(), to_string(c.dtype).data());
+  const std::string rep = pass < 0 ? std::string() : fmt::format(" repeat {}/{}", pass + 1, options_.repeats);
+  std::fprintf(stderr, "\r[%zu/%zu]%s %s %s %s ...", cr.index + 1, sweep_.cases.size(), rep.c_str(),
+               c.collective.c_str(), format_bytes(c.bytes).c_str(), to_string(c.dtype).data());
   std::fflush(stderr);
 }
 
@@ -374,9 +417,15 @@ void SweepRun::waive(record::CaseRecord& rec, const std::string& reason) {
 }
 
 void SweepRun::measure_step(CaseRun& cr) {
+  const auto m = measure_once(cr);
+  if (m && root_) annotate(cr, *m);
+}
+
+// Measures the case on every rank; nullopt when it is waived (the record says why).
+std::optional<Measurement> SweepRun::measure_once(CaseRun& cr) {
   if (cr.waiver) {
     waive(cr.rec, *cr.waiver);
-    return;
+    return std::nullopt;
   }
   MeasureInput in;
   in.spec = cr.c;
@@ -392,21 +441,23 @@ void SweepRun::measure_step(CaseRun& cr) {
   in.watchdog = watchdog_.get();
   in.timeout_s = case_timeout(*cr.c);
   in.placement = &placement_;
-  const Measurement m = measure(in);
+  Measurement m = measure(in);
   if (m.waived) {  // the library refused the case on every rank (backend::Unsupported)
     waive(cr.rec, *m.waived);
-  } else if (root_) {
-    annotate(cr, m);
+    return std::nullopt;
   }
-  const std::string used = m.waived ? std::string() : cr.comm->algo_used();
+  const std::string used = cr.comm->algo_used();
   if (!used.empty() && !cr.levels) cr.rec.algo_used = used;  // levels: the library's own ops, not "hierarchical"
+  return m;
 }
 
-// Rank 0: the measurement into the record, the backend's notes, and the model beside it.
-void SweepRun::annotate(CaseRun& cr, const Measurement& m) {
+// Rank 0: the measurement into the record (of repeats: merged, p50 the median of their medians),
+// the backend's notes, and the model beside it.
+void SweepRun::annotate(CaseRun& cr, const Measurement& m, const std::vector<RepeatResult>* repeats) {
   const plan::Case& c = *cr.c;
   record::CaseRecord& rec = cr.rec;
   fill_measurement(rec, m, *cr.coll, cr.comm_size, options_.max_samples_kept);
+  if (repeats != nullptr) apply_repeats(rec, *repeats, cr.coll->busbw_factor(cr.comm_size));
   if (m.overlap) {
     rec.overlap = overlap_record(*m.overlap, cr.progress);
     if (const auto bad = rec.overlap["compute_wrong"].get<std::uint64_t>(); bad > 0 && rec.status != "failed") {
@@ -452,12 +503,10 @@ void SweepRun::emit(record::CaseRecord rec) {
   summary_.records.push_back(std::move(rec));
 }
 
-void SweepRun::run_case(std::size_t i) {
-  CaseRun cr = start_case(i);
-  waive_step(cr);
-  make_record(cr);
-  // Already in the resumed file, or a repeat of a case of this run (`-d float32,float32`, two
-  // sweep entries, sizes that round to one): one record per case key, or gate would refuse it.
+// Whether the case is measured (rank 0 decides, every rank follows): not when it is already in the
+// resumed file, or repeats a case key of this run (`-d float32,float32`, two sweep entries, sizes
+// that round to one): one record per case key, or gate would refuse the file.
+bool SweepRun::claim(const CaseRun& cr) {
   const bool done = root_ && results_.done_keys.count(cr.rec.case_key) > 0;
   const bool repeat = root_ && !options_.measure_repeats && emitted_keys_.count(cr.rec.case_key) > 0;
   if (control_.broadcast_flag(done || repeat)) {
@@ -466,13 +515,57 @@ void SweepRun::run_case(std::size_t i) {
     } else {
       ++summary_.cases_skipped;
     }
-    return;
+    return false;
   }
   if (root_) emitted_keys_.insert(cr.rec.case_key);
+  return true;
+}
+
+void SweepRun::run_case(std::size_t i) {
+  CaseRun cr = start_case(i);
+  waive_step(cr);
+  make_record(cr);
+  if (!claim(cr)) return;
   show_progress(cr);
   measure_step(cr);
   ++summary_.cases_run;
   if (root_) emit(std::move(cr.rec));
+}
+
+// --repeats k: k passes over the cases, fresh communicators before each pass after the first;
+// a case's record is written after its last repeat, so the file keeps the cases' order.
+void SweepRun::run_repeated() {
+  std::vector<PendingCase> pending(sweep_.cases.size());
+  for (int pass = 0; pass < options_.repeats; ++pass) {
+    if (pass > 0) renew_communicators();
+    for (std::size_t i = 0; i < pending.size(); ++i) repeat_case(pending[i], i, pass);
+  }
+}
+
+void SweepRun::repeat_case(PendingCase& p, std::size_t i, int pass) {
+  const int k = options_.repeats;
+  if (pass == 0) {
+    p.cr = start_case(i);
+    waive_step(p.cr);
+    make_record(p.cr);
+    p.active = claim(p.cr);
+  } else if (p.active && !p.waived) {
+    bind_comm(p.cr);
+  }
+  if (!p.active) return;
+  if (!p.waived) {
+    show_progress(p.cr, pass);
+    auto m = measure_once(p.cr);
+    p.waived = !m.has_value();
+    if (m && root_)
+      p.repeats.push_back(keep_repeat(std::move(*m), options_.max_samples_kept / static_cast<std::size_t>(k)));
+  }
+  if (pass + 1 < k) return;
+  ++summary_.cases_run;
+  if (!root_) return;
+  if (!p.waived) annotate(p.cr, merge_repeats(p.repeats), &p.repeats);
+  p.repeats.clear();
+  emit(std::move(p.cr.rec));
 }
 
 void SweepRun::finish() {
@@ -494,7 +587,11 @@ void SweepRun::finish() {
 RunSummary SweepRun::run() {
   tty_ = isatty(fileno(stderr)) != 0;
   if (root_ && options_.format == "csv") write_stdout(report::csv_header());
-  for (std::size_t i = 0; i < sweep_.cases.size(); ++i) run_case(i);
+  if (options_.repeats > 1) {
+    run_repeated();
+  } else {
+    for (std::size_t i = 0; i < sweep_.cases.size(); ++i) run_case(i);
+  }
   finish();
   return std::move(summary_);
 }

@@ -30,6 +30,11 @@ struct RunnerOptions {
   // bisection steps: repeating is the point, and their records are judged, not gated). Off for
   // run and sweep: one record per case key, or gate would refuse the file.
   bool measure_repeats = false;
+  // --repeats k: every case measured k times, in k passes over the cases (case A, case B, ...,
+  // then A again), each pass on freshly duplicated communicators and every repeat on freshly
+  // allocated buffers; one record per case, written after its last repeat (docs/measurement.md
+  // "Repeats"). 1: measured once, records as before.
+  int repeats = 1;
 };
 
 struct RunSummary {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <random>
 
@@ -257,6 +258,101 @@ std::optional<ShiftEstimate> hodges_lehmann(std::span<const double> x, std::span
     e.confidence = 1.0 - 2.0 * normal_cdf((static_cast<double>(e.k) - 0.5 - md * nd / 2.0) / sigma);
   }
   return e;
+}
+
+// ---- Student's t and Welch's test ------------------------------------------------------------
+
+double student_t_sf(double t, int df) {
+  if (df < 1) return std::numeric_limits<double>::quiet_NaN();
+  if (t < 0.0) return 1.0 - student_t_sf(-t, df);
+  // A(t | df) = P(|T| < t). With theta = atan(t / sqrt(df)), s = sin, c2 = cos^2:
+  // odd df:  A = 2/pi (theta + s cos (1 + 2/3 c2 + 2.4/(3.5) c2^2 + ... up to c2^((df-3)/2)))
+  // even df: A = s (1 + 1/2 c2 + 1.3/(2.4) c2^2 + ... up to c2^((df-2)/2))
+  const double theta = std::atan(t / std::sqrt(static_cast<double>(df)));
+  const double s = std::sin(theta);
+  const double c = std::cos(theta);
+  const double c2 = c * c;
+  double sum = 1.0;
+  double term = 1.0;
+  double a = 0.0;
+  if (df % 2 == 1) {
+    for (int j = 2; j <= df - 2; j += 2) {  // term_j = term_{j-2} x j / (j + 1) x c2
+      term *= static_cast<double>(j) / static_cast<double>(j + 1) * c2;
+      sum += term;
+    }
+    a = 2.0 / std::numbers::pi * (theta + (df > 1 ? s * c * sum : 0.0));
+  } else {
+    for (int j = 1; j <= df - 3; j += 2) {  // term_j = term_{j-2} x j / (j + 1) x c2
+      term *= static_cast<double>(j) / static_cast<double>(j + 1) * c2;
+      sum += term;
+    }
+    a = s * sum;
+  }
+  return std::clamp((1.0 - a) / 2.0, 0.0, 0.5);
+}
+
+double student_t_quantile_upper(double tail, int df) {
+  if (!(tail > 0.0 && tail < 1.0) || df < 1) return std::numeric_limits<double>::quiet_NaN();
+  if (tail > 0.5) return -student_t_quantile_upper(1.0 - tail, df);
+  double lo = 0.0;
+  double hi = 1.0;
+  while (student_t_sf(hi, df) > tail && hi < 1e12) hi *= 2.0;
+  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
+    const double mid = (lo + hi) / 2.0;
+    (student_t_sf(mid, df) > tail ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2.0;
+}
+
+namespace {
+
+struct MeanVar {
+  double mean = 0.0;
+  double var = 0.0;  // sample variance (n - 1)
+};
+
+MeanVar mean_var(std::span<const double> v) {
+  MeanVar out;
+  out.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double ss = 0.0;
+  for (double x : v) ss += (x - out.mean) * (x - out.mean);
+  out.var = ss / static_cast<double>(v.size() - 1);
+  return out;
+}
+
+}  // namespace
+
+std::optional<Welch> welch_test(std::span<const double> x, std::span<const double> y, double confidence) {
+  if (x.size() < 2 || y.size() < 2) return std::nullopt;
+  Welch w;
+  w.n_x = x.size();
+  w.n_y = y.size();
+  const auto m = static_cast<double>(x.size());
+  const auto n = static_cast<double>(y.size());
+  const MeanVar a = mean_var(x);
+  const MeanVar b = mean_var(y);
+  w.shift = a.mean - b.mean;
+  w.pooled_sd = std::sqrt(((m - 1.0) * a.var + (n - 1.0) * b.var) / (m + n - 2.0));
+  const double vx = a.var / m;
+  const double vy = b.var / n;
+  w.se = std::sqrt(vx + vy);
+  if (!(w.se > 0.0)) {
+    w.df_welch = m + n - 2.0;
+    w.df = static_cast<int>(w.df_welch);
+    w.p_greater = w.shift > 0.0 ? 0.0 : 1.0;
+    w.p_less = w.shift < 0.0 ? 0.0 : 1.0;
+    w.ci_low = w.ci_high = w.shift;
+    return w;
+  }
+  w.df_welch = (vx + vy) * (vx + vy) / (vx * vx / (m - 1.0) + vy * vy / (n - 1.0));
+  w.df = std::max(1, static_cast<int>(std::floor(w.df_welch + 1e-9)));
+  w.t = w.shift / w.se;
+  w.p_greater = student_t_sf(w.t, w.df);
+  w.p_less = student_t_sf(-w.t, w.df);
+  const double q = student_t_quantile_upper((1.0 - confidence) / 2.0, w.df);
+  w.ci_low = w.shift - q * w.se;
+  w.ci_high = w.shift + q * w.se;
+  return w;
 }
 
 // ---- multiple testing ----------------------------------------------------------------------

@@ -75,6 +75,36 @@ std::optional<ShiftEstimate> hodges_lehmann(std::span<const double> x, std::span
 // (normal approximation), clamped to [1, ceil(mn/2)].
 std::size_t moses_k(std::size_t m, std::size_t n, double confidence, bool exact);
 
+// ---- Student's t and Welch's test ------------------------------------------------------------
+
+// P(T > t) for Student's t with an integer number of degrees of freedom `df` >= 1, from the
+// closed forms of Abramowitz & Stegun 26.7.3 (odd df) and 26.7.4 (even df) in theta =
+// atan(t / sqrt(df)): no series to truncate, exact to rounding.
+double student_t_sf(double t, int df);
+// The t with P(T > t) = tail (0 < tail < 1), by bisection on student_t_sf.
+double student_t_quantile_upper(double tail, int df);
+
+struct Welch {
+  std::size_t n_x = 0, n_y = 0;
+  double shift = 0.0;      // mean(x) - mean(y)
+  double se = 0.0;         // sqrt(s_x^2 / m + s_y^2 / n)
+  double t = 0.0;          // shift / se (0 when se is 0)
+  double df_welch = 0.0;   // Welch-Satterthwaite degrees of freedom
+  int df = 0;              // floor(df_welch), at least 1: the t distribution used (conservative)
+  double p_greater = 1.0;  // one-sided, H1: mean(x) > mean(y)
+  double p_less = 1.0;     // one-sided, H1: mean(x) < mean(y)
+  double ci_low = 0.0;     // shift -/+ t_{(1+c)/2, df} se
+  double ci_high = 0.0;
+  double pooled_sd = 0.0;  // sqrt(((m-1) s_x^2 + (n-1) s_y^2) / (m + n - 2))
+};
+
+// Welch's two-sample t-test (unequal variances) of x against y with a two-sided interval of the
+// shift at `confidence`. The degrees of freedom are rounded down to an integer (a smaller df gives
+// larger p-values and a wider interval, so the rounding never overstates significance). nullopt
+// when either sample has fewer than 2 values. Zero spread on both sides: p = 0 in the direction of
+// a non-zero shift, 1 otherwise, and the interval is the shift itself.
+std::optional<Welch> welch_test(std::span<const double> x, std::span<const double> y, double confidence);
+
 // ---- multiple testing ----------------------------------------------------------------------
 
 // Benjamini-Hochberg adjusted p-values (q-values) in the input order:
