@@ -226,11 +226,11 @@ class SweepRun {
 SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
     : options_(options), sweep_(prepared_sweep(requested)), info_(gather_process_info(control_)) {
   root_ = control_.rank() == 0;
+  validate_repeats(sweep_, options_.repeats);  // before any note: a bad k is the only message
   system_ = load_system(sweep_, root_ && options_.format != "none");
   resolve_layout();
   print_notes();
   validate_cases(sweep_);
-  validate_repeats(sweep_, options_.repeats);
   // Roots, sizes that round to 0 B, buffers against memory: before anything is allocated.
   sweep_ = checked_sweep(sweep_, control_, info_, placement_);
   run_id_ = control_.broadcast_string(root_ ? new_run_id() : std::string{});
