@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/common_options.hpp"
+#include "cli/nccltests_flags.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
@@ -56,6 +57,7 @@ struct RunFlags {
   StopFlags stop;
   PlacementFlags placement;
   OutputFlags output;
+  NcclTestsFlags nccl;  // -g -t -N -a -I -z -m -T -R -J (cli/nccltests_flags.hpp)
   MoeFlags moe;
   std::optional<std::string> dp_bytes;  // ep-dp-concurrent: the all-reduce across domains
   int repeats = 1;                      // --repeats k
@@ -396,6 +398,8 @@ Action setup(CLI::App& app) {
   add_repeats_flag(app, f->repeats);
   add_placement_flags(app, f->placement);
   add_output_flags(app, f->output);
+  add_nccltests_flags(app, f->nccl,
+                      {&f->collective, &f->timing, &f->buffers, &f->in_place, &f->stop, &f->output, &f->placement});
   app.footer(
       "Examples:\n"
       "  mpiexec -n 2 collbench run allreduce -b 8 -e 128M -f 2\n"
@@ -417,7 +421,9 @@ Action setup(CLI::App& app) {
     if (f->collective.empty()) {
       throw InputError("missing COLLECTIVE; accepted: " + join(coll::collective_names()));
     }
-    const plan::Sweep sweep = build_sweep(*f);
+    resolve_nccltests_flags(f->nccl);
+    plan::Sweep sweep = build_sweep(*f);
+    if (f->output.layout == "nccl-tests") pair_in_place_twins(sweep);
     run::RunnerOptions options = runner_options(f->output, f->placement, 0);
     options.repeats = f->repeats;
     run::Runner runner(options);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/common_options.hpp"
+#include "cli/nccltests_flags.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/dtype.hpp"
@@ -110,6 +111,7 @@ Action setup(CLI::App& app) {
   return [f]() -> int {
     plan::Sweep sweep = plan::load_sweep_file(f->file);
     for (auto& c : sweep.cases) apply_stop_flags(f->stop, c);
+    if (f->output.layout == "nccl-tests") pair_in_place_twins(sweep);  // twins side by side
     if (f->dry_run) {
       print_dry_run(sweep, f->assume_ranks);
       return 0;

@@ -1,6 +1,10 @@
 // Shared option declarations.
 #include "cli/common_options.hpp"
 
+#include <fmt/format.h>
+
+#include <utility>
+
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 
@@ -12,12 +16,18 @@ std::vector<std::string>& process_argv() {
 }
 
 void add_output_flags(CLI::App& app, OutputFlags& f) {
-  app.add_option("--out", f.out, "Write JSONL records to FILE (schema collbench.result/1)");
+  f.out_option = app.add_option("--out", f.out, "Write JSONL records to FILE (schema collbench.result/1)");
   app.add_flag("--resume", f.resume, "Continue FILE: skip cases already in it (same configuration only)");
   app.add_flag("--force", f.force, "Replace a non-empty FILE");
   app.add_option("--format", f.format, "Console output")
       ->check(CLI::IsMember({"table", "jsonl", "csv", "none"}))
       ->default_str("table");
+  app.add_option("--layout", f.layout,
+                 "Columns of --format table: collbench (time, p99, samples, %bound) or nccl-tests (nccl-tests' "
+                 "table: root column, out-of-place and in-place side by side; run then defaults to --timing "
+                 "pipelined and --in-place both; docs/results-format.md)")
+      ->check(CLI::IsMember({"collbench", "nccl-tests"}))
+      ->default_str("collbench");
 }
 
 void add_placement_flags(CLI::App& app, PlacementFlags& f) {
@@ -33,6 +43,7 @@ void add_placement_flags(CLI::App& app, PlacementFlags& f) {
 }
 
 void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
+  if (short_names) f.iters_flag = "-n/--iters";
   app.add_option(short_names ? "-n,--iters" : "--iters", f.iters,
                  "Fixed number of timed iterations (disables adaptive stopping)");
   app.add_option(short_names ? "-w,--warmup" : "--warmup", f.warmup, "Warm-up iterations");
@@ -42,6 +53,8 @@ void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
   app.add_option("--max-noise", f.max_noise, "Stop when the median's 95% CI half-width is below this fraction");
   app.add_option("--min-time", f.min_time, "Minimum timed duration per case (e.g. 50ms)");
   app.add_option("--max-time", f.max_time, "Maximum timed duration per case (e.g. 2s)");
+                 "Stop a case after this long and 100 iterations even if --max-noise is not reached (default 10ms; "
+                 "0: off, time until --max-noise or --max-time)");
 }
 
 void add_repeats_flag(CLI::App& app, int& repeats) {
@@ -51,9 +64,24 @@ void add_repeats_flag(CLI::App& app, int& repeats) {
       ->default_str("1");
 }
 
+// -n fixes the iteration count: a --min-iters or --max-iters beside it would be overridden
+// silently by one or the other, so the pair is refused.
+void check_fixed_iters(const StopFlags& f) {
+  if (!f.iters) return;
+  for (const auto& [flag, value] : {std::pair{"--min-iters", f.min_iters}, std::pair{"--max-iters", f.max_iters}}) {
+    if (value) {
+      throw InputError(
+          fmt::format("{} {} fixes the number of timed iterations, so it excludes {} (given: {}); "
+                      "pass one or the other",
+                      f.iters_flag, *f.iters, flag, *value));
+    }
+  }
+}
+
 void apply_stop_flags(const StopFlags& f, plan::Case& c) {
+  check_fixed_iters(f);
   if (f.iters) {
-    if (*f.iters < 1) throw InputError("-n/--iters must be at least 1");
+    if (*f.iters < 1) throw InputError(f.iters_flag + " must be at least 1");
     c.stop.min_iters = c.stop.max_iters = *f.iters;
     c.stop.min_time_s = 0.0;
     c.stop.max_time_s = 1e12;
@@ -80,8 +108,20 @@ void apply_stop_flags(const StopFlags& f, plan::Case& c) {
   }
 }
 
+// The console writer (report/console_writer.hpp) --format and --layout choose.
+std::string console_format(const OutputFlags& out) {
+  if (out.layout == "collbench") return out.format;
+  if (out.format != "table") {
+    throw InputError(fmt::format("--layout {} applies to --format table, not --format {}", out.layout, out.format));
+  }
+  return out.per_iteration_columns ? "nccl-tests-i" : "nccl-tests";
+}
+
 run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& placement, int /*argc_hint*/) {
   if (out.resume && out.force) throw InputError("--resume and --force exclude each other");
+  if (out.out_option != nullptr && out.out_option->count() > 0 && out.out.empty()) {
+    throw InputError("--out '': expected a file name, e.g. --out results/run.jsonl (leave --out out to write no file)");
+  }
   if ((out.resume || out.force) && out.out.empty()) throw InputError("--resume and --force need --out FILE");
   if (placement.ranks_per_domain && placement.domain_sizes) {
     throw InputError("--ranks-per-domain and --domain-sizes exclude each other");
@@ -97,7 +137,7 @@ run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& 
   o.placement.allow_interleaved = placement.allow_interleaved;
   if (!out.out.empty()) o.out_path = out.out;
   o.out_mode = out.resume ? record::OpenMode::resume : out.force ? record::OpenMode::force : record::OpenMode::create;
-  o.format = out.format;
+  o.format = console_format(out);
   o.argv = process_argv();
   return o;
 }

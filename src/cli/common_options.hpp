@@ -16,6 +16,9 @@ struct OutputFlags {
   bool resume = false;
   bool force = false;
   std::string format = "table";
+  std::string layout = "collbench";         // --format table: collbench's columns or nccl-tests'
+  const CLI::Option* out_option = nullptr;  // set by add_output_flags: was --out given (even empty)?
+  bool per_iteration_columns = false;       // nccl-tests -I 1: i_min i_max i_p99 i_cv% (layout nccl-tests)
 };
 
 struct PlacementFlags {
@@ -28,9 +31,9 @@ struct PlacementFlags {
 
 // Stopping-rule overrides (unset flags keep the case's own value).
 struct StopFlags {
+  std::string iters_flag = "--iters";  // "-n/--iters" where the short names are declared
   std::optional<int> iters, warmup, max_iters, min_iters, batch;
   std::optional<double> max_noise;
-  std::optional<std::string> min_time, max_time;
 };
 
 void add_output_flags(CLI::App& app, OutputFlags& f);

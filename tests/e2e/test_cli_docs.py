@@ -109,7 +109,7 @@ def test_man_page_documents_every_option_of_every_command():
     for path in commands():
         # the options that --help prints for this command
         help_text = run(path + ["--help"]).stdout
-        opts = set(re.findall(r"^\s+(?:-\w,\s?)?(--[a-z][a-z0-9-]*)", help_text, flags=re.M))
+        opts = set(re.findall(r"^\s+(?:-\w,\s?)?(--[a-z][a-z0-9_-]*)", help_text, flags=re.M))
         assert opts, path
         title = f'.SS "collbench {" ".join(path)}'.replace("-", "\\-")
         section = man.split(title + " ", 1)[1].split("\n.SS ", 1)[0]

@@ -11,7 +11,7 @@ from conftest import FAST, read_jsonl, run
 
 def overlap_run(tmp_path, np, extra, name="ov.jsonl"):
     out = tmp_path / name
-    r = run(["run", "allreduce", "-b", "64K", "-e", "256K", "-f", "4", *FAST, "-n", "3",
+    r = run(["run", "allreduce", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3", "-w", "1",
              "--out", out, *extra], np=np)
     assert r.returncode == 0, r.stderr
     return r, read_jsonl(out)
@@ -41,7 +41,7 @@ def test_records_carry_consistent_overlap_fields(tmp_path, validator, np):
 
 def test_pipeline_moe_roundtrip(tmp_path, validator):
     out = tmp_path / "moe.jsonl"
-    r = run(["run", "moe-roundtrip", "--tokens", "64", *FAST, "-n", "3", "--overlap",
+    r = run(["run", "moe-roundtrip", "--tokens", "64", "-n", "3", "-w", "1", "--overlap",
              "gemm:workload=deepseek-v3,tokens_per_expert=8", "--overlap-chunks", "2", "--out", out], np=2)
     assert r.returncode == 0, r.stderr
     (case,) = [c for c in read_jsonl(out) if c["kind"] == "case"]
@@ -72,7 +72,7 @@ def test_weak_scaling_shows_exposed_communication_per_n(tmp_path):
     files = []
     for np in (1, 2):
         out = tmp_path / f"ws{np}.jsonl"
-        r = run(["run", "allreduce", "-b", "64K", "-e", "64K", *FAST, "-n", "3", "--overlap", "sleep:time=2ms",
+        r = run(["run", "allreduce", "-b", "64K", "-e", "64K", "-n", "3", "-w", "1", "--overlap", "sleep:time=2ms",
                  "--out", out], np=np)
         assert r.returncode == 0, r.stderr
         files.append(out)

@@ -237,6 +237,7 @@ namespace {
 void read_half_cell(NcclTestsHalf& h, const Column& col, std::string_view tok, const CellContext& ctx,
                     const std::string& name) {
   auto number = [&](double scale) -> std::optional<double> {
+    if (tok == "N/A") return std::nullopt;  // a half that was not measured (collbench --layout nccl-tests)
     const auto v = to_double(tok);
     if (!v) fail(*ctx.path, ctx.line, "column " + name + ": " + in_quotes(tok) + " is not a number");
     if (!std::isfinite(*v)) {

@@ -23,6 +23,7 @@
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/overlap/spec.hpp"
+#include "collbench/report/console_writer.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/run/annotate.hpp"
 #include "collbench/run/case_checks.hpp"
@@ -212,9 +213,9 @@ class SweepRun {
   std::unique_ptr<Watchdog> watchdog_;
   RunSummary summary_;
   bool tty_ = false;
-  std::optional<record::CaseRecord> previous_printed_;
-  std::set<std::string> emitted_keys_;  // rank 0: case keys measured in this run
-  int repeats_ = 0;                     // rank 0: cases dropped as repeats of an earlier case key
+  std::unique_ptr<report::ConsoleWriter> console_;  // --format / --layout (rank 0 prints)
+  std::set<std::string> emitted_keys_;              // rank 0: case keys measured in this run
+  int repeats_ = 0;                                 // rank 0: cases dropped as repeats of an earlier case key
 
   [[nodiscard]] double case_timeout(const plan::Case& c) const {
     return options_.timeout_s > 0 ? options_.timeout_s : default_timeout_s(c.bytes);
@@ -227,6 +228,7 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
     : options_(options), sweep_(prepared_sweep(requested)), info_(gather_process_info(control_)) {
   root_ = control_.rank() == 0;
   validate_repeats(sweep_, options_.repeats);  // before any note: a bad k is the only message
+  console_ = report::make_console_writer(options_.format);
   system_ = load_system(sweep_, root_ && options_.format != "none");
   resolve_layout();
   print_notes();
@@ -320,6 +322,7 @@ void SweepRun::write_header() {
   for (const auto& [key, set] : backends_) backends.push_back(set.backend.get());
   const record::RunHeader header = make_run_header(facts, backends);
   if (results_.writer && !results_.has_header) results_.writer->write(record::to_json(header));
+  write_stdout(console_->begin(header));
 }
 
 // ---- per case --------------------------------------------------------------------------------
@@ -489,17 +492,7 @@ void SweepRun::emit(record::CaseRecord rec) {
   if (rec.status == "failed") ++summary_.cases_failed;
   if (results_.writer) results_.writer->write(record::to_json(rec));
   if (tty_ && options_.show_progress) std::fputs("\r\033[K", stderr);
-  std::string text;
-  if (options_.format == "table") {
-    if (!previous_printed_ || report::needs_new_header(*previous_printed_, rec)) text = report::table_header(rec);
-    text += report::table_row(rec);
-  } else if (options_.format == "jsonl") {
-    text = record::to_json(rec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  } else if (options_.format == "csv") {
-    text = report::csv_row(rec);
-  }
-  write_stdout(text);  // a full disk under `> file` ends the run (exit 3) instead of losing the table
-  previous_printed_ = rec;
+  write_stdout(console_->add(rec));  // a full disk under `> file` ends the run (exit 3), the table not lost
   summary_.records.push_back(std::move(rec));
 }
 
@@ -575,9 +568,7 @@ void SweepRun::finish() {
                  "dtype, reduction, size, ...) and were measured once\n",
                  repeats_);
   }
-  if (root_ && options_.format == "table" && !summary_.records.empty()) {
-    write_stdout(report::table_footer(summary_.records));
-  }
+  if (root_) write_stdout(console_->end(summary_.records));
   int failed = summary_.cases_failed;
   MPI_Bcast(&failed, 1, MPI_INT, 0, control_.comm());
   if (watchdog_) watchdog_->at(-1, -1, Phase::idle, 0.0);
