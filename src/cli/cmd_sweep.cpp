@@ -56,7 +56,7 @@ std::optional<std::uint64_t> buffer_bytes_per_rank(const coll::Collective& trait
   return most;
 }
 
-void print_dry_run(const plan::Sweep& sweep, int num_ranks) {
+void print_dry_run(const plan::Sweep& sweep, int num_ranks, int repeats) {
   std::printf("# sweep '%s' from %s: %zu case(s)%s\n", sweep.name.c_str(), sweep.source.c_str(), sweep.cases.size(),
               sweep.system ? fmt::format(", system {}", *sweep.system).c_str() : "");
   std::printf("#%4s %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12s\n", "idx", "collective", "bytes", "dtype", "redop",
@@ -73,7 +73,7 @@ void print_dry_run(const plan::Sweep& sweep, int num_ranks) {
     for (const auto& [key, value] : c.params) params += fmt::format(" {}={}", key, value);
     // Upper estimate: the time limit, plus verification and warm-up (about one time limit
     // for tiny cases, negligible for long ones).
-    total_s += c.stop.max_time_s;
+    total_s += c.stop.max_time_s * repeats;  // --repeats k measures every case k times
     if (const auto bytes = buffer_bytes_per_rank(traits, c, num_ranks)) {
       peak_bytes = std::max(peak_bytes, *bytes);
     } else {
@@ -113,7 +113,7 @@ Action setup(CLI::App& app) {
     for (auto& c : sweep.cases) apply_stop_flags(f->stop, c);
     if (f->output.layout == "nccl-tests") pair_in_place_twins(sweep);  // twins side by side
     if (f->dry_run) {
-      print_dry_run(sweep, f->assume_ranks);
+      print_dry_run(sweep, f->assume_ranks, f->repeats);
       return 0;
     }
     run::RunnerOptions options = runner_options(f->output, f->placement, 0);

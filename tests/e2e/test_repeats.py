@@ -45,6 +45,9 @@ def test_repeats_give_one_record_per_key_with_three_repeat_medians(tmp_path, val
             assert abs(statistics.median(block) - rep["p50_us"][i]) < 1e-9
     assert p.stdout.count("#   repeats 3: p50 ") == 2, p.stdout
     assert "between repeats: spread" in p.stdout and "within a run: +-" in p.stdout
+    p = run(["report", out])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("#   repeats 3: p50 ") == 2, p.stdout
 
 
 def test_single_runs_are_unchanged(tmp_path):
@@ -95,6 +98,11 @@ def test_sweep_takes_repeats(tmp_path):
     assert [r["collective"] for r in recs] == ["allreduce", "allgather"]
     assert all(r["repeats"]["k"] == 2 and len(r["repeats"]["p50_us"]) == 2 for r in recs)
     assert all(r["time_us"]["p50"] == sum(r["repeats"]["p50_us"]) / 2 for r in recs)
+    # The dry run's time estimate counts every repeat: 2 cases x 2 s (the default --max-time) x k.
+    for k, seconds in ((1, "4.0"), (3, "12.0")):
+        p = run(["sweep", "--dry-run", suite, "--repeats", str(k)])
+        assert p.returncode == 0, p.stderr
+        assert f"# estimated run time: at most {seconds} s" in p.stdout, p.stdout
 
 
 def test_bad_repeats_are_refused(tmp_path):
@@ -106,12 +114,18 @@ def test_bad_repeats_are_refused(tmp_path):
     assert "--repeats 2 with --overlap sleep:time=1ms: overlap mode is measured once per case" in p.stderr, p.stderr
 
 
+def with_repeat_medians(source, target, medians):
+    """A copy of a results file whose one case has the given repeat medians (hand-made inputs)."""
+    header, rec = read_jsonl(source)
+    rec["repeats"]["p50_us"] = medians
+    rec["time_us"]["p50"] = statistics.median(medians)
+    target.write_text(json.dumps(header) + "\n" + json.dumps(rec) + "\n")
+
+
 def test_gate_tests_the_repeat_medians(tmp_path):
     base = ["run", "allreduce", "-b", "64K", "-e", "64K", "--repeats", "3", "--format", "none", "-n", "100", "-w", "5"]
     first, slow = tmp_path / "a.jsonl", tmp_path / "slow.jsonl"
     assert run(base + ["--out", first], np=2).returncode == 0
-    p = run(base + ["--out", slow], np=2, env={"COLLBENCH_FAULT": "slow:factor=20"})
-    assert p.returncode == 0, p.stderr
     # A file against itself: identical repeat medians, no shift.
     p = run(["gate", "--baseline", first, "--current", first, "--format", "json"])
     assert p.returncode == 0, p.stderr
@@ -119,9 +133,27 @@ def test_gate_tests_the_repeat_medians(tmp_path):
     assert case["verdict"] == "PASS" and case["test"]["method"] == "repeats"
     assert case["test"]["ratio"] == 1.0 and case["test"]["u"] is None and case["test"]["df"] == 4
     assert len(case["test"]["current_blocks_us"]) == 3
-    # 20x slower (every time multiplied): far beyond any launch-to-launch spread on this machine.
-    p = run(["gate", "--baseline", first, "--current", slow, "--format", "json", "--allow-faults"])
+    # Hand-made repeat medians (docs/gate.md's worked example): 10, 11, 12.1 us against x1.5 gives
+    # t = 5.210 on 4 degrees of freedom, p = 0.0032, a 21% minimum effect: REGRESSION, exit 1.
+    b, c = tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    with_repeat_medians(first, b, [10.0, 11.0, 12.1])
+    with_repeat_medians(first, c, [15.0, 16.5, 18.15])
+    p = run(["gate", "--baseline", b, "--current", c, "--format", "json"])
     assert p.returncode == 1, p.stdout + p.stderr
     case = json.loads(p.stdout)["cases"][0]
-    assert case["verdict"] == "REGRESSION" and case["test"]["method"] == "repeats", case["reason"]
-    assert "3 vs 3 repeats" in case["reason"]
+    assert case["verdict"] == "REGRESSION" and "3 vs 3 repeats" in case["reason"], case["reason"]
+    assert abs(case["test"]["t"] - 5.210265) < 1e-5 and abs(case["test"]["p_slower"] - 0.003235) < 1e-5
+    assert abs(case["test"]["min_effect"] - 0.21) < 1e-12
+    # Measured 20x slower (every time multiplied): a regression wherever the repeats of each file
+    # agree within a factor of about 1.6 (sd of log medians < 0.5); on a machine so loaded that its
+    # own repeats differ more, the gate rightly cannot tell, and that is all it may say.
+    p = run(base + ["--out", slow], np=2, env={"COLLBENCH_FAULT": "slow:factor=20"})
+    assert p.returncode == 0, p.stderr
+    p = run(["gate", "--baseline", first, "--current", slow, "--format", "json", "--allow-faults"])
+    case = json.loads(p.stdout)["cases"][0]
+    assert case["test"]["method"] == "repeats", case
+    quiet = max(r["repeats"]["sd_log"] for r in cases(first) + cases(slow)) < 0.5
+    if quiet:
+        assert p.returncode == 1 and case["verdict"] == "REGRESSION", case["reason"]
+    else:
+        assert case["verdict"] in ("REGRESSION", "WARN", "PASS"), case["reason"]
