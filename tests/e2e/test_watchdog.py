@@ -49,3 +49,18 @@ def test_rank_delayed_before_entering_the_collective_is_named(tmp_path, validato
     assert [r["kind"] for r in records] == ["run_header", "case"]
     for r in records:
         validator.validate(r)
+
+
+def test_stop_in_warm_up_names_the_warm_up_iteration(tmp_path):
+    # Rank 1 hangs in warm-up iteration 1 of case 1: the report says so, not "iteration -1".
+    out = tmp_path / "w.jsonl"
+    p = run(["run", "allreduce", "-b", "8", "-e", "64", "-f", "8", "--timeout", "2s", "--out", out, "--format",
+             "none", "--max-time", "100ms", "--min-time", "0", "--max-iters", "20", "-w", "3"], np=2,
+            env={"COLLBENCH_FAULT": "hang:rank=1,case=1,warmup=1"}, timeout=120)
+    assert p.returncode == 3, p.stderr
+    assert "collbench: injected hang on rank 1 at case 1 warm-up iteration 1" in p.stderr
+    assert re.search(r"watchdog: case 1 \(allreduce 64 B float32\) warm-up iteration 1 exceeded the 2 s timeout; "
+                     r"ranks that did not arrive: 1 \(host [^:]+: injected hang, case 1 warm-up iteration 1, "
+                     r"\d+\.\d s\); no answer from: none", p.stderr), p.stderr
+    assert "iteration -1" not in p.stderr
+    assert [r["kind"] for r in read_jsonl(out)] == ["run_header", "case"]

@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+#include "collbench/core/error.hpp"
+#include "collbench/run/fault.hpp"
 #include "collbench/run/signals.hpp"
 #include "collbench/run/watchdog.hpp"
 
@@ -82,4 +84,20 @@ TEST(WatchdogReports, DeadRankMessage) {
       "rank 2 (host h0, pid 99) died (its process is gone) during case 0 (allreduce 8 B float32) iteration 5; the "
       "run cannot go on without it (exit 3): every case finished before it stays in the results file, and "
       "--resume measures the rest");
+}
+
+TEST(WatchdogReports, HangInWarmUpIsItsOwnFault) {
+  const auto f = FaultPlan::parse("hang:rank=1,case=2,warmup=0");
+  EXPECT_TRUE(f.hang_in_warmup(1, 2, 0));
+  EXPECT_FALSE(f.hang_in_warmup(1, 2, 1));
+  EXPECT_FALSE(f.hang_in_warmup(0, 2, 0));
+  EXPECT_FALSE(f.hang(1, 2, 0));  // not in the timed iterations
+  try {
+    FaultPlan::parse("hang:rank=1,iter=3,warmup=1");
+    FAIL();
+  } catch (const collbench::InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "COLLBENCH_FAULT item 'hang:rank=1,iter=3,warmup=1': iter=I (timed iteration I) and warmup=W (warm-up "
+                 "iteration W) exclude each other");
+  }
 }

@@ -20,7 +20,7 @@ std::vector<std::string> keys_for(const std::string& kind) {
   if (kind == "delay") return {"rank", "us", "case", "iter"};
   if (kind == "slow") return {"factor", "case", "iter"};
   if (kind == "slow-pair") return {"a", "b", "factor", "case", "iter"};
-  return {"rank", "case", "iter"};  // hang
+  return {"rank", "case", "iter", "warmup"};  // hang
 }
 
 double number(const std::string& item, const std::string& key, const std::string& value) {
@@ -67,7 +67,8 @@ FaultPlan FaultPlan::parse(const std::string& text) {
                                        unknown_name_message("key for " + f.kind, key, allowed)));
         }
         const double v = number(item, key, value);
-        const bool integral_key = key == "rank" || key == "case" || key == "iter" || key == "a" || key == "b";
+        const bool integral_key =
+            key == "rank" || key == "case" || key == "iter" || key == "warmup" || key == "a" || key == "b";
         if (integral_key && (v != std::floor(v) || v > 1e9)) {
           throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}='{}' is not a whole number (0 to 1000000000)",
                                        item, key, value));
@@ -78,6 +79,8 @@ FaultPlan FaultPlan::parse(const std::string& text) {
           f.case_index = static_cast<int>(v);
         else if (key == "iter")
           f.iter = static_cast<int>(v);
+        else if (key == "warmup")
+          f.warmup = static_cast<int>(v);
         else if (key == "us")
           f.us = v;
         else if (key == "factor")
@@ -94,6 +97,12 @@ FaultPlan FaultPlan::parse(const std::string& text) {
       throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs us=U > 0", item));
     if ((f.kind == "slow" || f.kind == "slow-pair") && f.factor <= 0) {
       throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs factor=F > 0", item));
+    }
+    if (f.iter && f.warmup) {
+      throw InputError(
+          fmt::format("COLLBENCH_FAULT item '{}': iter=I (timed iteration I) and warmup=W (warm-up "
+                      "iteration W) exclude each other",
+                      item));
     }
     if (f.kind == "slow-pair" && (f.a < 0 || f.b < 0)) {
       throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs a=A,b=B", item));
@@ -182,7 +191,16 @@ double FaultPlan::pair_factor(int rank_a, int rank_b, int case_index) const {
 
 bool FaultPlan::hang(int rank, int case_index, int iter) const {
   for (const auto& f : items_) {
-    if (f.kind == "hang" && f.rank == rank && selects(f, case_index, iter)) return true;
+    if (f.kind == "hang" && !f.warmup && f.rank == rank && selects(f, case_index, iter)) return true;
+  }
+  return false;
+}
+
+bool FaultPlan::hang_in_warmup(int rank, int case_index, int warmup_iter) const {
+  for (const auto& f : items_) {
+    if (f.kind == "hang" && f.warmup == warmup_iter && f.rank == rank && selects(f, case_index, std::nullopt)) {
+      return true;
+    }
   }
   return false;
 }

@@ -1,6 +1,7 @@
 // Fault injection (docs/interfaces.md section 6): COLLBENCH_FAULT="kind:key=value,...;..." with
 // kinds corrupt, delay, slow, slow-pair, hang; `case=K` and `iter=I` select where an item
-// applies (default everywhere). Test-only; every affected record carries the string.
+// applies (default everywhere); a hang's `warmup=W` puts it in warm-up iteration W. Test-only;
+// every affected record carries the string.
 #pragma once
 
 #include <cstddef>
@@ -16,9 +17,10 @@ struct FaultItem {
   std::optional<int> rank;  // corrupt, delay, hang
   std::optional<int> case_index;
   std::optional<int> iter;
-  double us = 0.0;      // delay
-  double factor = 1.0;  // slow, slow-pair
-  int a = -1, b = -1;   // slow-pair
+  std::optional<int> warmup;  // hang: in warm-up iteration W instead of a timed iteration
+  double us = 0.0;            // delay
+  double factor = 1.0;        // slow, slow-pair
+  int a = -1, b = -1;         // slow-pair
 };
 
 class FaultPlan {
@@ -40,6 +42,7 @@ class FaultPlan {
   [[nodiscard]] double slow_factor(int case_index) const;
   [[nodiscard]] double pair_factor(int rank_a, int rank_b, int case_index) const;
   [[nodiscard]] bool hang(int rank, int case_index, int iter) const;
+  [[nodiscard]] bool hang_in_warmup(int rank, int case_index, int warmup_iter) const;
   [[nodiscard]] const std::vector<FaultItem>& items() const { return items_; }
 
  private:

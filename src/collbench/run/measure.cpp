@@ -41,8 +41,8 @@ int world_rank_of(const MeasureInput& in, int self, int peer) {
   return in.world_rank - self + peer;
 }
 
-[[noreturn]] void hang_forever(int rank, int case_index, int iter) {
-  std::fprintf(stderr, "collbench: injected hang on rank %d at case %d iteration %d\n", rank, case_index, iter);
+[[noreturn]] void hang_forever(int rank, int case_index, const std::string& where) {
+  std::fprintf(stderr, "collbench: injected hang on rank %d at case %d %s\n", rank, case_index, where.c_str());
   std::fflush(stderr);
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
@@ -265,6 +265,10 @@ Measurement measure(const MeasureInput& in) {
 
   // 2. Warm-up (excluded from every statistic).
   for (int i = 0; i < spec.stop.warmup; ++i) {
+    if (in.faults->hang_in_warmup(in.world_rank, in.case_index, i)) {
+      progress(i, Phase::fault, Stage::warmup);
+      hang_forever(in.world_rank, in.case_index, fmt::format("warm-up iteration {}", i));
+    }
     progress(i, Phase::waiting, Stage::warmup);
     coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
   }
@@ -304,7 +308,7 @@ Measurement measure(const MeasureInput& in) {
     for (int r = 0; r < round; ++r, ++iter) {
       if (in.faults->hang(in.world_rank, in.case_index, iter)) {
         progress(iter, Phase::fault);
-        hang_forever(in.world_rank, in.case_index, iter);
+        hang_forever(in.world_rank, in.case_index, fmt::format("iteration {}", iter));
       }
       const double delay_us = in.faults->delay_us(in.world_rank, in.case_index, iter);
       progress(iter, Phase::waiting);
