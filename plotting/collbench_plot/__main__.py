@@ -1,4 +1,4 @@
-"""Command line: python3 -m collbench_plot {busbw,weak-scaling,rank-heatmap,traffic-matrix} ...
+"""Command line: python3 -m collbench_plot {busbw,weak-scaling,rank-heatmap,traffic-matrix,step} ...
 
 Writes PNG and SVG files into --out (default: the current directory), prints their paths,
 and exits 0; bad input (unreadable file, another schema version, malformed report) exits 2
@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("weak-scaling", help="E(N) and %% of bound vs N from a weak-scaling report JSON")
     sp.add_argument("report", metavar="REPORT.json")
     common(sp)
+    sp = sub.add_parser("step", help="step time stacked by phase, TFLOP/s per GPU and retention (collbench step JSON)")
+    sp.add_argument("report", metavar="STEP.json")
+    common(sp)
     sp = sub.add_parser("rank-heatmap", help="per-rank mean time heatmap (stragglers)")
     sp.add_argument("files", nargs="+", metavar="FILE.jsonl")
     common(sp)
@@ -58,6 +61,10 @@ def run(args: argparse.Namespace) -> list[str]:
 
     if args.command == "weak-scaling":
         return plots.plot_weak_scaling(plots.load_weak_scaling(args.report), args.out, args.format)
+    if args.command == "step":
+        from . import step_plot
+
+        return step_plot.plot_step(step_plot.load_step(args.report), args.out, args.format)
     files = read_many(args.files)
     names = ", ".join(args.files)
     if args.command == "busbw":
