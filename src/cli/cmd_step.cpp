@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "collbench/core/names.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/report/escape.hpp"
+#include "collbench/step/overlap_source.hpp"
 #include "collbench/step/step.hpp"
 
 namespace collbench::cli {
@@ -43,32 +45,48 @@ int positive_int(const std::string& flag, const std::string& item) {
   return v;
 }
 
-// "0.8" (every phase) or "ep=0.8,tp=0.5": the overlap efficiency per phase kind, in [0, 1].
+bool parse_efficiency(const std::string& value, double& v) {
+  const auto res = std::from_chars(value.data(), value.data() + value.size(), v);
+  return !value.empty() && res.ec == std::errc{} && res.ptr == value.data() + value.size();
+}
+
+// "0.8" (every phase), "ep=0.8,tp=0.5", or "ep=FILE.jsonl": the overlap efficiency per phase kind,
+// a number in [0, 1] or the overlap record of FILE that step::overlap_from_records picks.
 step::Overlap parse_overlap(const std::string& text) {
+  using Member = double step::Overlap::*;
+  static const std::map<std::string, std::vector<Member>> kinds{
+      {"all", {&step::Overlap::tp, &step::Overlap::ep, &step::Overlap::pp, &step::Overlap::dp}},
+      {"tp", {&step::Overlap::tp}},
+      {"ep", {&step::Overlap::ep}},
+      {"pp", {&step::Overlap::pp}},
+      {"dp", {&step::Overlap::dp}}};
   step::Overlap o;
   o.source = "--overlap " + text;
   for (const auto& item : split_list(text, "--overlap")) {
     const auto eq = item.find('=');
     const std::string key = eq == std::string::npos ? "all" : item.substr(0, eq);
     const std::string value = eq == std::string::npos ? item : item.substr(eq + 1);
-    double v = -1.0;
-    const auto res = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (value.empty() || res.ec != std::errc{} || res.ptr != value.data() + value.size() || v < 0.0 || v > 1.0) {
-      throw InputError(fmt::format("--overlap '{}': '{}' is not an efficiency in [0, 1]", text, value));
-    }
-    const std::vector<std::string> keys{"all", "tp", "ep", "pp", "dp"};
-    if (key == "all")
-      o.tp = o.ep = o.pp = o.dp = v;
-    else if (key == "tp")
-      o.tp = v;
-    else if (key == "ep")
-      o.ep = v;
-    else if (key == "pp")
-      o.pp = v;
-    else if (key == "dp")
-      o.dp = v;
-    else
+    const auto kind = kinds.find(key);
+    if (kind == kinds.end()) {
+      std::vector<std::string> keys;
+      for (const auto& k : kinds) keys.push_back(k.first);
       throw InputError(fmt::format("--overlap '{}': {}", text, unknown_name_message("phase", key, keys)));
+    }
+    double v = -1.0;
+    if (!parse_efficiency(value, v) && key != "all") {
+      const auto pick = step::overlap_from_records(key, record::read_results(value));
+      v = pick.efficiency;
+      o.detail[key] = pick.detail;
+    } else if (v < 0.0 || v > 1.0) {
+      throw InputError(fmt::format(
+          "--overlap '{}': '{}' is not an efficiency in [0, 1] (overlap records: KIND=FILE, KIND tp ep pp dp)", text,
+          value));
+    } else if (key == "all") {
+      o.detail.clear();
+    } else {
+      o.detail.erase(key);
+    }
+    for (const Member m : kind->second) o.*m = v;
   }
   return o;
 }
@@ -136,6 +154,9 @@ void print_table(const step::StepInputs& in, const std::vector<step::StepPoint>&
   std::printf("# FLOPs: 6 x active matmul parameters x tokens + 3 x layers x causal attention core (docs/step.md)\n");
   std::printf("# overlap (%s): tp %.3g ep %.3g pp %.3g dp %.3g\n", in.overlap.source.c_str(), in.overlap.tp,
               in.overlap.ep, in.overlap.pp, in.overlap.dp);
+  for (const auto& [kind, detail] : in.overlap.detail) {
+    std::printf("# overlap %s from %s\n", kind.c_str(), detail.c_str());
+  }
   std::printf("%6s %5s %6s %12s %14s %10s %10s\n", "gpus", "dp", "batch", "step_s", "TFLOP/s/GPU", "retention",
               "bubble_s");
   for (const auto& p : pts) {
@@ -176,6 +197,9 @@ void print_markdown(const step::StepInputs& in, const std::vector<step::StepPoin
       "FLOPs: 6 x active matmul parameters x tokens + 3 x layers x causal attention core (docs/step.md). "
       "Overlap (%s): tp %.3g, ep %.3g, pp %.3g, dp %.3g.\n\n",
       in.overlap.source.c_str(), in.overlap.tp, in.overlap.ep, in.overlap.pp, in.overlap.dp);
+  for (const auto& [kind, detail] : in.overlap.detail) {
+    std::printf("Overlap %s from %s.\n\n", kind.c_str(), report::md_escape(detail).c_str());
+  }
   std::printf(
       "| GPUs | DP | global batch | step (s) | TFLOP/s per GPU | retention | bubble (s) "
       "|\n|---|---|---|---|---|---|---|\n");
@@ -234,7 +258,8 @@ int run_step(const StepFlags& f) {
           {"tp", in.overlap.tp},
           {"ep", in.overlap.ep},
           {"pp", in.overlap.pp},
-          {"dp", in.overlap.dp}}},
+          {"dp", in.overlap.dp},
+          {"detail", in.overlap.detail}}},
         {"points", nlohmann::json::array()}};
     for (std::size_t i = 0; i < pts.size(); ++i) {
       auto j = point_json(pts[i]);
@@ -263,8 +288,9 @@ Action setup(CLI::App& app) {
   app.add_option("--fallback", f->fallback, "none or model: what serves a collective the files lack")
       ->capture_default_str();
   app.add_option("--degrade", f->degrade, "One slow link: nic:FACTOR or nvlink:FACTOR (GPU 0's)");
-  app.add_option("--overlap", f->overlap,
-                 "Overlap efficiency: E, or tp=E,ep=E,pp=E,dp=E (default tp 0 ep 0 pp 1 dp 1)");
+  app.add_option(
+      "--overlap", f->overlap,
+      "Overlap efficiency: E, or tp=E,ep=E,pp=E,dp=E, or KIND=FILE of overlap records (default tp 0 ep 0 pp 1 dp 1)");
   app.add_option("--ranks-per-domain", f->ranks_per_domain, "GPUs per scale-up domain (default: the system's)");
   app.add_option("--format", f->format, "table, json or markdown")->capture_default_str();
   return [f] { return run_step(*f); };

@@ -65,13 +65,74 @@ def test_missing_collective_exits_2_unless_fallback(tmp_path):
     jsonl = measure(tmp_path, "allgather")[0]
     r = run(STEP + ["--measured", jsonl])
     assert r.returncode == 2
-    assert "no ok record of alltoall on 2 ranks inside one domain, which the EP dispatch needs" in r.stderr
+    assert ("no ok record of moe-dispatch or alltoall on 2 ranks inside one domain, which the EP dispatch needs"
+            in r.stderr)
     assert "--fallback model" in r.stderr
     r = run(STEP + ["--measured", jsonl, "--fallback", "model", "--format", "json"])
     assert r.returncode == 0, r.stderr
     sources = {p["name"]: p["source"] for p in json.loads(r.stdout)["points"][0]["phases"]}
     assert sources["EP dispatch"] == "model (fallback)"
     assert sources["DP all-gather"] == "measured"
+
+
+def measure_moe(tmp_path, collective, *extra):
+    """A MoE case of the tiny workload on 2 ranks: 256 tokens per rank, top-1 of 4 experts, 128 B rows."""
+    out = tmp_path / (collective + "".join(extra[:1]).replace(":", "-") + ".jsonl")
+    r = run(["run", collective, "--workload", DATA / "tiny-workload.yaml", "--tokens", "256", "--iters", "5",
+             "--warmup", "1", *extra, "--out", out, "--format", "none"], np=2)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_ep_phases_from_moe_records_before_alltoall(tmp_path):
+    """EP phases take moe-dispatch / moe-combine records, keyed by the mean bytes a rank sends
+    (bytes_logical_total / ranks = 2 x 256 rows x 128 B / 2 = 32 KiB, the step's t U x row bytes,
+    while bytes_max_rank is larger); the alltoall records in the same files are not used."""
+    files = [measure_moe(tmp_path, "moe-dispatch"), measure_moe(tmp_path, "moe-combine")]
+    files += measure(tmp_path, "alltoall,reducescatter,allgather")
+    r = run(STEP + ["--measured"] + files + ["--format", "json"])
+    assert r.returncode == 0, r.stderr
+    phases = {p["name"]: p for p in json.loads(r.stdout)["points"][0]["phases"]}
+    moe = {c["collective"]: c for f in files[:2] for c in read_jsonl(f) if c.get("kind") == "case"}
+    assert moe["moe-dispatch"]["bytes_logical_total"] / 2 == 256 * 128
+    for name, collective in (("EP dispatch", "moe-dispatch"), ("EP combine", "moe-combine"),
+                             ("EP backward (dispatch and combine gradients)", "moe-combine")):
+        p = phases[name]
+        assert p["bytes"] == 256 * 128
+        assert p["time_us"] == moe[collective]["time_us"]["p50"], (name, p)
+        assert p["source_detail"] == (f"measured {files[0] if collective == 'moe-dispatch' else files[1]} "
+                                      f"({collective} on 2 ranks inside one domain, 1 sizes 32KiB..32KiB per rank, "
+                                      "exact at 32KiB)")
+    assert "(reducescatter on 2 ranks" in phases["DP reduce-scatter"]["source_detail"]
+
+
+def test_overlap_efficiency_from_overlap_records(tmp_path):
+    """--overlap ep=FILE: the EP efficiency is the file's moe-dispatch overlap record's, clamped to
+    [0, 1] and named in the output; a file without overlap records exits 2 naming it."""
+    ov = measure_moe(tmp_path, "moe-dispatch", "--overlap", "sleep:time=2ms")
+    record = next(c for c in read_jsonl(ov) if c.get("kind") == "case")
+    efficiency = record["overlap"]["efficiency"]
+    used = min(1.0, max(0.0, efficiency))
+    r = run(STEP + ["--fallback", "model", "--overlap", f"ep={ov},dp=0.5", "--format", "json"])
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["overlap"]["ep"] == used and out["overlap"]["dp"] == 0.5 and out["overlap"]["tp"] == 0.0
+    clamped = "" if used == efficiency else f" (used as {used:.3g})"
+    assert out["overlap"]["detail"] == {
+        "ep": f"{ov}: moe-dispatch {record['bytes'] / 1024:.3g}KiB on 2 ranks beside sleep:time=2ms, "
+              f"efficiency {efficiency:.3g}{clamped}"}
+    for p in out["points"][0]["phases"]:
+        assert p["overlap"] == (used if p["group"] == "ep" else 0.5), p
+    table = run(STEP + ["--fallback", "model", "--overlap", f"ep={ov}"])
+    assert f"# overlap ep from {ov}: moe-dispatch" in table.stdout
+    plain = measure_moe(tmp_path, "moe-combine")
+    r = run(STEP + ["--overlap", f"tp=0.5,ep={plain}"])
+    assert r.returncode == 2
+    assert (f"--overlap ep={plain}: no ok record with an overlap efficiency of moe-roundtrip, moe-dispatch, "
+            "moe-combine, alltoall, alltoallv (the collectives that serve ep)") in r.stderr
+    r = run(STEP + ["--overlap", "ep=0.5,all-of-it"])
+    assert r.returncode == 2
+    assert "'all-of-it' is not an efficiency in [0, 1] (overlap records: KIND=FILE, KIND tp ep pp dp)" in r.stderr
 
 
 def test_layout_that_does_not_divide_exits_2():

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "collbench/core/error.hpp"
+#include "collbench/step/overlap_source.hpp"
 #include "collbench/step/step.hpp"
 
 namespace collbench::step {
@@ -160,6 +161,109 @@ TEST(StepLayout, RefusesLayoutsThatDoNotDivide) {
   EXPECT_EQ(s.dp, 2);
   EXPECT_EQ(s.edp, 2);
   EXPECT_EQ(s.micro_batches, 4);
+}
+
+}  // namespace
+}  // namespace collbench::step
+
+namespace collbench::step {
+namespace {
+
+record::CaseRecord moe(const std::string& collective, int ranks, std::vector<int> domains, std::uint64_t total,
+                       double p50) {
+  record::CaseRecord r = measured(collective, total, p50);
+  r.num_ranks = ranks;
+  r.domain_sizes = std::move(domains);
+  r.num_domains = static_cast<int>(r.domain_sizes.size());
+  r.bytes_logical_total = total;
+  r.bytes = total;  // bytes_max_rank: not the key of a MoE record
+  return r;
+}
+
+CommAnswer ep_time(const std::vector<record::CaseRecord>& cases, double bytes, int size = 2) {
+  record::ResultFile f;
+  f.path = "ep.jsonl";
+  f.cases = cases;
+  model::SystemProfile system;
+  const CommTimes comm(system, {f}, false, std::nullopt);
+  GroupGeometry g;
+  g.kind = GroupKind::ep;
+  g.size = size;
+  return comm.time(CommQuery{"alltoall", &g, bytes, Dtype::bfloat16, "EP dispatch", {"moe-dispatch"}});
+}
+
+TEST(StepMeasured, EpPhasesTakeMoeRecordsByMeanBytesPerRank) {
+  // moe-dispatch on 2 ranks moving 2000 and 8000 B in all: 1000 and 4000 B per rank (10 and 40 us);
+  // 2000 B per rank is halfway in log bytes: 10 x 4^0.5 = 20 us. The alltoall record is not used.
+  const auto a = ep_time({moe("moe-dispatch", 2, {2}, 2000, 10.0), moe("moe-dispatch", 2, {2}, 8000, 40.0),
+                          measured("alltoall", 2000, 999.0)},
+                         2000.0);
+  EXPECT_DOUBLE_EQ(a.time_us, 20.0);
+  EXPECT_EQ(a.source, "measured");
+  EXPECT_NE(a.detail.find("moe-dispatch on 2 ranks inside one domain, 2 sizes 1000B..3.91KiB per rank, interpolated"),
+            std::string::npos)
+      << a.detail;
+}
+
+TEST(StepMeasured, EpPhasesFallBackToAlltoallWithoutMoeRecords) {
+  // moe-combine does not serve a dispatch query; alltoall 2000 B at 50 us does.
+  const auto a = ep_time({moe("moe-combine", 2, {2}, 4000, 10.0), measured("alltoall", 2000, 50.0)}, 2000.0);
+  EXPECT_DOUBLE_EQ(a.time_us, 50.0);
+  EXPECT_NE(a.detail.find("(alltoall on 2 ranks"), std::string::npos) << a.detail;
+}
+
+TEST(StepMeasured, MoeRecordsMatchTheirEpGroupSizeAndScope) {
+  // 4 ranks in domains [2, 2], ep_size 2: EP groups {0,1} {2,3} stay inside a domain; per rank
+  // 12000 / 4 = 3000 B at 30 us, exact.
+  auto inside = moe("moe-dispatch", 4, {2, 2}, 12000, 30.0);
+  inside.workload = {{"ep_size", 2}};
+  const auto a = ep_time({inside}, 3000.0);
+  EXPECT_DOUBLE_EQ(a.time_us, 30.0);
+  EXPECT_NE(a.detail.find("exact at"), std::string::npos) << a.detail;
+  // ep_size 4 over [2, 2] crosses domains: no record for a group inside one domain (exit 2 names both).
+  inside.workload = {{"ep_size", 4}};
+  try {
+    (void)ep_time({inside}, 3000.0);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no ok record of moe-dispatch or alltoall on 2 ranks inside one domain"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+record::CaseRecord with_overlap(const std::string& collective, std::uint64_t bytes, nlohmann::json efficiency,
+                                const std::string& status = "ok") {
+  record::CaseRecord r = measured(collective, bytes, 100.0);
+  r.status = status;
+  r.overlap = {{"efficiency", std::move(efficiency)}, {"compute", {{"spec", "gemm:m=64,n=64,k=64"}}}};
+  return r;
+}
+
+TEST(StepOverlap, RecordsServeAKindByCollectiveOrderThenLargestBytes) {
+  record::ResultFile f;
+  f.path = "ov.jsonl";
+  // EP prefers moe-roundtrip (none here), then moe-dispatch: of its usable records the largest (4 KiB,
+  // 0.6); the 8 KiB one failed and the 16 KiB one has a null efficiency. alltoall (0.9) comes later.
+  f.cases = {with_overlap("alltoall", 1 << 20, 0.9),       with_overlap("moe-dispatch", 1024, 0.8),
+             with_overlap("moe-dispatch", 4096, 0.6),      with_overlap("moe-dispatch", 8192, 0.7, "failed"),
+             with_overlap("moe-dispatch", 16384, nullptr), with_overlap("sendrecv", 64, 1.07)};
+  const auto ep = overlap_from_records("ep", f);
+  EXPECT_DOUBLE_EQ(ep.efficiency, 0.6);
+  EXPECT_EQ(ep.detail, "ov.jsonl: moe-dispatch 4KiB on 2 ranks beside gemm:m=64,n=64,k=64, efficiency 0.6");
+  // Above 1 (noise, docs/overlap.md) is used as 1 and says so.
+  const auto pp = overlap_from_records("pp", f);
+  EXPECT_DOUBLE_EQ(pp.efficiency, 1.0);
+  EXPECT_EQ(pp.detail, "ov.jsonl: sendrecv 64B on 2 ranks beside gemm:m=64,n=64,k=64, efficiency 1.07 (used as 1)");
+  try {
+    (void)overlap_from_records("tp", f);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--overlap tp=ov.jsonl: no ok record with an overlap efficiency of allgather, reducescatter, allreduce "
+              "(the collectives that serve tp); record one with collbench run allgather ... --overlap LOAD "
+              "(docs/overlap.md)");
+  }
 }
 
 }  // namespace

@@ -116,14 +116,47 @@ CommAnswer CommTimes::from_model(const CommQuery& q) const {
 
 namespace {
 
+bool is_moe(const record::CaseRecord& r) {
+  return r.collective.rfind("moe-", 0) == 0;
+}
+
+// A MoE record's exchange runs inside EP groups of `workload.ep_size` consecutive ranks.
+int moe_ep_size(const record::CaseRecord& r) {
+  const auto& w = r.workload;
+  if (w.is_object() && w.contains("ep_size") && w["ep_size"].is_number_integer()) return w["ep_size"].get<int>();
+  return r.num_ranks;
+}
+
 int comm_size_of(const record::CaseRecord& r) {
+  if (is_moe(r)) return moe_ep_size(r);
   if (r.comm_ranks) return *r.comm_ranks;
   if (r.scope == "global") return r.num_ranks;
   return r.domain_sizes.empty() ? r.num_ranks : *std::max_element(r.domain_sizes.begin(), r.domain_sizes.end());
 }
 
+// Whether some block of `k` consecutive ranks crosses a boundary of the record's domains.
+bool blocks_span(const std::vector<int>& domains, int k) {
+  int edge = 0;
+  for (const int d : domains) {
+    edge += d;
+    if (edge % k != 0) return true;
+  }
+  return false;
+}
+
 bool spans_of(const record::CaseRecord& r) {
-  return r.scope == "global" && r.num_domains > 1;
+  if (r.scope != "global" || r.num_domains <= 1) return false;
+  const int ep = is_moe(r) ? moe_ep_size(r) : r.num_ranks;
+  return ep >= r.num_ranks || blocks_span(r.domain_sizes, ep);
+}
+
+// The bytes a record is keyed by: the collective's convention, or for MoE the mean bytes a rank
+// sends (bytes_logical_total / ranks, the step's t U x row bytes), else bytes_max_rank.
+double key_bytes(const record::CaseRecord& r) {
+  if (is_moe(r) && r.bytes_logical_total && r.num_ranks > 0) {
+    return static_cast<double>(*r.bytes_logical_total) / r.num_ranks;
+  }
+  return static_cast<double>(r.bytes);
 }
 
 std::string scope_words(bool spans) {
@@ -132,16 +165,16 @@ std::string scope_words(bool spans) {
 
 }  // namespace
 
-std::optional<CommAnswer> CommTimes::from_records(const CommQuery& q) const {
+std::optional<CommAnswer> CommTimes::from_series(const CommQuery& q, const std::string& collective) const {
   const bool spans = q.group->spans_domains;
   std::map<double, std::vector<double>> by_bytes;
   std::vector<std::string> paths;
   for (const auto& f : files_) {
     bool used = false;
     for (const auto& r : f.cases) {
-      if (r.status != "ok" || !r.time_us || r.bytes == 0 || r.collective != q.collective) continue;
+      if (r.status != "ok" || !r.time_us || r.bytes == 0 || r.collective != collective) continue;
       if (comm_size_of(r) != q.group->size || spans_of(r) != spans) continue;
-      by_bytes[static_cast<double>(r.bytes)].push_back(r.time_us->p50);
+      by_bytes[key_bytes(r)].push_back(r.time_us->p50);
       used = true;
     }
     if (used) paths.push_back(f.path);
@@ -157,17 +190,26 @@ std::optional<CommAnswer> CommTimes::from_records(const CommQuery& q) const {
   a.source = "measured";
   std::string how;
   a.time_us = interpolate(pts, q.bytes, how);
-  a.detail = fmt::format("measured {} ({} on {} ranks {}, {} sizes {}..{}, {} at {})", join(paths), q.collective,
-                         q.group->size, scope_words(spans), pts.size(),
-                         format_bytes(static_cast<std::uint64_t>(pts.front().bytes)),
-                         format_bytes(static_cast<std::uint64_t>(pts.back().bytes)), how,
-                         format_bytes(static_cast<std::uint64_t>(std::llround(q.bytes))));
-  if (degraded_) {
+  a.detail = fmt::format(
+      "measured {} ({} on {} ranks {}, {} sizes {}..{}{}, {} at {})", join(paths), collective, q.group->size,
+      scope_words(spans), pts.size(), format_bytes(static_cast<std::uint64_t>(pts.front().bytes)),
+      format_bytes(static_cast<std::uint64_t>(pts.back().bytes)), collective.rfind("moe-", 0) == 0 ? " per rank" : "",
+      how, format_bytes(static_cast<std::uint64_t>(std::llround(q.bytes))));
+  return a;
+}
+
+std::optional<CommAnswer> CommTimes::from_records(const CommQuery& q) const {
+  std::optional<CommAnswer> a;
+  for (const auto& c : q.measured_first) {
+    if ((a = from_series(q, c))) break;
+  }
+  if (!a) a = from_series(q, q.collective);
+  if (a && degraded_) {
     // A measured run saw healthy links: scale GPU 0's group by the model's degraded / healthy ratio.
     const double healthy = model_expected_us(system_, q, q.group->rank0);
     const double slow = model_expected_us(*degraded_, q, q.group->rank0);
-    a.time_us *= slow / healthy;
-    a.detail += fmt::format("; x{:.3g} for the degraded link (model ratio)", slow / healthy);
+    a->time_us *= slow / healthy;
+    a->detail += fmt::format("; x{:.3g} for the degraded link (model ratio)", slow / healthy);
   }
   return a;
 }
@@ -191,10 +233,12 @@ CommAnswer CommTimes::time(const CommQuery& q) const {
   }
   std::vector<std::string> paths;
   for (const auto& f : files_) paths.push_back(f.path);
+  std::vector<std::string> wanted = q.measured_first;
+  wanted.push_back(q.collective);
   throw InputError(fmt::format(
       "--measured {}: no ok record of {} on {} ranks {}, which the {} needs; the files hold: {}; measure it "
       "(collbench run {} ...) or pass --fallback model",
-      join(paths), q.collective, q.group->size, scope_words(q.group->spans_domains), q.phase,
+      join(paths), join(wanted, " or "), q.group->size, scope_words(q.group->spans_domains), q.phase,
       have.empty() ? std::string("nothing usable") : join(have, "; "), q.collective));
 }
 

@@ -30,6 +30,9 @@ struct CommQuery {
   double bytes = 0.0;  // nccl-tests convention of the collective
   Dtype dtype = Dtype::bfloat16;
   std::string phase;  // for messages: "DP reduce-scatter"
+  // Measured collectives tried before `collective`, in order (EP phases: moe-dispatch or
+  // moe-combine, whose records are keyed by their mean bytes per rank; docs/step.md).
+  std::vector<std::string> measured_first;
 };
 
 struct CommAnswer {
@@ -60,6 +63,7 @@ class CommTimes {
  private:
   [[nodiscard]] CommAnswer from_model(const CommQuery& q) const;
   [[nodiscard]] std::optional<CommAnswer> from_records(const CommQuery& q) const;
+  [[nodiscard]] std::optional<CommAnswer> from_series(const CommQuery& q, const std::string& collective) const;
   [[nodiscard]] double model_expected_us(const model::SystemProfile& s, const CommQuery& q, const Placement& p) const;
   model::SystemProfile system_;
   std::optional<model::SystemProfile> degraded_;

@@ -66,6 +66,7 @@ struct PhaseSpec {
   GroupKind group;
   double bytes;
   Dtype dtype;
+  const char* measured_first = nullptr;  // a MoE collective tried first in measured files
 };
 
 // Parameters one GPU holds: non-expert (replicated over DP) and expert (over expert DP).
@@ -92,10 +93,10 @@ std::vector<PhaseSpec> phase_specs(const StepInputs& in, const Shape& s) {
   std::vector<PhaseSpec> out{
       {"TP all-gather", "allgather", GroupKind::tp, activation, Dtype::bfloat16},
       {"TP reduce-scatter", "reducescatter", GroupKind::tp, activation, Dtype::bfloat16},
-      {"EP dispatch", "alltoall", GroupKind::ep, rows * a.dispatch_row_bytes, Dtype::bfloat16},
-      {"EP combine", "alltoall", GroupKind::ep, rows * a.combine_row_bytes, Dtype::bfloat16},
+      {"EP dispatch", "alltoall", GroupKind::ep, rows * a.dispatch_row_bytes, Dtype::bfloat16, "moe-dispatch"},
+      {"EP combine", "alltoall", GroupKind::ep, rows * a.combine_row_bytes, Dtype::bfloat16, "moe-combine"},
       {"EP backward (dispatch and combine gradients)", "alltoall", GroupKind::ep, rows * a.combine_row_bytes,
-       Dtype::bfloat16},
+       Dtype::bfloat16, "moe-combine"},
       {"PP send/recv", "sendrecv", GroupKind::pp, activation / l.tp, Dtype::bfloat16},
       {"DP reduce-scatter", "reducescatter", GroupKind::dp, dense * l.grad_bytes, grad},
       {"DP all-gather", "allgather", GroupKind::dp, dense * l.param_bytes, Dtype::bfloat16},
@@ -133,7 +134,8 @@ std::vector<Phase> time_phases(const StepInputs& in, const CommTimes& comm, cons
     p.scale_out = g.spans_domains;
     p.bytes = spec.bytes;
     p.overlap = overlap_of(in.overlap, spec.group);
-    CommQuery q{p.collective, &g, p.bytes, spec.dtype, p.name};
+    CommQuery q{p.collective, &g, p.bytes, spec.dtype, p.name, {}};
+    if (spec.measured_first != nullptr) q.measured_first.emplace_back(spec.measured_first);
     p.answer = comm.time(q);
     out.push_back(std::move(p));
   }

@@ -6,6 +6,7 @@
 // delivered TFLOP/s per GPU. Pure arithmetic over its inputs; no I/O.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ namespace collbench::step {
 struct Overlap {
   double tp = 0.0, ep = 0.0, pp = 1.0, dp = 1.0;
   std::string source = "default";
+  std::map<std::string, std::string> detail;  // kind -> the overlap record that served it
 };
 
 struct StepInputs {
