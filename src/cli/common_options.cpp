@@ -53,8 +53,6 @@ void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
   app.add_option("--max-noise", f.max_noise, "Stop when the median's 95% CI half-width is below this fraction");
   app.add_option("--min-time", f.min_time, "Minimum timed duration per case (e.g. 50ms)");
   app.add_option("--max-time", f.max_time, "Maximum timed duration per case (e.g. 2s)");
-                 "Stop a case after this long and 100 iterations even if --max-noise is not reached (default 10ms; "
-                 "0: off, time until --max-noise or --max-time)");
 }
 
 void add_repeats_flag(CLI::App& app, int& repeats) {
