@@ -53,6 +53,9 @@ void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
   app.add_option("--max-noise", f.max_noise, "Stop when the median's 95% CI half-width is below this fraction");
   app.add_option("--min-time", f.min_time, "Minimum timed duration per case (e.g. 50ms)");
   app.add_option("--max-time", f.max_time, "Maximum timed duration per case (e.g. 2s)");
+  app.add_option("--budget", f.budget,
+                 "Stop a case after this long and 100 iterations even if --max-noise is not reached (default 10ms; "
+                 "0: off, time until --max-noise or --max-time)");
 }
 
 void add_repeats_flag(CLI::App& app, int& repeats) {
@@ -101,6 +104,7 @@ void apply_stop_flags(const StopFlags& f, plan::Case& c) {
   }
   if (f.min_time) c.stop.min_time_s = parse_duration_s(*f.min_time);
   if (f.max_time) c.stop.max_time_s = parse_duration_s(*f.max_time);
+  if (f.budget) c.stop.budget_s = parse_duration_s(*f.budget);
   if (c.stop.min_iters > c.stop.max_iters) {
     throw InputError("--min-iters is larger than --max-iters");
   }

@@ -34,7 +34,7 @@ struct StopFlags {
   std::string iters_flag = "--iters";  // "-n/--iters" where the short names are declared
   std::optional<int> iters, warmup, max_iters, min_iters, batch;
   std::optional<double> max_noise;
-  std::optional<std::string> min_time, max_time;
+  std::optional<std::string> min_time, max_time, budget;
 };
 
 void add_output_flags(CLI::App& app, OutputFlags& f);

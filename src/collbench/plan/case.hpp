@@ -14,15 +14,20 @@
 
 namespace collbench::plan {
 
-// When to stop timing a case (docs/design.md "Measurement rules").
+// When to stop timing a case (docs/measurement.md step 6).
 struct StopRule {
   int warmup = 5;  // -w
   int min_iters = 10;
-  int max_iters = 100000;    // -n N sets min_iters = max_iters = N
-  double min_time_s = 0.05;  // --min-time
-  double max_time_s = 2.0;   // --max-time
-  double max_noise = 0.01;   // --max-noise: relative 95% CI half-width of the median
-  int batch = 20;            // pipelined: operations per timed sample
+  int max_iters = 100000;     // -n N sets min_iters = max_iters = N
+  double min_time_s = 0.005;  // --min-time: before a convergence stop
+  double max_time_s = 2.0;    // --max-time
+  double max_noise = 0.01;    // --max-noise: relative 95% CI half-width of the median
+  // The budget: once a case has run at least max(budget_iters, min_iters) iterations and budget_s
+  // seconds, it stops (reason "budget") even if the interval is wider than max_noise. A case
+  // then costs about max(budget_iters x its iteration time, budget_s). budget_s 0: off (--budget 0).
+  int budget_iters = 100;
+  double budget_s = 0.01;  // --budget
+  int batch = 20;          // pipelined: operations per timed sample
 };
 
 struct Case {

@@ -193,11 +193,29 @@ std::string stop_reason(const plan::StopRule& rule, const std::vector<double>& s
   const auto n = static_cast<int>(samples.size());
   if (n >= rule.max_iters) return "max_iters";
   if (elapsed_s >= rule.max_time_s) return "max_time";
-  if (n >= rule.min_iters && elapsed_s >= rule.min_time_s) {
-    const auto s = stats::summarize(samples);
-    if (s.relative_ci_half_width() <= rule.max_noise) return "converged";
+  if (n < rule.min_iters) return {};
+  if (elapsed_s >= rule.min_time_s && stats::summarize(samples).relative_ci_half_width() <= rule.max_noise) {
+    return "converged";
   }
+  if (rule.budget_s > 0 && n >= rule.budget_iters && elapsed_s >= rule.budget_s) return "budget";
   return {};
+}
+
+int next_round_size(const plan::StopRule& rule, int iterations, int round, double elapsed_s) {
+  const double per_iter_s = elapsed_s / static_cast<double>(std::max(iterations, 1));
+  // Iterations that fill `seconds` at the rate so far (rounded down, plus one).
+  const auto iters_in = [per_iter_s](double seconds) {
+    return static_cast<long long>(std::max(seconds, 0.0) / per_iter_s) + 1;
+  };
+  long long next = std::min<long long>(2LL * round, static_cast<long long>(rule.max_iters) - iterations);
+  if (per_iter_s > 0) next = std::min(next, iters_in(rule.max_time_s - elapsed_s));
+  if (rule.budget_s > 0 && per_iter_s > 0) {
+    const long long to_iters = static_cast<long long>(std::max(rule.budget_iters, rule.min_iters)) - iterations;
+    const long long to_time = elapsed_s < rule.budget_s ? iters_in(rule.budget_s - elapsed_s) : 0;
+    const long long to_budget = std::max(to_iters, to_time);
+    if (to_budget > 0) next = std::min(next, to_budget);
+  }
+  return static_cast<int>(std::clamp<long long>(next, 1, 4096));
 }
 
 Measurement measure(const MeasureInput& in) {
@@ -363,11 +381,7 @@ Measurement measure(const MeasureInput& in) {
       m.samples_us.insert(m.samples_us.end(), round_max.begin(), round_max.end());
       const double elapsed = MPI_Wtime() - t_begin;
       reason = stop_reason(spec.stop, m.samples_us, elapsed);
-      // Next round: double, but do not overrun the iteration or time limits by much.
-      const double per_iter_s = elapsed / static_cast<double>(std::max(iter, 1));
-      const double time_left = spec.stop.max_time_s - elapsed;
-      const int by_time = per_iter_s > 0 ? static_cast<int>(time_left / per_iter_s) + 1 : round * 2;
-      next_round = std::clamp(std::min({round * 2, spec.stop.max_iters - iter, by_time}), 1, 4096);
+      next_round = next_round_size(spec.stop, iter, round, elapsed);
     }
     reason = control.broadcast_string(reason);
     if (!reason.empty()) {

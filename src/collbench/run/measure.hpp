@@ -87,8 +87,13 @@ nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& 
 // tokens per rank (rounded up), the others bytes / chunks. InputError when a chunk would be empty.
 plan::Case pipeline_chunk_case(const plan::Case& spec, int chunks);
 
-// Stop decision on rank 0 after `iterations` timed iterations over `elapsed_s` seconds.
-// Returns the reason, or empty to continue. Exposed for unit tests.
+// Stop decision on rank 0 after samples.size() timed iterations over `elapsed_s` seconds: the
+// reason (max_iters, max_time, converged, budget, checked in that order), or empty to continue.
 std::string stop_reason(const plan::StopRule& rule, const std::vector<double>& samples, double elapsed_s);
+
+// Length of the next timed round after `iterations` iterations over `elapsed_s` seconds, the last
+// round `round` long: twice the last, but no further than the first limit ahead (max_iters,
+// max_time, the end of the budget) at the rate measured so far; between 1 and 4096.
+int next_round_size(const plan::StopRule& rule, int iterations, int round, double elapsed_s);
 
 }  // namespace collbench::run

@@ -166,6 +166,7 @@ nlohmann::json sweep_config_json(const plan::Sweep& sweep, const Placement& plac
                      {"min_time_s", c.stop.min_time_s},
                      {"max_time_s", c.stop.max_time_s},
                      {"max_noise", c.stop.max_noise},
+                     {"budget_s", c.stop.budget_s},
                      {"batch", c.stop.batch},
                      {"params", c.params}});
     // Only when set, so that files written before the overlap mode still --resume.
