@@ -106,3 +106,30 @@ def test_killed_rank_ends_the_job_and_the_file_stays_resumable(tmp_path, validat
     # a pid, which the run header's `hosts` maps to its rank.
     assert code != 0
     assert_valid_and_resumable(out, np, validator)
+
+
+@pytest.mark.parametrize("np", [2, 4])
+def test_frozen_rank_0_is_reported_by_rank_1(tmp_path, validator, np):
+    # SIGSTOP freezes rank 0 with its watchdog thread (a hung node): rank 1's watchdog reports it
+    # a few seconds after its own deadline, naming rank 0 as not answering, and aborts with exit 3.
+    out = tmp_path / "r.jsonl"
+    env = dict(os.environ, XDG_CONFIG_HOME=_EMPTY_CONFIG)
+    env.pop("COLLBENCH_FAULT", None)
+    proc = subprocess.Popen([MPIEXEC, "-n", str(np), BIN] + ARGS + ["--timeout", "2s", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    pids = rank_pids_after_two_cases(out, proc)
+    try:
+        code, err, elapsed = signal_and_wait(proc, pids[0], signal.SIGSTOP)
+    finally:
+        if proc.poll() is None:
+            os.kill(pids[0], signal.SIGCONT)
+    assert code == 3, err
+    assert elapsed < 30, elapsed
+    assert re.search(r"collbench: error: watchdog: case \d+ \(allreduce \d+ B float32\) (?:iteration \d+|warm-up "
+                     r"iteration \d+|verification|setup) exceeded the 2 s timeout; ranks that did not arrive: none; no "
+                     r"answer from: 0 \(host [^)]+\) \(reported by rank 1: rank 0 did not\); aborting \(exit 3\)",
+                     err), err
+    text = out.read_text()
+    assert text.endswith("\n")
+    for line in text.splitlines():
+        validator.validate(json.loads(line))
