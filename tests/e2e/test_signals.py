@@ -3,7 +3,8 @@ forwards it to every rank) or to one rank, stops the run within about a second w
 naming the signal, the rank and the case; every finished case stays in the results file as
 complete JSONL, and --resume measures the rest. A rank killed outright (SIGKILL) is ended by the
 launcher: Hydra kills the other ranks at once and exits with the killed rank's signal number;
-collbench cannot speak then, but the file stays valid and resumable."""
+collbench cannot speak then, but the file stays valid and resumable. A rank 0 frozen with its
+watchdog (SIGSTOP) is reported by rank 1's watchdog."""
 import json
 import os
 import re
