@@ -77,7 +77,9 @@ def test_signal_to_mpiexec_stops_within_a_second_with_exit_3(tmp_path, validator
     assert code == 3, err
     assert elapsed < 1.5, elapsed
     stops = STOP.findall(err)
-    assert len(stops) == 1 and stops[0][2] == signame, err  # every rank got it; one reports
+    # Every rank got it: rank 0 reports at once and aborts before the others' turn (0.45 s later)
+    # unless the machine is very busy; each line names the signal.
+    assert stops and stops[0][0] == "0" and all(s[2] == signame for s in stops), err
     records = assert_valid_and_resumable(out, 2, validator)
     assert len(records) - 1 >= int(stops[0][3])  # the cases before the one named are in the file
 
@@ -113,6 +115,8 @@ def test_killed_rank_ends_the_job_and_the_file_stays_resumable(tmp_path, validat
 def test_frozen_rank_0_is_reported_by_rank_1(tmp_path, validator, np):
     # SIGSTOP freezes rank 0 with its watchdog thread (a hung node): rank 1's watchdog reports it
     # a few seconds after its own deadline, naming rank 0 as not answering, and aborts with exit 3.
+    # (Frozen between cases, the others wait for rank 0 inside the case's setup, and are listed
+    # as not arrived there.)
     out = tmp_path / "r.jsonl"
     env = dict(os.environ, XDG_CONFIG_HOME=_EMPTY_CONFIG)
     env.pop("COLLBENCH_FAULT", None)
@@ -127,7 +131,7 @@ def test_frozen_rank_0_is_reported_by_rank_1(tmp_path, validator, np):
     assert code == 3, err
     assert elapsed < 30, elapsed
     assert re.search(r"collbench: error: watchdog: case \d+ \(allreduce \d+ B float32\) (?:iteration \d+|warm-up "
-                     r"iteration \d+|verification|setup) exceeded the 2 s timeout; ranks that did not arrive: none; no "
+                     r"iteration \d+|verification|setup) exceeded the 2 s timeout; ranks that did not arrive: .*; no "
                      r"answer from: 0 \(host [^)]+\) \(reported by rank 1: rank 0 did not\); aborting \(exit 3\)",
                      err), err
     text = out.read_text()
