@@ -33,6 +33,7 @@ from .records import (
     ResultFile,
     get,
     number,
+    read_json_file,
 )
 
 DEFAULT_FORMATS = ("png", "svg")
@@ -223,14 +224,7 @@ def _interval(value: Any, where: str, path: str) -> tuple[float, float] | None:
 
 def load_weak_scaling(path: str) -> dict[str, Any]:
     """Reads and checks the weak-scaling report JSON (structure in plotting/README.md)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from e
-    return check_weak_scaling(report, path)
+    return check_weak_scaling(read_json_file(path), path)
 
 
 def check_weak_scaling(report: Any, path: str = "<report>") -> dict[str, Any]:

@@ -151,3 +151,14 @@ def number(value: Any) -> float | None:
     if v != v or v in (float("inf"), float("-inf")):
         return None
     return v
+
+
+def read_json_file(path: str) -> Any:
+    """One JSON document (a report), or InputError naming the file (and line and column)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from e

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from matplotlib.figure import Figure
 
 from .plots import DEFAULT_FORMATS, _where, save, slug
-from .records import InputError
+from .records import InputError, read_json_file
 
 # Stack order, bottom to top: (label, colour, how the point gives it in microseconds).
 SEGMENTS = (
@@ -40,14 +40,7 @@ def data_source(report: dict[str, Any]) -> str:
 
 def load_step(path: str) -> dict[str, Any]:
     """Reads and checks `collbench step --format json` output."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from e
-    return check_step(report, path)
+    return check_step(read_json_file(path), path)
 
 
 def _is_number(v: Any) -> bool:
