@@ -139,6 +139,23 @@ TEST_F(MoeMpi, CopyRowsBf16DispatchUntimedCountsAndEpGroupsVerify) {
   }
 }
 
+// EP groups of two domains (4 ranks, one per domain, ep_size 2): the hierarchical exchange runs
+// the domain stages of the group's domains and the cross stage on the group's block of the cross
+// communicator; every row still arrives.
+TEST_F(MoeMpi, HierarchicalExchangeInsideEpGroupsOfTwoDomainsVerifies) {
+  const int n = world_->size();
+  if (n != 4) GTEST_SKIP() << "needs 4 ranks";
+  placement_ = placement_from_ranks_per_domain(n, 1);
+  domain_ = backend_->split(rank_, 0);
+  cross_ = backend_->split(0, rank_);
+  hier_ = std::make_unique<backend::HierarchicalComm>(*backend_, *domain_, *cross_, *world_);
+  for (const char* op : {"moe-dispatch", "moe-combine", "moe-roundtrip"}) {
+    const Params p{{"tokens", "9"}, {"ep_size", "2"}, {"seed", "7"}, {"routing", kLognormal}};
+    const auto r = run(op, "hierarchical", p);
+    EXPECT_EQ(sum_over_ranks(r.wrong), 0u) << op;
+  }
+}
+
 TEST_F(MoeMpi, CorruptedReceiveBufferIsCaughtOnItsRank) {
   const int victim = world_->size() - 1;
   for (const char* op : {"moe-dispatch", "moe-combine", "moe-roundtrip"}) {

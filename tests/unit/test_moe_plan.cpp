@@ -124,11 +124,23 @@ TEST(MoeLayout, FlatLayoutInsideAnEpGroupKeepsItsOffsetsAndNamesTheGroup) {
   // Rank 3 sends 4 rows to 2 and 3 rows to itself (8 B rows: 8 and 6 units), nothing outside.
   expect_stage(group.dispatch.stages[0], ExchangeStage::Level::comm, false, 32, 32, {0, 0, 8, 6}, {0, 0, 0, 8},
                {0, 0, 2, 6}, {0, 0, 0, 2});
-  // The hierarchical layout spans the communicator whatever the group.
+  // The hierarchical layout: the group is domain 1, so one domain stage (to domain 1) and the
+  // cross stage among the group's one domain (index 1 on the cross communicator).
   const auto hier =
       moe_layout(kGrouped, kDispatchRow, kCombineRow, MoeOp::dispatch, MoeAlgo::hierarchical, 3, two_by_two(), 2);
-  EXPECT_EQ(hier.group_size, 0);
-  for (const auto& st : hier.dispatch.stages) EXPECT_EQ(st.group_size, 0);
+  EXPECT_EQ(hier.group_size, 2);
+  EXPECT_EQ(hier.group_first, 2);
+  ASSERT_EQ(hier.dispatch.stages.size(), 2u);
+  EXPECT_EQ(hier.dispatch.stages[0].level, ExchangeStage::Level::domain);
+  EXPECT_EQ(hier.dispatch.stages[0].group_size, 0);
+  EXPECT_EQ(hier.dispatch.stages[1].level, ExchangeStage::Level::cross);
+  EXPECT_EQ(hier.dispatch.stages[1].group_first, 1);
+  EXPECT_EQ(hier.dispatch.stages[1].group_size, 1);
+  // A group that is not whole domains (2 ranks in domains of 4) keeps the exchange over all.
+  const auto split = moe_layout(kGrouped, kDispatchRow, kCombineRow, MoeOp::dispatch, MoeAlgo::hierarchical, 3,
+                                placement_from_sizes(4, {4}), 2);
+  EXPECT_EQ(split.group_size, 0);
+  for (const auto& st : split.dispatch.stages) EXPECT_EQ(st.group_size, 0);
 }
 
 TEST(MoeLayout, FlatCombineOfRank1) {
@@ -255,11 +267,28 @@ int my_index(ExchangeStage::Level level, int r, const Placement& p) {
   return -1;
 }
 
-void simulate_and_check(const CountsMatrix& counts, MoeOp op, MoeAlgo algo, const Placement& p) {
+// A stage confined to a block of its communicator moves nothing outside the block, so running it
+// on the block's communicator with the block's entries is the same exchange.
+void expect_confined(const ExchangeStage& st) {
+  if (st.group_size == 0) return;
+  for (std::size_t i = 0; i < st.send_counts.size(); ++i) {
+    const bool inside = static_cast<int>(i) >= st.group_first && static_cast<int>(i) < st.group_first + st.group_size;
+    if (inside) continue;
+    EXPECT_EQ(st.send_counts[i], 0u) << "entry " << i;
+    EXPECT_EQ(st.recv_counts[i], 0u) << "entry " << i;
+  }
+}
+
+void simulate_and_check(const CountsMatrix& counts, MoeOp op, MoeAlgo algo, const Placement& p, int group_size = 0) {
   const int n = counts.num_ranks;
   std::vector<MoeLayout> layouts;
   std::vector<RankBuffers> bufs(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) layouts.push_back(moe_layout(counts, kDispatchRow, kCombineRow, op, algo, r, p));
+  for (int r = 0; r < n; ++r) {
+    layouts.push_back(moe_layout(counts, kDispatchRow, kCombineRow, op, algo, r, p, group_size));
+    for (const auto* plan : {&layouts.back().dispatch, &layouts.back().combine}) {
+      for (const auto& st : plan->stages) expect_confined(st);
+    }
+  }
   const auto unit_of = [](std::uint64_t offset) { return static_cast<std::size_t>(offset / 4); };
   for (int r = 0; r < n; ++r) {
     auto& b = bufs[static_cast<std::size_t>(r)];
@@ -348,6 +377,53 @@ TEST(MoeLayout, SimulatedExchangesDeliverEveryRow) {
   }
   simulate_and_check(six, MoeOp::roundtrip, MoeAlgo::hierarchical, placement_from_sizes(6, {2, 2, 2}));
   simulate_and_check(six, MoeOp::roundtrip, MoeAlgo::flat, placement_from_sizes(6, {2, 2, 2}));
+}
+
+// 8 ranks in 4 domains of 2, EP groups of 4 (domains {0, 1} and {2, 3}): every row stays inside
+// its group.
+CountsMatrix grouped_eight() {
+  CountsMatrix c{8, {}};
+  for (int s = 0; s < 8; ++s) {
+    for (int d = 0; d < 8; ++d) c.rows.push_back(s / 4 == d / 4 ? (s * 5 + d * 3) % 4 + (s == d ? 0 : 1) : 0);
+  }
+  return c;
+}
+
+TEST(MoeLayout, HierarchicalInsideAnEpGroupSkipsTheOtherDomains) {
+  const CountsMatrix c = grouped_eight();
+  ASSERT_EQ(confined_group(c, 4), 4);
+  const Placement p = placement_from_sizes(8, {2, 2, 2, 2});
+  // Rank 5 = (domain 2, local 1): its group is ranks 4-7, domains 2 and 3.
+  const auto L = moe_layout(c, kDispatchRow, kCombineRow, MoeOp::roundtrip, MoeAlgo::hierarchical, 5, p, 4);
+  EXPECT_EQ(L.group_first, 4);
+  EXPECT_EQ(L.group_size, 4);
+  using Lv = ExchangeStage::Level;
+  // Dispatch: to domain 2, to domain 3, across; combine: across, from domain 2, from domain 3.
+  ASSERT_EQ(L.dispatch.stages.size(), 3u);
+  ASSERT_EQ(L.combine.stages.size(), 3u);
+  const auto whole = moe_layout(c, kDispatchRow, kCombineRow, MoeOp::roundtrip, MoeAlgo::hierarchical, 5, p);
+  ASSERT_EQ(whole.dispatch.stages.size(), 5u);  // one stage per domain, then across
+  EXPECT_EQ(L.send_bytes, whole.send_bytes);
+  EXPECT_EQ(L.recv_bytes, whole.recv_bytes);
+  for (int k = 0; k < 2; ++k) {
+    // The group's domain stages are the whole layout's stages 2 and 3, unchanged.
+    const auto& st = L.dispatch.stages[static_cast<std::size_t>(k)];
+    const auto& ref = whole.dispatch.stages[static_cast<std::size_t>(k + 2)];
+    EXPECT_EQ(st.level, Lv::domain);
+    EXPECT_EQ(st.send_counts, ref.send_counts);
+    EXPECT_EQ(st.recv_displs, ref.recv_displs);
+  }
+  for (const auto* st : {&L.dispatch.stages[2], &L.combine.stages[0]}) {
+    EXPECT_EQ(st->level, Lv::cross);
+    EXPECT_EQ(st->group_first, 2);  // cross-communicator indices are domains
+    EXPECT_EQ(st->group_size, 2);
+  }
+  for (const MoeOp op : {MoeOp::dispatch, MoeOp::combine, MoeOp::roundtrip}) {
+    SCOPED_TRACE(std::string(to_string(op)));
+    simulate_and_check(c, op, MoeAlgo::hierarchical, p, 4);
+    simulate_and_check(c, op, MoeAlgo::flat, p, 4);
+    simulate_and_check(c, op, MoeAlgo::hierarchical, placement_from_sizes(8, {4, 4}), 4);  // one domain each
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

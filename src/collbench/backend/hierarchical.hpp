@@ -49,6 +49,8 @@ class HierarchicalComm final : public Comm {
   [[nodiscard]] std::string algo_used() const override { return "hierarchical"; }
   [[nodiscard]] Comm* domain_level() override { return &domain_; }
   [[nodiscard]] Comm* cross_level() override { return &cross_; }
+  // Blocks of consecutive ranks are blocks of the global communicator.
+  [[nodiscard]] Comm* block_level(int block_size) override { return global_.block_level(block_size); }
   // Groups span the backend's communicators: the levels group through the global one.
   [[nodiscard]] std::optional<std::string> group_waiver() const override { return global_.group_waiver(); }
   void group_start() override { global_.group_start(); }

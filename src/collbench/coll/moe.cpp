@@ -128,7 +128,9 @@ void run_counts(backend::Comm& comm, const MoeLayout& L, const void* send, void*
   c.alltoall(static_cast<const std::int64_t*>(send) + first, static_cast<std::int64_t*>(recv) + first, 1, Dtype::int64);
 }
 
-void run_flat_stage(backend::Comm& comm, const ExchangeStage& st, const unsigned char* from, unsigned char* to) {
+// A stage on `comm` (the whole communicator, or the cross level), inside the EP group's block of
+// it when the stage is confined to one.
+void run_group_stage(backend::Comm& comm, const ExchangeStage& st, const unsigned char* from, unsigned char* to) {
   backend::Comm& c = exchange_comm(comm, st.group_size);
   if (c.size() == comm.size()) {
     c.alltoallv(from, st.send_counts, st.send_displs, to, st.recv_counts, st.recv_displs, Dtype::int32);
@@ -156,8 +158,8 @@ void run_plan(backend::Comm& comm, const ExchangePlan& plan, const void* send, v
           "hierarchical moe needs a communicator composed of domain levels (the runner's hierarchical one)");
     }
     const unsigned char* from = (st.send_from_recv ? recv_base : send_base) + st.send_region;
-    if (st.level == ExchangeStage::Level::comm) {
-      run_flat_stage(comm, st, from, recv_base + st.recv_region);
+    if (st.level != ExchangeStage::Level::domain) {
+      run_group_stage(*c, st, from, recv_base + st.recv_region);
       continue;
     }
     c->alltoallv(from, st.send_counts, st.send_displs, recv_base + st.recv_region, st.recv_counts, st.recv_displs,

@@ -117,6 +117,9 @@ struct Grid {
   int m = 0;  // ranks per domain
   int my_d = 0;
   int my_l = 0;
+  // The domains with rows to or from this rank's: all of them, or its EP group's (confine_grid).
+  int d_first = 0;
+  int d_count = 0;
   [[nodiscard]] int at(int d, int l) const { return members[static_cast<std::size_t>(d)][static_cast<std::size_t>(l)]; }
 };
 
@@ -133,7 +136,33 @@ Grid make_grid(const Placement& p, int r) {
   g.my_d = p.domain_of(r);
   const auto& mine = g.members[static_cast<std::size_t>(g.my_d)];
   g.my_l = static_cast<int>(std::find(mine.begin(), mine.end(), r) - mine.begin());
+  g.d_count = g.num_domains;
   return g;
+}
+
+// Confines a grid to the rank's EP group of `group_size` ranks when the group is whole domains of
+// consecutive ranks (domain d holds ranks d*m .. d*m+m-1) and the routing keeps every row inside
+// such groups (the caller's confined_group): the other domains' stages would move nothing, so they
+// are skipped, and the cross stage runs among the group's domains only.
+bool confine_grid(Grid& g, int group_size, int n) {
+  if (group_size <= 0 || group_size >= n || n % group_size != 0 || group_size % g.m != 0) return false;
+  for (int d = 0; d < g.num_domains; ++d) {
+    for (int l = 0; l < g.m; ++l) {
+      if (g.at(d, l) != d * g.m + l) return false;
+    }
+  }
+  const int k = group_size / g.m;
+  g.d_first = g.my_d / k * k;
+  g.d_count = k;
+  return true;
+}
+
+// A cross stage of a confined grid: the entries of the group's domains, on the block of the
+// cross communicator (ordered by domain) that holds them.
+void confine_cross(ExchangeStage& st, const Grid& g) {
+  if (g.d_count == g.num_domains) return;
+  st.group_first = g.d_first;
+  st.group_size = g.d_count;
 }
 
 void hier_dispatch(ExchangePlan& plan, const CountsMatrix& c, std::int64_t rb, int r, const Grid& g,
@@ -176,8 +205,8 @@ void hier_dispatch(ExchangePlan& plan, const CountsMatrix& c, std::int64_t rb, i
     }
     stg_domain_bytes[static_cast<std::size_t>(d)] = stg.next - begin;
   }
-  // Stage 1: one all-to-all-v inside the domain per destination domain.
-  for (int d = 0; d < dd; ++d) {
+  // Stage 1: one all-to-all-v inside the domain per destination domain (of the EP group).
+  for (int d = g.d_first; d < g.d_first + g.d_count; ++d) {
     auto st = make_stage(ExchangeStage::Level::domain, false, send_at, stg.start, static_cast<std::size_t>(m));
     for (int l = 0; l < m; ++l) {
       const auto i = static_cast<std::size_t>(l);
@@ -192,6 +221,7 @@ void hier_dispatch(ExchangePlan& plan, const CountsMatrix& c, std::int64_t rb, i
   }
   // Stage 2: across domains, between the ranks with my local index.
   auto st = make_stage(ExchangeStage::Level::cross, true, stg.start, recv_at, static_cast<std::size_t>(dd));
+  confine_cross(st, g);
   for (int d = 0; d < dd; ++d) {
     const auto i = static_cast<std::size_t>(d);
     st.send_counts[i] = units(stg_domain_bytes[i]);
@@ -248,6 +278,7 @@ void hier_combine(ExchangePlan& plan, const CountsMatrix& c, std::int64_t rb, in
   }
   // Stage 1: across domains, to the rank of the source domain with my local index.
   auto st = make_stage(ExchangeStage::Level::cross, false, send_at, stg.start, static_cast<std::size_t>(dd));
+  confine_cross(st, g);
   for (int d = 0; d < dd; ++d) {
     const auto i = static_cast<std::size_t>(d);
     st.send_counts[i] = units(send_domain_bytes[i]);
@@ -256,8 +287,9 @@ void hier_combine(ExchangePlan& plan, const CountsMatrix& c, std::int64_t rb, in
     st.recv_displs[i] = units(stg_off[static_cast<std::size_t>(d * m)] - stg.start);
   }
   plan.stages.push_back(std::move(st));
-  // Stage 2: one all-to-all-v inside the domain per expert domain: scatter to the sources.
-  for (int d = 0; d < dd; ++d) {
+  // Stage 2: one all-to-all-v inside the domain per expert domain (of the EP group): scatter to
+  // the sources.
+  for (int d = g.d_first; d < g.d_first + g.d_count; ++d) {
     auto s2 = make_stage(ExchangeStage::Level::domain, true, stg.start, recv_at, static_cast<std::size_t>(m));
     for (int l = 0; l < m; ++l) {
       const auto i = static_cast<std::size_t>(l);
@@ -454,9 +486,11 @@ MoeLayout moe_layout(const CountsMatrix& counts, std::int64_t dispatch_row_bytes
   L.has_counts = op != MoeOp::combine;
   L.counts_bytes = L.has_counts ? static_cast<std::uint64_t>(n) * sizeof(std::int64_t) : 0;
   std::optional<Grid> grid;
+  bool confined = false;
   if (algo == MoeAlgo::hierarchical) {
     const Placement p = moe_placement(placement, n);
     grid = make_grid(p, rank_idx);
+    confined = confine_grid(*grid, group_size, n);
   }
   std::uint64_t send_at = L.counts_bytes;
   std::uint64_t recv_at = L.counts_bytes;
@@ -476,9 +510,12 @@ MoeLayout moe_layout(const CountsMatrix& counts, std::int64_t dispatch_row_bytes
   }
   L.send_bytes = send_at;
   L.recv_bytes = recv_at;
-  if (!grid && group_size > 0 && group_size < n && n % group_size == 0) {
+  if (!grid && group_size > 0 && group_size < n && n % group_size == 0) confined = true;
+  if (confined) {
     L.group_size = group_size;
     L.group_first = rank_idx / group_size * group_size;
+  }
+  if (confined && !grid) {
     for (ExchangePlan* plan : {&L.dispatch, &L.combine}) {
       for (ExchangeStage& st : plan->stages) {
         st.group_first = L.group_first;

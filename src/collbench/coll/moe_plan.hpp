@@ -127,10 +127,12 @@ struct ExchangeStage {
   std::uint64_t send_region = 0;  // bytes from the start of the send (or recv) buffer
   std::uint64_t recv_region = 0;  // bytes from the start of the recv buffer
   std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
-  // Flat stages when the routing keeps every row inside EP groups smaller than the communicator:
-  // the peers [group_first, group_first + group_size) of this rank's group, the only ones with
-  // non-zero counts either way. The exchange then runs on that block's communicator
-  // (Comm::block_level) with these entries of the arrays. 0: the whole communicator.
+  // When the routing keeps every row inside EP groups smaller than the communicator: for a flat
+  // stage the peers [group_first, group_first + group_size) of this rank's group, for a cross
+  // stage the group's domains (indices on the cross communicator, which is ordered by domain);
+  // the only entries with non-zero counts either way. The exchange then runs on that block of
+  // the stage's communicator (Comm::block_level) with these entries of the arrays. 0: the whole
+  // communicator of the stage's level.
   int group_first = 0;
   int group_size = 0;
 };
@@ -165,7 +167,9 @@ struct MoeLayout {
 // hierarchical algorithm needs a placement of equal domains (InputError otherwise). A flat layout
 // with `group_size` > 0 exchanges counts and rows inside the rank's block of group_size ranks;
 // the caller vouches that the matrix is confined to such blocks (confined_group, computed once
-// per workload: O(n^2)). The hierarchical layout always spans the communicator.
+// per workload: O(n^2)). A hierarchical layout is confined likewise when the group is whole
+// domains of consecutive ranks: counts inside the group, the domain stages of the group's
+// domains only, the cross stage among the group's domains; else it spans the communicator.
 MoeLayout moe_layout(const workload::CountsMatrix& counts, std::int64_t dispatch_row_bytes,
                      std::int64_t combine_row_bytes, MoeOp op, MoeAlgo algo, int rank_idx, const Placement& placement,
                      int group_size = 0);
