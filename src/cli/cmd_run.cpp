@@ -398,8 +398,9 @@ Action setup(CLI::App& app) {
   add_repeats_flag(app, f->repeats);
   add_placement_flags(app, f->placement);
   add_output_flags(app, f->output);
-  add_nccltests_flags(app, f->nccl,
-                      {&f->collective, &f->timing, &f->buffers, &f->in_place, &f->stop, &f->output, &f->placement});
+  add_nccltests_flags(
+      app, f->nccl,
+      {&f->collective, &f->timing, &f->buffers, &f->in_place, &f->stop, &f->output, &f->placement, &f->repeats});
   app.footer(
       "Examples:\n"
       "  mpiexec -n 2 collbench run allreduce -b 8 -e 128M -f 2\n"

@@ -52,9 +52,6 @@ void check_single_values(const NcclTestsFlags& f) {
                    "--ntasks-per-node=GPUS_PER_NODE; docs/launching.md)");
   check_only_value("-t/--nthreads", f.nthreads, 1,
                    "collbench runs one thread per rank and one rank per GPU; start more ranks instead (mpiexec -n)");
-  check_only_value("-N/--run_cycles", f.run_cycles, 1,
-                   "collbench measures each case once per run, until its stopping rule (-n, --max-time, "
-                   "--max-noise); run the command again for another cycle");
   check_only_value("-a/--average", f.average, 3,
                    "each sample's time is its slowest rank's (nccl-tests -a 3, the maximum over ranks); the "
                    "average over ranks (-a 1), the minimum (-a 2) and rank 0's time (-a 0) are not offered "
@@ -88,6 +85,20 @@ void resolve_timing(const NcclTestsFlags& f) {
   }
   f.to.stop->batch = *f.agg_iters;
   if (*f.agg_iters > 1 && !given(f.timing) && !f.blocking) *f.to.timing = "pipelined";
+}
+
+// -N k: nccl-tests runs the whole series k times; collbench's --repeats k measures every case k
+// times, interleaved across cases, on fresh communicators and buffers, and keeps each pass.
+void resolve_run_cycles(const NcclTestsFlags& f) {
+  if (!f.run_cycles) return;
+  if (*f.run_cycles < 1) {
+    throw InputError(fmt::format(
+        "-N/--run_cycles {}: must be at least 1 (-N K is --repeats K: every case measured K times); collbench "
+        "has no endless run (nccl-tests -N 0)",
+        *f.run_cycles));
+  }
+  check_not_both("-N/--run_cycles", true, std::to_string(*f.run_cycles), f.repeats, "the number of repeats");
+  *f.to.repeats = *f.run_cycles;
 }
 
 // -T, -R and -J: a collbench flag each.
@@ -153,10 +164,13 @@ void add_nccltests_flags(CLI::App& app, NcclTestsFlags& f, RunFlagTargets target
   f.batch = app.get_option("--batch");
   f.timeout = app.get_option("--timeout");
   f.out = app.get_option("--out");
+  f.repeats = app.get_option("--repeats");
   const std::string group = "nccl-tests flags (docs/results-format.md, nccl-tests layout)";
   app.add_option("-g,--ngpus", f.ngpus, "GPUs per thread: 1 only (collbench runs one rank per GPU)")->group(group);
   app.add_option("-t,--nthreads", f.nthreads, "Threads per process: 1 only (one rank per GPU)")->group(group);
-  app.add_option("-N,--run_cycles", f.run_cycles, "Run cycles: 1 only (run the command again to repeat)")->group(group);
+  app.add_option("-N,--run_cycles", f.run_cycles,
+                 "Run cycles: --repeats K (every case measured K times, interleaved, on fresh state)")
+      ->group(group);
   app.add_option("-a,--average", f.average,
                  "Time across ranks: 3 only (a sample's time is its slowest rank's; nccl-tests' default is 1)")
       ->group(group);
@@ -181,6 +195,7 @@ void resolve_nccltests_flags(const NcclTestsFlags& f) {
   check_step_flags(f);
   check_single_values(f);
   resolve_timing(f);
+  resolve_run_cycles(f);
   resolve_mapped(f);
   apply_layout_defaults(f);
 }

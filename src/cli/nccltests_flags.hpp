@@ -1,7 +1,7 @@
 // nccl-tests' flags on `collbench run` (issue 20 item 13): each one maps to a collbench flag
-// (-z: --timing, -m: --batch, -T: --timeout, -R: --buffers, -J: --out, -I 1: per-iteration
-// columns of --layout nccl-tests), or is accepted with the one value collbench supports (-g 1,
-// -t 1, -N 1, -a 3) and refused otherwise with exit 2 saying the collbench way. A flag and the
+// (-z: --timing, -m: --batch, -T: --timeout, -R: --buffers, -J: --out, -N: --repeats, -I 1:
+// per-iteration columns of --layout nccl-tests), or is accepted with the one value collbench
+// supports (-g 1, -t 1, -a 3) and refused otherwise with exit 2 saying the collbench way. A flag and the
 // collbench flag it maps to, both given, are refused naming both. Also the checks between run's
 // own nccl-tests-style flags (-f with -i) and the defaults --layout nccl-tests brings (pipelined
 // timing, in and out of place). docs/results-format.md, "nccl-tests layout", has the table.
@@ -25,6 +25,7 @@ struct RunFlagTargets {
   StopFlags* stop = nullptr;
   OutputFlags* output = nullptr;
   PlacementFlags* placement = nullptr;
+  int* repeats = nullptr;  // -N k: --repeats k
 };
 
 struct NcclTestsFlags {
@@ -33,11 +34,11 @@ struct NcclTestsFlags {
   RunFlagTargets to;
   // The collbench options of the same command, to tell a given flag from its default.
   const CLI::Option *stepfactor = nullptr, *stepbytes = nullptr, *timing = nullptr, *buffers = nullptr,
-                    *in_place = nullptr, *batch = nullptr, *timeout = nullptr, *out = nullptr;
+                    *in_place = nullptr, *batch = nullptr, *timeout = nullptr, *out = nullptr, *repeats = nullptr;
 };
 
 // Declares -g -t -N -a -I -z -m -T -R -J on `app`; call it after run's own flags (-f, -i,
-// --timing, --buffers, --in-place, --batch, --timeout, --out), which it looks up.
+// --timing, --buffers, --in-place, --batch, --timeout, --out, --repeats), which it looks up.
 void add_nccltests_flags(CLI::App& app, NcclTestsFlags& f, RunFlagTargets targets);
 
 // Checks the flags and writes what they map to into the targets; InputError (exit 2) naming the

@@ -140,9 +140,10 @@ def test_per_iteration_columns_and_root(tmp_path):
                   "rank per GPU instead (mpiexec -n GPUS, srun --ntasks-per-node=GPUS_PER_NODE; docs/launching.md)"),
     (["-t", "2"], "-t/--nthreads 2: collbench accepts only -t/--nthreads 1 here: collbench runs one thread per rank "
                   "and one rank per GPU; start more ranks instead (mpiexec -n)"),
-    (["-N", "0"], "-N/--run_cycles 0: collbench accepts only -N/--run_cycles 1 here: collbench measures each case "
-                  "once per run, until its stopping rule (-n, --max-time, --max-noise); run the command again for "
-                  "another cycle"),
+    (["-N", "0"], "-N/--run_cycles 0: must be at least 1 (-N K is --repeats K: every case measured K times); "
+                  "collbench has no endless run (nccl-tests -N 0)"),
+    (["-N", "2", "--repeats", "3"], "-N/--run_cycles 2 and --repeats 3 both set the number of repeats: pass one of "
+                                    "them"),
     (["-a", "1"], "-a/--average 1: collbench accepts only -a/--average 3 here: each sample's time is its slowest "
                   "rank's (nccl-tests -a 3, the maximum over ranks); the average over ranks (-a 1), the minimum "
                   "(-a 2) and rank 0's time (-a 0) are not offered (each rank's own mean is in the JSONL records, "

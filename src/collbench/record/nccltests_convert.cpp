@@ -316,6 +316,7 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
                   log.nccl_tests_version ? nlohmann::json(*log.nccl_tests_version) : nlohmann::json(nullptr)},
                  {"placement_note", nccl_tests_placement_note(opt)},
                  {"nccl_tests", details}};
+      if (rooted_collective(r.collective) && row.root >= 0) r.root = static_cast<int>(row.root);
       r.case_key = make_case_key(r);
       out.cases.push_back(std::move(r));
     }

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -22,17 +23,31 @@ TimeStats TimeStats::from(const stats::Summary& s) {
   return TimeStats{s.p50, s.p5, s.p95, s.p99, s.min, s.max, s.mean, s.stdev, s.cv, s.ci95_low, s.ci95_high};
 }
 
-std::string make_case_key(const CaseRecord& r) {
+bool rooted_collective(std::string_view collective) {
+  static const std::set<std::string_view> kRooted = {"broadcast", "reduce"};
+  return kRooted.count(collective) > 0;
+}
+
+namespace {
+
+std::string plain_case_key(const CaseRecord& r) {
   std::string sizes;
   for (std::size_t i = 0; i < r.domain_sizes.size(); ++i) sizes += (i ? "," : "") + std::to_string(r.domain_sizes[i]);
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.collective, r.redop.value_or("-"), r.dtype, r.backend,
                      r.algo_requested, r.scope, r.in_place ? "inplace" : "outofplace", r.bytes, r.num_ranks, sizes);
 }
 
+}  // namespace
+
+std::string make_case_key(const CaseRecord& r) {
+  return make_case_key(r, "");
+}
+
 std::string make_case_key(const CaseRecord& r, std::string_view size_label) {
-  std::string key = make_case_key(r);
-  if (size_label.empty()) return key;
-  std::string label(size_label);
+  std::string key = plain_case_key(r);
+  std::string label = r.root && *r.root != 0 ? fmt::format("root={}", *r.root) : std::string();
+  if (!size_label.empty()) label += (label.empty() ? "" : ";") + std::string(size_label);
+  if (label.empty()) return key;
   for (auto& ch : label) {
     if (ch == '|') ch = '/';
   }
@@ -240,6 +255,7 @@ json to_json(const CaseRecord& r) {
             {"fault", opt(r.fault)}};
   if (r.simulated) j["simulated"] = true;
   if (r.comm_ranks) j["comm_ranks"] = *r.comm_ranks;
+  if (r.root) j["root"] = *r.root;
   if (r.repeats) j["repeats"] = to_json(*r.repeats);
   for (auto it = r.extra.begin(); it != r.extra.end(); ++it) {
     if (!j.contains(it.key())) j[it.key()] = *it;
@@ -408,8 +424,9 @@ CaseRecord case_from_json(const json& j) {
   if (const auto rep = get_opt<json>(j, "repeats")) r.repeats = repeats_from_json(*rep);
   // A comm_ranks that is not an integer stays in `extra`, as before it was a field of its own.
   if (const auto it = j.find("comm_ranks"); it != j.end() && it->is_number_integer()) r.comm_ranks = it->get<int>();
+  if (const auto it = j.find("root"); it != j.end() && it->is_number_integer()) r.root = it->get<int>();
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() == "comm_ranks" && r.comm_ranks) continue;
+    if ((it.key() == "comm_ranks" && r.comm_ranks) || (it.key() == "root" && r.root)) continue;
     if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end()) r.extra[it.key()] = *it;
   }
   return r;

@@ -102,6 +102,9 @@ struct CaseRecord {
   bool in_place = false;
   std::string timing, buffers;
   int graph = 0;
+  // The root rank of a rooted collective (broadcast); absent from other records, older records
+  // and imports without one (then null here).
+  std::optional<int> root;
   // size
   std::uint64_t bytes = 0, count = 0, bytes_per_rank_send = 0, bytes_per_rank_recv = 0;
   std::optional<std::uint64_t> bytes_max_rank, bytes_logical_total;
@@ -141,10 +144,16 @@ struct CaseRecord {
   nlohmann::json extra = nlohmann::json::object();
 };
 
-// case_key = collective|redop|dtype|backend|algo_requested|scope|in_place|bytes|num_ranks|domain_sizes
+// Collectives with a root rank (nccl-tests prints it in its root column; the others print -1).
+bool rooted_collective(std::string_view collective);
+
+// case_key = collective|redop|dtype|backend|algo_requested|scope|in_place|bytes|num_ranks|domain_sizes;
+// a root other than 0 is appended to the bytes field as "bytes@root=R", so a run over several
+// roots keeps a key per root and root 0 keeps the key it always had.
 std::string make_case_key(const CaseRecord& r);
 // The same with `size_label` appended to the bytes field as "bytes@label" (MoE: the workload,
-// tokens and routing that set the bytes, so cases of equal bytes keep distinct keys).
+// tokens and routing that set the bytes, so cases of equal bytes keep distinct keys); after the
+// root: "bytes@root=R;label".
 std::string make_case_key(const CaseRecord& r, std::string_view size_label);
 
 nlohmann::json to_json(const RunHeader& h);

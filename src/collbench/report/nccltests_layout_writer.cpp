@@ -42,12 +42,6 @@ std::string nccltests_program(std::string_view collective) {
 
 namespace {
 
-// Collectives whose nccl-tests table prints a root (the others print -1).
-bool has_root(std::string_view collective) {
-  static const std::set<std::string_view> rooted = {"broadcast", "reduce"};
-  return rooted.count(collective) > 0;
-}
-
 // The case key without its in_place field: what a case shares with its in-place twin.
 std::string key_without_place(const std::string& case_key) {
   std::string out;
@@ -167,7 +161,7 @@ class NcclTestsLayoutWriter final : public ConsoleWriter {
       (c.value("in_place", false) ? in_place_group_ : out_of_place_group_) = true;
       roots.insert(c.value("root", 0LL));
     }
-    root_ = has_root(r.collective) && roots.size() == 1 ? *roots.begin() : -1;
+    root_ = record::rooted_collective(r.collective) && roots.size() == 1 ? *roots.begin() : -1;
     std::string out = fmt::format("# collbench {} (--layout nccl-tests): backend {}, domains [{}], timing {}{}\n",
                                   header_.tool_version, r.backend, join_sizes(r.domain_sizes), r.timing,
                                   r.simulated ? ", SIMULATED (SimGrid SMPI): times are simulated, not measured" : "");
@@ -224,10 +218,15 @@ class NcclTestsLayoutWriter final : public ConsoleWriter {
   std::string row(const CaseRecord* out_of_place, const CaseRecord* in_place) {
     const CaseRecord& r = out_of_place != nullptr ? *out_of_place : *in_place;
     std::string out = fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.bytes, r.count, nccltests_type_name(r.dtype),
-                                  r.redop.value_or("none"), root_);
+                                  r.redop.value_or("none"), row_root(r));
     if (out_of_place_group_) out += half(out_of_place);
     if (in_place_group_) out += half(in_place);
     return out + "\n";
+  }
+
+  // The record's own root (broadcast records carry it), else the block's for older records.
+  long long row_root(const CaseRecord& r) const {
+    return r.root && record::rooted_collective(r.collective) ? *r.root : root_;
   }
 
   std::string flush_held() {

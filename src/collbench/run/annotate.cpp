@@ -152,6 +152,7 @@ record::CaseRecord skeleton(const plan::Case& c, const coll::Collective& coll, c
   r.num_domains = placement.num_domains();
   r.warmup = c.stop.warmup;
   r.comm_ranks = comm_size;
+  if (record::rooted_collective(r.collective)) r.root = c.root;
   r.case_key = record::make_case_key(r);
   return r;
 }
