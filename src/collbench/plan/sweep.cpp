@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include "collbench/core/collective_facts.hpp"
@@ -100,56 +101,50 @@ auto at(const std::string& where, F&& f) {
   }
 }
 
+// One scalar setting of a Case: the value and where it was read (file:line: key 'k').
+using Setter = void (*)(Case& c, const std::string& value, const std::string& where);
+
+// The case settings a sweep key writes; keys without one are the collective's own parameters.
+const std::map<std::string, Setter, std::less<>>& case_setters() {
+  using S = const std::string&;
+  static const std::map<std::string, Setter, std::less<>> kSetters = {
+      {"collective", [](Case& c, S v, S) { c.collective = v; }},
+      {"backend", [](Case& c, S v, S w) { c.backend = at(w, [&] { return parse_backend(v); }); }},
+      {"dtype", [](Case& c, S v, S w) { c.dtype = at(w, [&] { return parse_dtype(v); }); }},
+      {"redop", [](Case& c, S v, S w) { c.redop = at(w, [&] { return parse_redop(v); }); }},
+      {"algo", [](Case& c, S v, S w) { c.algo = at(w, [&] { return parse_algorithm(v); }); }},
+      {"scope", [](Case& c, S v, S w) { c.scope = at(w, [&] { return parse_scope(v); }); }},
+      {"timing", [](Case& c, S v, S w) { c.timing = at(w, [&] { return parse_timing(v); }); }},
+      {"buffers", [](Case& c, S v, S w) { c.buffers = at(w, [&] { return parse_buffer_kind(v); }); }},
+      {"in_place", [](Case& c, S v, S w) { c.in_place = parse_bool(v, w); }},
+      {"check", [](Case& c, S v, S w) { c.check = parse_bool(v, w); }},
+      {"bytes", [](Case& c, S v, S w) { c.bytes = at(w, [&] { return parse_bytes(v); }); }},
+      {"root", [](Case& c, S v, S w) { c.root = parse_int(v, w, 0); }},
+      {"graph", [](Case& c, S v, S w) { c.graph = parse_int(v, w, 0); }},
+      {"warmup", [](Case& c, S v, S w) { c.stop.warmup = parse_int(v, w, 0); }},
+      {"min_iters", [](Case& c, S v, S w) { c.stop.min_iters = parse_int(v, w, 1); }},
+      {"max_iters", [](Case& c, S v, S w) { c.stop.max_iters = parse_int(v, w, 1); }},
+      {"iters", [](Case& c, S v, S w) { c.stop.min_iters = c.stop.max_iters = parse_int(v, w, 1); }},
+      {"batch", [](Case& c, S v, S w) { c.stop.batch = parse_int(v, w, 1); }},
+      {"max_noise", [](Case& c, S v, S w) { c.stop.max_noise = parse_fraction(v, w); }},
+      {"min_time", [](Case& c, S v, S w) { c.stop.min_time_s = at(w, [&] { return parse_duration_s(v); }); }},
+      {"max_time", [](Case& c, S v, S w) { c.stop.max_time_s = at(w, [&] { return parse_duration_s(v); }); }},
+      {"budget", [](Case& c, S v, S w) { c.stop.budget_s = at(w, [&] { return parse_duration_s(v); }); }},
+      {"overlap", [](Case& c, S v, S w) { c.overlap = at(w, [&] { return overlap::parse_compute_spec(v).text; }); }},
+      {"overlap_chunks", [](Case& c, S v, S w) { c.overlap_chunks = parse_int(v, w, 1); }},
+  };
+  return kSetters;
+}
+
 // Applies one scalar setting to a Case.
 void apply(Case& c, const std::string& key, const std::string& value, const std::string& where) {
-  if (key == "collective")
-    c.collective = value;
-  else if (key == "backend")
-    c.backend = at(where, [&] { return parse_backend(value); });
-  else if (key == "dtype")
-    c.dtype = at(where, [&] { return parse_dtype(value); });
-  else if (key == "redop")
-    c.redop = at(where, [&] { return parse_redop(value); });
-  else if (key == "algo")
-    c.algo = at(where, [&] { return parse_algorithm(value); });
-  else if (key == "scope")
-    c.scope = at(where, [&] { return parse_scope(value); });
-  else if (key == "timing")
-    c.timing = at(where, [&] { return parse_timing(value); });
-  else if (key == "buffers")
-    c.buffers = at(where, [&] { return parse_buffer_kind(value); });
-  else if (key == "in_place")
-    c.in_place = parse_bool(value, where);
-  else if (key == "check")
-    c.check = parse_bool(value, where);
-  else if (key == "bytes")
-    c.bytes = at(where, [&] { return parse_bytes(value); });
-  else if (key == "root")
-    c.root = parse_int(value, where, 0);
-  else if (key == "graph")
-    c.graph = parse_int(value, where, 0);
-  else if (key == "warmup")
-    c.stop.warmup = parse_int(value, where, 0);
-  else if (key == "min_iters")
-    c.stop.min_iters = parse_int(value, where, 1);
-  else if (key == "max_iters")
-    c.stop.max_iters = parse_int(value, where, 1);
-  else if (key == "iters")
-    c.stop.min_iters = c.stop.max_iters = parse_int(value, where, 1);
-  else if (key == "batch")
-    c.stop.batch = parse_int(value, where, 1);
-  else if (key == "max_noise")
-    c.stop.max_noise = parse_fraction(value, where);
-  else if (key == "min_time")
-    c.stop.min_time_s = at(where, [&] { return parse_duration_s(value); });
-  else if (key == "max_time")
-    c.stop.max_time_s = at(where, [&] { return parse_duration_s(value); });
-  else if (key == "overlap")
-    c.overlap = at(where, [&] { return overlap::parse_compute_spec(value).text; });
-  else if (key == "overlap_chunks")
-    c.overlap_chunks = parse_int(value, where, 1);
-  else
+  const auto& setters = case_setters();
+  const auto it = setters.find(key);
+  if (it != setters.end()) {
+    it->second(c, value, where);
+  } else {
     c.params[key] = value;  // collective-specific (workload, tokens, ...): checked by the collective
+  }
 }
 
 }  // namespace
@@ -158,6 +153,7 @@ const std::vector<std::string>& sweep_case_keys() {
   static const std::vector<std::string> kKeys{
       "collective", "bytes", "backend", "dtype", "redop", "algo", "scope", "timing", "buffers", "in_place", "check",
       "root", "graph", "warmup", "min_iters", "max_iters", "iters", "batch", "max_noise", "min_time", "max_time",
+      "budget",
       // overlap mode (docs/overlap.md)
       "overlap", "overlap_chunks",
       // MoE harness parameters (profiles/workloads)
