@@ -12,18 +12,23 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/bounds.hpp"
+#include "collbench/model/fabric.hpp"
 
 namespace collbench::model::detail {
 
-// Line rates: what the links allow, nothing calibrated.
-Rates bound_rates(const SystemProfile& s) {
-  return {s.scale_up.bytes_per_s, s.scale_out.per_gpu_bytes_per_s(), kInf};
+// Line rates: what the links allow, nothing calibrated. The taper applies to traffic above the
+// leaf (fabric.hpp).
+Rates bound_rates(const SystemProfile& s, int num_domains) {
+  return {s.scale_up.bytes_per_s, scale_out_line_rate(s.scale_out, num_domains), kInf};
 }
 
 // Achievable rates. On CPU every MPI transfer is a memory copy by some core while all other
-// ranks copy too, so the concurrent copy rate also caps what one rank can expect.
-Rates expected_rates(const SystemProfile& s) {
-  Rates r{s.scale_up.bytes_per_s * s.efficiency.scale_up, s.scale_out.per_gpu_bytes_per_s() * s.efficiency.scale_out,
+// ranks copy too, so the concurrent copy rate also caps what one rank can expect. Static ECMP
+// collisions above the leaf cost what the expected most loaded uplink costs (fabric.hpp).
+Rates expected_rates(const SystemProfile& s, int num_domains) {
+  Rates r{s.scale_up.bytes_per_s * s.efficiency.scale_up,
+          scale_out_line_rate(s.scale_out, num_domains) * s.efficiency.scale_out *
+              scale_out_routing_factor(s.scale_out, num_domains),
           kInf};
   if (s.memory_copy_bytes_per_s) {
     r.up = std::min(r.up, *s.memory_copy_bytes_per_s);
@@ -164,6 +169,10 @@ Planned allreduce_nvlstree(const Ctx& c) {
   const double up = nvls_allreduce_wire_bytes(c.bytes, g);
   // Uniform racks: teams are racks, and each rack's tree traffic is spread over its g NICs.
   const double tree_on_nics = per_nic_share(tree_allreduce_wire_bytes(c.bytes, teams), g);
+  // NCCL sends a team's tree traffic through its NVLS heads only, at most NCCL_MAX_NVLS_ARITY
+  // GPU:NIC pairs per node (src/graph/search.cc): expected only, the bound keeps all g NICs.
+  const int heads = nvls_tree_heads(g);
+  const double tree_on_heads = per_nic_share(tree_allreduce_wire_bytes(c.bytes, teams), heads);
   double out = tree_on_nics;
   if (g < sh.m_max) {
     // Uneven racks: several teams share a rack and may exchange over NVLink, so only tree edges
@@ -174,8 +183,9 @@ Planned allreduce_nvlstree(const Ctx& c) {
   Plan p("nvlstree", up + tree_on_nics, 1, /*overlap=*/true);
   p.phases.push_back(Phase{{{Link::scale_up, up}, {Link::switch_reduce, c.bytes}}, c.system.in_switch.latency_s});
   p.phases.push_back(
-      Phase{{{Link::scale_out, out, tree_on_nics}}, 2.0 * ceil_log2(teams) * c.system.in_switch.tree_hop_latency_s});
+      Phase{{{Link::scale_out, out, tree_on_heads}}, 2.0 * ceil_log2(teams) * c.system.in_switch.tree_hop_latency_s});
   p.note = fmt::format("pipelined; NVLS team {} GPUs, tree over {} teams", g, teams);
+  if (heads < g) p.note += fmt::format(" through {} NVLS heads per team (expected)", heads);
   if (g < sh.m_max) {
     p.note += fmt::format(
         "; uneven packing {} shrinks the NVLS team to gcd = {} (expected assumes all inter-team tree traffic on NICs, "
@@ -238,7 +248,7 @@ Plan allreduce_hierarchical(const Ctx& c) {
     Plan pipelined = p;
     pipelined.pipelined = true;
     p.note = fmt::format("sequential RS + network AR + AG; pipelined bound would be {:.1f} us",
-                         plan_transfer_time_s(pipelined, bound_rates(c.system), false) * 1e6);
+                         plan_transfer_time_s(pipelined, bound_rates(c.system, sh.num_domains), false) * 1e6);
   } else {
     p.note = "one domain: reduce-scatter + all-gather";
   }

@@ -23,6 +23,13 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // (NCCL_MAX_NVLS_ARITY in src/include/device.h); all-reduce has no such limit.
 constexpr int kNcclMaxNvlsArity = 32;
 
+// NCCL's NVLS graph has at most min(NCCL_MAX_NVLS_ARITY, GPUs per node) channels, one head
+// (a GPU and its NIC) each (src/graph/search.cc); NVLS-tree's inter-node traffic goes through
+// the heads only.
+constexpr int nvls_tree_heads(int team) {
+  return team < kNcclMaxNvlsArity ? team : kNcclMaxNvlsArity;
+}
+
 // NCCL's own model of its tree all-reduce relative to ring bandwidth (busBw * .92 in
 // src/graph/tuning.cc): an implementation property, used in expected values only.
 constexpr double kNcclTreeEfficiency = 0.92;
@@ -105,10 +112,11 @@ struct Ctx {
   double bytes;  // S
 };
 
-// Line rates: what the links allow, nothing calibrated.
-Rates bound_rates(const SystemProfile& s);
-// Achievable rates (calibrated efficiencies, and on CPU the concurrent memory-copy rate).
-Rates expected_rates(const SystemProfile& s);
+// Line rates of a job over `num_domains` domains: what the links allow, nothing calibrated.
+Rates bound_rates(const SystemProfile& s, int num_domains);
+// Achievable rates (calibrated efficiencies, static-ECMP collisions above the leaf, and on CPU
+// the concurrent memory-copy rate).
+Rates expected_rates(const SystemProfile& s, int num_domains);
 // `expected` selects each term's expected bytes (see Term) instead of its provable minimum.
 double plan_transfer_time_s(const Plan& plan, const Rates& rates, bool expected);
 double plan_latency_s(const Plan& plan, const SystemProfile& s);

@@ -27,9 +27,10 @@ using namespace detail;
 
 Estimate estimate_from_plan(const Ctx& c, const Plan& plan) {
   const SystemProfile& s = c.system;
-  const double bound_s = plan_transfer_time_s(plan, bound_rates(s), false);
-  const double expected_s =
-      plan_transfer_time_s(plan, expected_rates(s), true) / plan.algorithm_efficiency + plan_latency_s(plan, s);
+  const int domains = c.shape.num_domains;
+  const double bound_s = plan_transfer_time_s(plan, bound_rates(s, domains), false);
+  const double expected_s = plan_transfer_time_s(plan, expected_rates(s, domains), true) / plan.algorithm_efficiency +
+                            plan_latency_s(plan, s);
   const double factor = collbench::busbw_factor(c.collective, c.shape.n);
   Estimate e;
   e.system = s.name;

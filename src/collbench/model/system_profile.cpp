@@ -13,6 +13,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "collbench/core/build_info.hpp"
 #include "collbench/core/error.hpp"
@@ -62,8 +63,11 @@ const std::vector<std::string> kTopKeys{"name",      "description", "kind",     
                                         "in_switch", "memory",      "launch_latency", "efficiency", "calibrated",
                                         "sources",   "compute",     "ep_kernel"};
 const std::vector<std::string> kScaleUpKeys{"domain_size", "bandwidth", "hop_latency"};
-const std::vector<std::string> kScaleOutKeys{"nics_per_gpu", "nic_bandwidth",    "hop_latency",
-                                             "fabric",       "oversubscription", "in_network_reduction"};
+const std::vector<std::string> kScaleOutKeys{"nics_per_gpu",     "nic_bandwidth",       "hop_latency", "fabric",
+                                             "oversubscription", "leaf_domains",        "routing",     "ecmp_uplinks",
+                                             "ecmp_flows",       "in_network_reduction"};
+const std::vector<std::string> kRoutings{"adaptive", "ecmp"};
+constexpr int kMaxEcmp = 1024;  // fabric.hpp: the exact balls-into-bins sum stays cheap
 const std::vector<std::string> kInNetworkKeys{"supported", "dtypes", "latency"};
 const std::vector<std::string> kInSwitchKeys{"supported", "dtypes", "latency", "tree_hop_latency", "reduction_cap"};
 const std::vector<std::string> kCapKeys{"busbw", "ranks"};
@@ -113,6 +117,27 @@ InNetworkReduction read_in_network(const Reader& r, const YAML::Node& node) {
   return s;
 }
 
+// The optional topology keys of the fabric terms (leaf span, routing, ECMP uplinks and flows).
+// ecmp_uplinks is required with routing ecmp, and the ECMP keys mean nothing without it.
+void read_fabric_topology(const Reader& r, const YAML::Node& node, ScaleOut& s) {
+  if (const YAML::Node l = r.optional(node, "scale_out", "leaf_domains"); l.IsDefined()) {
+    s.leaf_domains = r.integer(l, "scale_out.leaf_domains", 1);
+  }
+  if (const YAML::Node m = r.optional(node, "scale_out", "routing"); m.IsDefined()) {
+    s.routing = r.one_of(m, "scale_out.routing", kRoutings) == "ecmp" ? Routing::ecmp : Routing::adaptive;
+  }
+  const YAML::Node up = r.optional(node, "scale_out", "ecmp_uplinks");
+  const YAML::Node flows = r.optional(node, "scale_out", "ecmp_flows");
+  if (s.routing != Routing::ecmp) {
+    for (const auto& [key, n] : {std::pair{"ecmp_uplinks", up}, std::pair{"ecmp_flows", flows}}) {
+      if (n.IsDefined()) r.fail(n.Mark(), std::string("scale_out.") + key, "applies only with scale_out.routing: ecmp");
+    }
+    return;
+  }
+  s.ecmp_uplinks = r.integer(r.required(node, "scale_out", "ecmp_uplinks"), "scale_out.ecmp_uplinks", 1, kMaxEcmp);
+  if (flows.IsDefined()) s.ecmp_flows = r.integer(flows, "scale_out.ecmp_flows", 1, kMaxEcmp);
+}
+
 ScaleOut read_scale_out(const Reader& r, const YAML::Node& node) {
   r.check_map(node, "scale_out", kScaleOutKeys);
   ScaleOut s;
@@ -124,6 +149,7 @@ ScaleOut read_scale_out(const Reader& r, const YAML::Node& node) {
   if (const YAML::Node o = r.optional(node, "scale_out", "oversubscription"); o.IsDefined()) {
     s.oversubscription = r.number(o, "scale_out.oversubscription", 1.0, 1e6);
   }
+  read_fabric_topology(r, node, s);
   if (const YAML::Node n = r.optional(node, "scale_out", "in_network_reduction"); n.IsDefined()) {
     s.in_network = read_in_network(r, n);
   }

@@ -31,6 +31,10 @@ struct InNetworkReduction {
   [[nodiscard]] bool reduces(Dtype dtype) const;
 };
 
+// How the fabric spreads flows over equal paths: adaptive routing (or anything that spreads
+// them evenly; the default) or static ECMP hashing (docs/model.md, "Expected from 1 to 20 racks").
+enum class Routing { adaptive, ecmp };
+
 // The scale-out fabric between domains.
 struct ScaleOut {
   int nics_per_gpu = 1;
@@ -39,6 +43,11 @@ struct ScaleOut {
   std::string fabric;             // rail-optimized, fat-tree, ... (documentation only)
   double oversubscription = 1.0;  // 1 = non-blocking; 2 = 2:1 tapered
   InNetworkReduction in_network;  // off by default
+  // Optional topology facts (all neutral by default; docs/model.md, fabric terms):
+  int leaf_domains = 0;                 // domains one leaf (or rail group) serves; 0 = not stated
+  Routing routing = Routing::adaptive;  // ecmp: hash collisions on the leaf's uplinks (expected only)
+  int ecmp_uplinks = 0;                 // u: a leaf's equal uplinks to the spine (routing ecmp)
+  int ecmp_flows = 0;                   // f: equal flows a leaf hashes onto them at once; 0 = u
 
   // What one GPU can push off-domain per direction: its NICs, divided by the taper.
   [[nodiscard]] double per_gpu_bytes_per_s() const { return nics_per_gpu * nic_bytes_per_s / oversubscription; }
