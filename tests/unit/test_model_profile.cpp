@@ -347,3 +347,13 @@ TEST(SystemProfileErrors, GpuProfilesNeedADomainSize) {
   const std::string msg = load_error(replaced(kValid, "  domain_size: 8\n", ""));
   expect_contains(msg, "key 'scale_up.domain_size': missing required key");
 }
+
+TEST(SystemProfile, Gb200SwitchCapFromTheFullRackMeasurement) {
+  // CoreWeave's full-rack all_reduce_perf (72 GPUs, 8 GiB, out-of-place): busbw 834.57 GB/s,
+  // rounded to 835 GB/s; per-GPU algbw 835 x 72/142 = 423.38 GB/s (the log printed 423.16).
+  const auto p = load_system_profile("gb200-nvl72");
+  ASSERT_TRUE(p.in_switch.reduction_cap.has_value());
+  EXPECT_DOUBLE_EQ(p.in_switch.reduction_cap->busbw_bytes_per_s, 835e9);
+  EXPECT_EQ(p.in_switch.reduction_cap->num_ranks, 72);
+  EXPECT_NEAR(p.in_switch.reduction_cap->algbw_bytes_per_s() / 1e9, 423.38, 0.01);
+}
