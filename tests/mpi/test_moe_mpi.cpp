@@ -145,10 +145,19 @@ TEST_F(MoeMpi, CopyRowsBf16DispatchUntimedCountsAndEpGroupsVerify) {
 TEST_F(MoeMpi, HierarchicalExchangeInsideEpGroupsOfTwoDomainsVerifies) {
   const int n = world_->size();
   if (n != 4) GTEST_SKIP() << "needs 4 ranks";
+  // Without consecutive domains a block is the global communicator's (flat inside the block).
+  EXPECT_EQ(dynamic_cast<backend::HierarchicalComm*>(hier_->block_level(2)), nullptr);
+  EXPECT_EQ(hier_->block_level(4), hier_.get());
   placement_ = placement_from_ranks_per_domain(n, 1);
   domain_ = backend_->split(rank_, 0);
   cross_ = backend_->split(0, rank_);
-  hier_ = std::make_unique<backend::HierarchicalComm>(*backend_, *domain_, *cross_, *world_);
+  hier_ = std::make_unique<backend::HierarchicalComm>(*backend_, *domain_, *cross_, *world_, true);
+  // The group's block of the hierarchical communicator is hierarchical again: 2 domains of 1.
+  auto* block = dynamic_cast<backend::HierarchicalComm*>(hier_->block_level(2));
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->size(), 2);
+  EXPECT_EQ(block->cross_level()->size(), 2);
+  EXPECT_EQ(block->domain_level()->size(), 1);
   for (const char* op : {"moe-dispatch", "moe-combine", "moe-roundtrip"}) {
     const Params p{{"tokens", "9"}, {"ep_size", "2"}, {"seed", "7"}, {"routing", kLognormal}};
     const auto r = run(op, "hierarchical", p);

@@ -34,8 +34,22 @@ std::optional<std::string> hierarchical_waiver(const std::string& collective, bo
   return std::nullopt;
 }
 
-HierarchicalComm::HierarchicalComm(Backend& backend, Comm& domain, Comm& cross, Comm& global)
-    : backend_(backend), domain_(domain), cross_(cross), global_(global) {}
+HierarchicalComm::HierarchicalComm(Backend& backend, Comm& domain, Comm& cross, Comm& global, bool consecutive_domains)
+    : backend_(backend), domain_(domain), cross_(cross), global_(global), consecutive_domains_(consecutive_domains) {}
+
+Comm* HierarchicalComm::block_level(int block_size) {
+  Comm* global_block = global_.block_level(block_size);
+  if (global_block == nullptr || global_block == &global_) return global_block == &global_ ? this : nullptr;
+  const int m = domain_.size();
+  if (!consecutive_domains_ || block_size % m != 0) return global_block;
+  auto& block = blocks_[block_size];
+  if (!block) {
+    Comm* cross_block = cross_.block_level(block_size / m);
+    if (cross_block == nullptr) return global_block;
+    block = std::make_unique<HierarchicalComm>(backend_, domain_, *cross_block, *global_block, true);
+  }
+  return block.get();
+}
 
 void HierarchicalComm::unsupported(const char* op) {
   throw InputError(std::string("the hierarchical algorithm does not implement ") + op);

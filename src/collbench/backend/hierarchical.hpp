@@ -12,6 +12,7 @@
 // operation on each level at once inside group_start()/group_end() (coll/ep_dp.cpp).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +28,9 @@ class HierarchicalComm final : public Comm {
  public:
   // domain: this rank's domain; cross: ranks with the same local index, ordered by domain;
   // global: all ranks (for the remainder that does not split into domain chunks).
-  HierarchicalComm(Backend& backend, Comm& domain, Comm& cross, Comm& global);
+  // consecutive_domains: every domain has the same size and holds consecutive ranks (the same
+  // on every rank), so a block of whole domains is itself hierarchical (block_level).
+  HierarchicalComm(Backend& backend, Comm& domain, Comm& cross, Comm& global, bool consecutive_domains = false);
 
   [[nodiscard]] int rank() const override { return global_.rank(); }
   [[nodiscard]] int size() const override { return global_.size(); }
@@ -49,8 +52,10 @@ class HierarchicalComm final : public Comm {
   [[nodiscard]] std::string algo_used() const override { return "hierarchical"; }
   [[nodiscard]] Comm* domain_level() override { return &domain_; }
   [[nodiscard]] Comm* cross_level() override { return &cross_; }
-  // Blocks of consecutive ranks are blocks of the global communicator.
-  [[nodiscard]] Comm* block_level(int block_size) override { return global_.block_level(block_size); }
+  // The block of consecutive ranks: hierarchical again (this domain, the block of the cross
+  // communicator, the block of the global one) when it is whole domains of consecutive ranks,
+  // else the block of the global communicator (flat inside the block). Collective on first use.
+  [[nodiscard]] Comm* block_level(int block_size) override;
   // Groups span the backend's communicators: the levels group through the global one.
   [[nodiscard]] std::optional<std::string> group_waiver() const override { return global_.group_waiver(); }
   void group_start() override { global_.group_start(); }
@@ -65,6 +70,8 @@ class HierarchicalComm final : public Comm {
   Comm& domain_;
   Comm& cross_;
   Comm& global_;
+  bool consecutive_domains_;
+  std::map<int, std::unique_ptr<HierarchicalComm>> blocks_;  // block_level(), by block size
   std::unique_ptr<Buffer> scratch_[2];
 };
 

@@ -292,7 +292,9 @@ void SweepRun::make_comms(BackendSet& set) {
   set.world = set.backend->world();
   set.domain = set.backend->split(my_domain_, info_.rank);
   set.cross = set.backend->split(my_local_index_, my_domain_);
-  set.hierarchical = std::make_unique<backend::HierarchicalComm>(*set.backend, *set.domain, *set.cross, *set.world);
+  const bool consecutive = placement_.uniform() && placement_.interleaved.empty();
+  set.hierarchical =
+      std::make_unique<backend::HierarchicalComm>(*set.backend, *set.domain, *set.cross, *set.world, consecutive);
 }
 
 // Fresh communicators for the next pass of --repeats, so that no repeat runs on the previous
