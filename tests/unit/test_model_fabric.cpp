@@ -56,6 +56,9 @@ TEST(ModelFabric, EcmpExpectedMaxLoadByHand) {
   // 8 on 2: E[max] = 4 + E|X - 4| for X ~ Binomial(8, 1/2) = 4 + 2 x (4x1 + 3x8 + 2x28 + 1x56)/256.
   EXPECT_NEAR(ecmp_expected_max_load(8, 2), 4.0 + 2.0 * 140.0 / 256.0, 1e-12);
   EXPECT_NEAR(ecmp_rate_factor(8, 2), 4.0 / (4.0 + 280.0 / 256.0), 1e-12);
+  // 64 on 64 (docs/model.md's illustration): the same sum done independently in Python
+  // (floating point, binomial counts bin by bin) gives 3.9577368640731.
+  EXPECT_NEAR(ecmp_expected_max_load(64, 64), 3.9577368640731, 1e-9);
   // One uplink: no choice, no collision loss.
   EXPECT_DOUBLE_EQ(ecmp_expected_max_load(5, 1), 5.0);
   EXPECT_DOUBLE_EQ(ecmp_rate_factor(5, 1), 1.0);

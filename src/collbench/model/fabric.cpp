@@ -2,8 +2,12 @@
 // taper and the collisions apply (only to jobs whose traffic crosses the spine).
 #include "collbench/model/fabric.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace collbench::model {
@@ -52,17 +56,29 @@ double ecmp_expected_max_load(int flows, int uplinks) {
   const std::vector<double> lf = log_factorials(flows);
   const int least = (flows + uplinks - 1) / uplinks;  // P(max <= c) = 0 below ceil(f/u)
   double expected = least;
+  double previous = 1.0;
   for (int cap = least; cap < flows; ++cap) {
     const double tail = 1.0 - prob_max_at_most(flows, uplinks, cap, lf);
-    if (tail < 1e-15) break;
+    // Once small, the tail falls faster than geometrically: stop below 1e-12, or at the rounding
+    // floor (a small tail that no longer falls), where the rest of the sum is below 1e-9.
+    if (tail < 1e-12 || (tail < 1e-6 && tail >= previous)) break;
     expected += tail;
+    previous = tail;
   }
   return expected;
 }
 
 double ecmp_rate_factor(int flows, int uplinks) {
+  // Every estimate of a case asks again: keep each (flows, uplinks) once per process.
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, double> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(flows, uplinks);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
   const int ideal = (flows + uplinks - 1) / uplinks;
-  return ideal / ecmp_expected_max_load(flows, uplinks);
+  const double factor = ideal / ecmp_expected_max_load(flows, uplinks);
+  cache.emplace(key, factor);
+  return factor;
 }
 
 bool crosses_spine(const ScaleOut& s, int num_domains) {
