@@ -5,6 +5,7 @@
 // backend answers for itself here (nccl: backend/nccl/nccl_policy.cpp).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,13 @@
 #include "collbench/core/redop.hpp"
 
 namespace collbench::backend {
+
+// The memory of the GPU a rank will use, read before any buffer is allocated.
+struct DeviceMemory {
+  int device = 0;
+  std::uint64_t free_bytes = 0, total_bytes = 0;
+  std::string source;  // how it was read, e.g. "cudaMemGetInfo"
+};
 
 // Record fields a backend adds to a measured case (record `extra`): name and text or number.
 using RecordNotes = std::vector<std::pair<std::string, std::variant<std::string, double>>>;
@@ -45,6 +53,10 @@ class BackendPolicy {
   // `algo` is the backend's algorithm setting (auto for flat and hierarchical).
   [[nodiscard]] virtual std::string instance_key(std::string_view name, std::string_view algo, std::string_view buffers,
                                                  bool overlap) const;
+  // The memory of the device local rank `local_rank` of `ranks_on_host` will use (NCCL: its GPU's
+  // cudaMemGetInfo), or nullopt: a backend on host memory, or a device that cannot be read (the
+  // backend's own setup then says why).
+  [[nodiscard]] virtual std::optional<DeviceMemory> device_memory(int local_rank, int ranks_on_host) const;
   // Fields a measured case's record gains on this backend (e.g. in-switch accounting).
   [[nodiscard]] virtual RecordNotes record_notes(std::string_view algo, std::string_view collective, Dtype dtype,
                                                  double bytes, int comm_ranks) const;

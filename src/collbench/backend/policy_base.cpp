@@ -23,6 +23,10 @@ std::optional<std::string> BackendPolicy::capability_waiver(Backend& /*backend*/
   return std::nullopt;
 }
 
+std::optional<DeviceMemory> BackendPolicy::device_memory(int /*local_rank*/, int /*ranks_on_host*/) const {
+  return std::nullopt;
+}
+
 bool BackendPolicy::polls_for_overlap() const {
   return false;
 }

@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "collbench/backend/mpi/simulation.hpp"
+#include "collbench/backend/policy.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/run/case_checks.hpp"
@@ -26,11 +28,12 @@ struct CaseNeed {
   std::string label;
 };
 
-CaseNeed case_need(const plan::Case& c, const Placement& placement, int rank) {
+// `on_device`: the case's device buffers (send and receive) instead of its host bytes.
+CaseNeed case_need(const plan::Case& c, const Placement& placement, int rank, bool on_device = false) {
   const coll::Collective& coll = coll::find_collective(c.collective);
   const int n = case_comm_size(c, placement);
   const coll::CaseContext ctx = case_context(c, rank < n ? rank : 0, n, &placement);
-  const bool host = c.buffers == "host";
+  const bool host = on_device || c.buffers == "host";
   const coll::Shape shape = coll.shape_for(c.bytes, ctx);
   CaseNeed need{host_buffer_bytes(shape, c.dtype, c.in_place, host), {}};
   if (!c.overlap.empty() && c.overlap_chunks > 0) {
@@ -131,16 +134,69 @@ std::optional<std::string> memory_refusal(const MemoryNeed& need, int ranks_on_n
       host, ranks, format_bytes(need.per_rank), format_bytes(available.bytes), available.source);
 }
 
+std::uint64_t device_buffer_bytes(const coll::Shape& shape, Dtype dtype, bool in_place) {
+  return host_buffer_bytes(shape, dtype, in_place, true);
+}
+
+MemoryNeed sweep_device_need(const plan::Sweep& sweep, const Placement& placement, int rank, std::string_view backend) {
+  MemoryNeed need;
+  for (const auto& c : sweep.cases) {
+    if (c.backend != backend || c.buffers == "host") continue;
+    CaseNeed one = case_need(c, placement, rank, true);
+    if (one.bytes <= need.per_rank) continue;
+    need.per_rank = one.bytes;
+    need.case_label = std::move(one.label);
+  }
+  return need;
+}
+
+std::optional<std::string> device_memory_refusal(const MemoryNeed& need, const backend::DeviceMemory& device, int rank,
+                                                 const std::string& host) {
+  if (need.per_rank <= device.free_bytes) return std::nullopt;
+  return fmt::format(
+      "not enough GPU memory for {}: its device buffers need {} per rank, and GPU {} of rank {} on host '{}' has {} "
+      "free of {} ({}); use smaller sizes (-b/-e, --tokens), or free the GPU",
+      need.case_label, format_bytes(need.per_rank), device.device, rank, host, format_bytes(device.free_bytes),
+      format_bytes(device.total_bytes), device.source);
+}
+
+namespace {
+
+// This rank's refusal for its GPU: per backend whose cases hold device buffers and that reports
+// its device's memory, the largest of those cases against the free memory.
+std::optional<std::string> device_refusal(const plan::Sweep& sweep, const ProcessInfo& info, const Placement& placement,
+                                          const std::string& host) {
+  std::vector<std::string> backends;
+  for (const auto& c : sweep.cases) {
+    if (c.buffers != "host" && std::find(backends.begin(), backends.end(), c.backend) == backends.end())
+      backends.push_back(c.backend);
+  }
+  for (const auto& name : backends) {
+    const auto device = backend::backend_policy(name).device_memory(info.local_rank, info.ranks_on_host);
+    if (!device) continue;
+    if (auto refusal =
+            device_memory_refusal(sweep_device_need(sweep, placement, info.rank, name), *device, info.rank, host)) {
+      return refusal;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void check_memory(const plan::Sweep& sweep, const Control& control, const ProcessInfo& info,
                   const Placement& placement) {
   if (backend::sim::active()) return;
+  const std::string host =
+      static_cast<std::size_t>(info.rank) < info.hosts.size() ? info.hosts[info.rank].host : std::string("?");
   std::optional<std::string> mine;
   if (const auto available = host_memory_available()) {
-    const std::string host =
-        static_cast<std::size_t>(info.rank) < info.hosts.size() ? info.hosts[info.rank].host : std::string("?");
     mine = memory_refusal(sweep_memory_need(sweep, placement, info.rank), info.ranks_on_host, *available, host);
   }
   if (const auto refusal = agreed_refusal(control, mine)) throw InputError(*refusal);
+  if (const auto refusal = agreed_refusal(control, device_refusal(sweep, info, placement, host))) {
+    throw InputError(*refusal);
+  }
 }
 
 }  // namespace collbench::run

@@ -1,9 +1,11 @@
 // The memory a sweep's buffers need on a node against what the node has, checked before the
 // first case allocates anything (docs/errors.md, "Sizes, roots and memory"): a case that cannot
 // fit is bad input (exit 2), not a run that the kernel's OOM killer ends minutes later.
-// Host memory only: MemAvailable of /proc/meminfo against the host bytes every rank of the node
-// holds (its buffers, or for device buffers the staging copy of one). Device memory is not
-// checked here; a device allocation that fails is the backend's error.
+// Host memory: MemAvailable of /proc/meminfo against the host bytes every rank of the node
+// holds (its buffers, or for device buffers the staging copy of one). Device memory: for a
+// backend that reports its device's free memory (NCCL: cudaMemGetInfo of the rank's GPU,
+// backend::BackendPolicy::device_memory), each rank's device buffers against its GPU's free
+// memory.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "collbench/backend/policy.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/plan/sweep.hpp"
 #include "collbench/run/session.hpp"
@@ -50,9 +53,21 @@ MemoryNeed sweep_memory_need(const plan::Sweep& sweep, const Placement& placemen
 std::optional<std::string> memory_refusal(const MemoryNeed& need, int ranks_on_node, const MemoryAvailable& available,
                                           const std::string& host);
 
-// On every rank: an InputError, the same on every rank (the first rank whose node lacks the
-// memory), when the sweep's largest case does not fit. Nothing under a simulation, whose ranks
-// share one process and its buffers.
+// Device bytes one rank holds for one case's device buffers: send + receive (in place: the
+// larger one).
+std::uint64_t device_buffer_bytes(const coll::Shape& shape, Dtype dtype, bool in_place);
+
+// The largest device need over the cases of backend `backend` whose buffers are on the device
+// (every kind but host), for rank `rank`; per_rank 0 when there is none.
+MemoryNeed sweep_device_need(const plan::Sweep& sweep, const Placement& placement, int rank, std::string_view backend);
+
+// The refusal when need.per_rank exceeds the device's free memory, else nullopt.
+std::optional<std::string> device_memory_refusal(const MemoryNeed& need, const backend::DeviceMemory& device, int rank,
+                                                 const std::string& host);
+
+// On every rank: an InputError, the same on every rank (the first rank whose node, then the
+// first whose GPU, lacks the memory), when the sweep's largest case does not fit. Nothing under a simulation, whose
+// ranks share one process and its buffers.
 void check_memory(const plan::Sweep& sweep, const Control& control, const ProcessInfo& info,
                   const Placement& placement);
 

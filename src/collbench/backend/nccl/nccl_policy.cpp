@@ -3,6 +3,7 @@
 // in-switch algorithms, and the in-switch accounting of a measured record.
 #include "collbench/backend/nccl/nccl_policy.hpp"
 
+#include "collbench/backend/nccl/device_memory.hpp"
 #include "collbench/backend/nccl/nccl_backend.hpp"
 #include "collbench/backend/nccl/nccl_host.hpp"
 #include "collbench/backend/nccl/nvls_host.hpp"
@@ -20,6 +21,9 @@ class NcclPolicy final : public BackendPolicy {
   std::optional<std::string> capability_waiver(Backend& backend, Comm& comm, std::string_view collective, Dtype dtype,
                                                Redop redop) const override {
     return nccl::capability_waiver(backend, comm, collective, dtype, redop);
+  }
+  std::optional<DeviceMemory> device_memory(int local_rank, int ranks_on_host) const override {
+    return query_device_memory(local_rank, ranks_on_host);
   }
   // In-switch algorithms (nvls, nvlstree, cb-multimem): accumulation type, modelled wire bytes
   // per GPU and the busbw note (nvls_host.hpp; docs/results-format.md).
