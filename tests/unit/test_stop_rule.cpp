@@ -114,5 +114,14 @@ TEST(NextRound, MaxTimeMaxItersAndTheCap) {
   EXPECT_EQ(next_round_size(plan::StopRule{}, 10, 10, 0.0), 20);          // no rate yet: double
 }
 
+// The timed rounds read MPI_Wtime inline only for a timer that reads nothing else and a case no
+// fault item applies to (hang, delay, slow and slow-pair need the timer's path).
+TEST(InlineClock, OnlyForAnMpiWtimeTimerAndACaseWithoutFaults) {
+  EXPECT_TRUE(run::use_inline_clock(true, false));
+  EXPECT_FALSE(run::use_inline_clock(true, true));    // a fault applies to the case
+  EXPECT_FALSE(run::use_inline_clock(false, false));  // CUDA events
+  EXPECT_FALSE(run::use_inline_clock(false, true));
+}
+
 }  // namespace
 }  // namespace collbench

@@ -111,6 +111,9 @@ class Timer {
   virtual void stop() = 0;
   [[nodiscard]] virtual double total_us() = 0;   // stop - start
   [[nodiscard]] virtual double inside_us() = 0;  // stop - enter (stop - start without enter())
+  // True when start(), enter() and stop() only read MPI_Wtime: the runner may then read it itself
+  // in the timed loop, without a virtual call in the timed region (run/measure.cpp).
+  [[nodiscard]] virtual bool reads_mpi_wtime() const { return false; }
 };
 
 class Backend {

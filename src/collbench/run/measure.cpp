@@ -147,6 +147,87 @@ std::uint64_t verify_once(const MeasureInput& in, CaseBuffers& b, const coll::Sh
   return in.collective->verify(result, shape, ctx);
 }
 
+// Where this rank is, for the watchdog (null: none).
+void mark(const MeasureInput& in, int iteration, Phase phase, Stage stage = Stage::timed) {
+  if (in.watchdog != nullptr) in.watchdog->at(in.case_index, iteration, phase, in.timeout_s, stage);
+}
+
+// What a timed iteration needs, fixed for the whole case.
+struct TimedCase {
+  const MeasureInput* in = nullptr;
+  const CaseBuffers* buffers = nullptr;
+  const coll::Shape* shape = nullptr;
+  const coll::CaseContext* ctx = nullptr;
+  backend::Timer* timer = nullptr;
+  int batch = 1;
+  double slow = 1.0;       // fault kind slow
+  double pair_slow = 1.0;  // fault kind slow-pair
+};
+
+// This rank's sums over the timed iterations (the record's per-rank mean, max and wait).
+struct RankSums {
+  double total = 0.0;
+  double inside = 0.0;
+  double max_total = 0.0;
+  void add(double t, double in) {
+    total += t;
+    inside += in;
+    max_total = std::max(max_total, t);
+  }
+};
+
+// One timed iteration through the backend's timer, with the fault injection of the case.
+void timed_iteration(const TimedCase& t, int iter, double& total, RankSums& sums) {
+  const MeasureInput& in = *t.in;
+  if (in.faults->hang(in.world_rank, in.case_index, iter)) {
+    mark(in, iter, Phase::fault);
+    hang_forever(in.world_rank, in.case_index, fmt::format("iteration {}", iter));
+  }
+  const double delay_us = in.faults->delay_us(in.world_rank, in.case_index, iter);
+  mark(in, iter, Phase::waiting);
+  in.control->barrier(in.progress);
+  t.timer->start();
+  if (delay_us > 0) {  // the watchdog names a rank delayed here: it has not entered the collective
+    mark(in, iter, Phase::delay);
+    sleep_us(delay_us);
+    mark(in, iter, Phase::waiting);
+    t.timer->enter();
+  }
+  for (int b = 0; b < t.batch; ++b) {
+    in.collective->launch(*in.comm, t.buffers->send_ptr, t.buffers->recv_ptr, *t.shape, *t.ctx);
+  }
+  in.comm->synchronize();
+  if (t.pair_slow > 1.0) {
+    // slow-pair: the exchange takes `factor` times as long (the timer must have stopped
+    // once to know how long it took).
+    t.timer->stop();
+    sleep_us((t.pair_slow - 1.0) * t.timer->inside_us());
+  }
+  t.timer->stop();
+  total = t.timer->total_us() * t.slow / t.batch;
+  sums.add(total, t.timer->inside_us() * t.slow / t.batch);
+}
+
+// One round on MPI_Wtime read inline (use_inline_clock): between the two clock reads only the
+// launches and synchronize(), as in a bare MPI loop; the same times as the timer would give
+// (no fault here: no delay, so inside == total, and no slow factor).
+void inline_clock_round(const TimedCase& t, int& iter, std::vector<double>& local, RankSums& sums) {
+  const MeasureInput& in = *t.in;
+  const coll::Collective& coll = *in.collective;
+  backend::Comm& comm = *in.comm;
+  const void* send = t.buffers->send_ptr;
+  void* recv = t.buffers->recv_ptr;
+  for (double& slot : local) {
+    mark(in, iter++, Phase::waiting);
+    in.control->barrier(in.progress);
+    const double start = MPI_Wtime();
+    for (int b = 0; b < t.batch; ++b) coll.launch(comm, send, recv, *t.shape, *t.ctx);
+    comm.synchronize();
+    const double stop = MPI_Wtime();
+    slot = (stop - start) * 1e6 / t.batch;
+    sums.add(slot, slot);
+  }
+}
 }  // namespace
 
 coll::CaseContext case_context(const plan::Case& spec, int rank, int num_ranks, const Placement* placement) {
@@ -218,12 +299,13 @@ int next_round_size(const plan::StopRule& rule, int iterations, int round, doubl
   return static_cast<int>(std::clamp<long long>(next, 1, 4096));
 }
 
+bool use_inline_clock(bool timer_reads_mpi_wtime, bool case_has_faults) {
+  return timer_reads_mpi_wtime && !case_has_faults;
+}
+
 Measurement measure(const MeasureInput& in) {
-  // Every step below is bounded by the watchdog: it learns where this rank is.
-  const auto progress = [&in](int iteration, Phase phase, Stage stage = Stage::timed) {
-    if (in.watchdog != nullptr) in.watchdog->at(in.case_index, iteration, phase, in.timeout_s, stage);
-  };
-  progress(-1, Phase::host, Stage::setup);
+  // Every step below is bounded by the watchdog: it learns where this rank is (mark).
+  mark(in, -1, Phase::host, Stage::setup);
   const plan::Case& spec = *in.spec;
   const auto& coll = *in.collective;
   backend::Comm& comm = *in.comm;
@@ -264,7 +346,7 @@ Measurement measure(const MeasureInput& in) {
   for (auto& cb : chunk_buffers) coll.prepare(comm, cb.send_ptr, cb.recv_ptr, chunk_shape, chunk_ctx);
 
   // 1. Verify before timing (overlap mode: while the compute load runs beside the collective).
-  progress(-1, Phase::waiting, Stage::verification);
+  mark(in, -1, Phase::waiting, Stage::verification);
   std::uint64_t wrong = 0;
   if (spec.check) {
     if (compute) compute->start();
@@ -284,10 +366,10 @@ Measurement measure(const MeasureInput& in) {
   // 2. Warm-up (excluded from every statistic).
   for (int i = 0; i < spec.stop.warmup; ++i) {
     if (in.faults->hang_in_warmup(in.world_rank, in.case_index, i)) {
-      progress(i, Phase::fault, Stage::warmup);
+      mark(in, i, Phase::fault, Stage::warmup);
       hang_forever(in.world_rank, in.case_index, fmt::format("warm-up iteration {}", i));
     }
-    progress(i, Phase::waiting, Stage::warmup);
+    mark(in, i, Phase::waiting, Stage::warmup);
     coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
   }
   comm.synchronize();
@@ -313,9 +395,17 @@ Measurement measure(const MeasureInput& in) {
   std::vector<double> own_totals;  // this rank's per-iteration times, for its median
   std::vector<double> all_totals;  // per_domain: every rank's times of one round, on rank 0
 
-  double sum_total = 0.0;
-  double max_total = 0.0;
-  double sum_inside = 0.0;
+  TimedCase timed;
+  timed.in = &in;
+  timed.buffers = &buffers;
+  timed.shape = &m.shape;
+  timed.ctx = &ctx;
+  timed.timer = timer.get();
+  timed.batch = batch;
+  timed.slow = slow;
+  timed.pair_slow = pair_slow;
+  const bool inline_clock = use_inline_clock(timer->reads_mpi_wtime(), in.faults->affects_case(in.case_index));
+  RankSums sums;
   int iter = 0;
   int round = std::clamp(spec.stop.min_iters, 1, 16);
   const double t_begin = MPI_Wtime();
@@ -323,36 +413,10 @@ Measurement measure(const MeasureInput& in) {
   std::vector<double> round_max;
   for (;;) {
     local_total.assign(static_cast<std::size_t>(round), 0.0);
-    for (int r = 0; r < round; ++r, ++iter) {
-      if (in.faults->hang(in.world_rank, in.case_index, iter)) {
-        progress(iter, Phase::fault);
-        hang_forever(in.world_rank, in.case_index, fmt::format("iteration {}", iter));
-      }
-      const double delay_us = in.faults->delay_us(in.world_rank, in.case_index, iter);
-      progress(iter, Phase::waiting);
-      control.barrier(in.progress);
-      timer->start();
-      if (delay_us > 0) {  // the watchdog names a rank delayed here: it has not entered the collective
-        progress(iter, Phase::delay);
-        sleep_us(delay_us);
-        progress(iter, Phase::waiting);
-        timer->enter();
-      }
-      for (int b = 0; b < batch; ++b) coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
-      comm.synchronize();
-      if (pair_slow > 1.0) {
-        // slow-pair: the exchange takes `factor` times as long (the timer must have stopped
-        // once to know how long it took).
-        timer->stop();
-        sleep_us((pair_slow - 1.0) * timer->inside_us());
-      }
-      timer->stop();
-      const double total = timer->total_us() * slow / batch;
-      const double inside = timer->inside_us() * slow / batch;
-      local_total[static_cast<std::size_t>(r)] = total;
-      sum_total += total;
-      sum_inside += inside;
-      max_total = std::max(max_total, total);
+    if (inline_clock) {
+      inline_clock_round(timed, iter, local_total, sums);
+    } else {
+      for (double& slot : local_total) timed_iteration(timed, iter++, slot, sums);
     }
     control.max_to_root(local_total, round_max);
     own_totals.insert(own_totals.end(), local_total.begin(), local_total.end());
@@ -402,7 +466,7 @@ Measurement measure(const MeasureInput& in) {
     std::vector<double> local(kSideIters, 0.0);
     std::vector<double> worst;
     for (int i = 0; i < kSideIters; ++i) {
-      progress(iter, Phase::waiting);
+      mark(in, iter, Phase::waiting);
       control.barrier(in.progress);
       timer->start();
       for (int b = 0; b < batch; ++b) coll.launch_side(op, comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
@@ -429,15 +493,15 @@ Measurement measure(const MeasureInput& in) {
     };
     ops.synchronize = [&comm] { comm.synchronize(); };
     ops.compute = compute.get();
-    ops.progress = [&](int it) { progress(iter + it, Phase::waiting); };
+    ops.progress = [&](int it) { mark(in, iter + it, Phase::waiting); };
     m.overlap->samples = time_overlap(ops, control, spec.stop, in.progress);
     m.overlap->compute_wrong_by_rank = control.gather(compute->check());
   }
 
-  const double mean = iter > 0 ? sum_total / iter : 0.0;
-  const double wait = iter > 0 ? sum_inside / iter : 0.0;
+  const double mean = iter > 0 ? sums.total / iter : 0.0;
+  const double wait = iter > 0 ? sums.inside / iter : 0.0;
   m.rank_mean_us = control.gather(mean);
-  m.rank_max_us = control.gather(max_total);
+  m.rank_max_us = control.gather(sums.max_total);
   m.rank_wait_us = control.gather(wait);
   m.rank_p50_us = control.gather(own_totals.empty() ? 0.0 : stats::summarize(own_totals).p50);
   return m;

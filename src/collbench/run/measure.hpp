@@ -73,6 +73,12 @@ struct Measurement {
 
 Measurement measure(const MeasureInput& in);
 
+// Whether the timed rounds read MPI_Wtime inline instead of calling the backend's timer: when the
+// timer only reads MPI_Wtime (the MPI backend) and no fault item applies to the case (the fault
+// injection's hang, delay, slow and slow-pair need the timer's path). Same times, fewer
+// instructions between the two clock reads (docs/performance.md section 5, Run D).
+bool use_inline_clock(bool timer_reads_mpi_wtime, bool case_has_faults);
+
 // The collective's view of a case on a communicator of `num_ranks` ranks: dtype, reduction,
 // parameters, algorithm, and the placement of the communicator's ranks (scope domain: one
 // domain; global: the run's placement).

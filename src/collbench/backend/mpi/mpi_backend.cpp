@@ -315,6 +315,7 @@ class WallTimer final : public Timer {
   void stop() override { stop_ = MPI_Wtime(); }
   [[nodiscard]] double total_us() override { return (stop_ - start_) * 1e6; }
   [[nodiscard]] double inside_us() override { return (stop_ - enter_) * 1e6; }
+  [[nodiscard]] bool reads_mpi_wtime() const override { return true; }
 
  private:
   double start_ = 0, enter_ = 0, stop_ = 0;
