@@ -102,12 +102,12 @@ auto at(const std::string& where, F&& f) {
 }
 
 // One scalar setting of a Case: the value and where it was read (file:line: key 'k').
-using Setter = void (*)(Case& c, const std::string& value, const std::string& where);
+using ValueSetter = void (*)(Case& c, const std::string& value, const std::string& where);
 
 // The case settings a sweep key writes; keys without one are the collective's own parameters.
-const std::map<std::string, Setter, std::less<>>& case_setters() {
+const std::map<std::string, ValueSetter, std::less<>>& case_setters() {
   using S = const std::string&;
-  static const std::map<std::string, Setter, std::less<>> kSetters = {
+  static const std::map<std::string, ValueSetter, std::less<>> kSetters = {
       {"collective", [](Case& c, S v, S) { c.collective = v; }},
       {"backend", [](Case& c, S v, S w) { c.backend = at(w, [&] { return parse_backend(v); }); }},
       {"dtype", [](Case& c, S v, S w) { c.dtype = at(w, [&] { return parse_dtype(v); }); }},
