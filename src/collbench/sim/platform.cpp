@@ -74,15 +74,16 @@ std::vector<LinkSpec> base_links(const model::SystemProfile& p, const std::vecto
 }
 
 void apply_degrade(std::vector<LinkSpec>& links, const std::map<std::string, double>& degrade, int gpus, int domains) {
-  for (const auto& [name, factor] : degrade) {
-    auto it = std::find_if(links.begin(), links.end(), [&](const LinkSpec& l) { return l.name == name; });
+  for (const auto& entry : degrade) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    auto it = std::find_if(links.begin(), links.end(), [&name](const LinkSpec& l) { return l.name == name; });
     if (it == links.end()) {
       throw InputError(
           fmt::format("--degrade {}: no such link; accepted: nvl-G or nic-G with G in 0..{}, uplink-D with "
                       "D in 0..{}",
                       name, gpus - 1, domains - 1));
     }
-    it->bytes_per_s *= factor;
+    it->bytes_per_s *= entry.second;
   }
 }
 
