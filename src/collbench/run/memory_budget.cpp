@@ -110,15 +110,26 @@ std::uint64_t host_buffer_bytes(const coll::Shape& shape, Dtype dtype, bool in_p
   return send + recv;
 }
 
-MemoryNeed sweep_memory_need(const plan::Sweep& sweep, const Placement& placement, int rank) {
+namespace {
+
+// The largest need over the sweep's cases that `counts` accepts (host bytes, or device buffers).
+template <typename Filter>
+MemoryNeed largest_need(const plan::Sweep& sweep, const Placement& placement, int rank, bool on_device, Filter counts) {
   MemoryNeed need;
   for (const auto& c : sweep.cases) {
-    CaseNeed one = case_need(c, placement, rank);
+    if (!counts(c)) continue;
+    CaseNeed one = case_need(c, placement, rank, on_device);
     if (one.bytes <= need.per_rank) continue;
     need.per_rank = one.bytes;
     need.case_label = std::move(one.label);
   }
   return need;
+}
+
+}  // namespace
+
+MemoryNeed sweep_memory_need(const plan::Sweep& sweep, const Placement& placement, int rank) {
+  return largest_need(sweep, placement, rank, false, [](const plan::Case&) { return true; });
 }
 
 std::optional<std::string> memory_refusal(const MemoryNeed& need, int ranks_on_node, const MemoryAvailable& available,
@@ -139,15 +150,8 @@ std::uint64_t device_buffer_bytes(const coll::Shape& shape, Dtype dtype, bool in
 }
 
 MemoryNeed sweep_device_need(const plan::Sweep& sweep, const Placement& placement, int rank, std::string_view backend) {
-  MemoryNeed need;
-  for (const auto& c : sweep.cases) {
-    if (c.backend != backend || c.buffers == "host") continue;
-    CaseNeed one = case_need(c, placement, rank, true);
-    if (one.bytes <= need.per_rank) continue;
-    need.per_rank = one.bytes;
-    need.case_label = std::move(one.label);
-  }
-  return need;
+  return largest_need(sweep, placement, rank, true,
+                      [backend](const plan::Case& c) { return c.backend == backend && c.buffers != "host"; });
 }
 
 std::optional<std::string> device_memory_refusal(const MemoryNeed& need, const backend::DeviceMemory& device, int rank,
