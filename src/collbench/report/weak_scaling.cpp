@@ -1,21 +1,17 @@
-// Weak-scaling analysis: grouping across rank counts, E(N) with bootstrap intervals, % of bound,
-// stragglers, and model projections with prediction intervals (method: docs/report.md).
+// Weak-scaling analysis: grouping across rank counts, E(N) with bootstrap intervals, % of bound
+// and stragglers (method: docs/report.md). The model projections with their prediction intervals
+// are in weak_scaling_projection.cpp.
 #include "collbench/report/weak_scaling.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <map>
-#include <set>
 #include <tuple>
 
-#include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
-#include "collbench/core/placement.hpp"
-#include "collbench/model/estimate.hpp"
 #include "collbench/record/nccltests_convert.hpp"
 #include "collbench/report/weak_scaling_detail.hpp"
 #include "collbench/stats/median_bootstrap.hpp"
@@ -86,65 +82,6 @@ std::optional<double> overlap_number(const CaseRecord& r, const char* key) {
   if (!r.overlap.is_object() || !r.overlap.contains(key) || !r.overlap[key].is_number()) return std::nullopt;
   return r.overlap[key].get<double>();
 }
-
-std::string packing_of(const std::vector<int>& sizes) {
-  Placement p;
-  p.domain_sizes = sizes;
-  return model::packing_string(p);
-}
-
-bool uneven(const std::vector<int>& sizes) {
-  return !sizes.empty() &&
-         *std::min_element(sizes.begin(), sizes.end()) != *std::max_element(sizes.begin(), sizes.end());
-}
-
-// The model's estimate for a measured or projected case; nullopt with `why` filled otherwise.
-std::optional<model::Estimate> estimate_for(const model::SystemProfile& profile, const std::string& collective,
-                                            const std::string& algo, const std::string& dtype, std::uint64_t bytes,
-                                            const std::string& scope, const std::vector<int>& domain_sizes,
-                                            std::string& why) {
-  try {
-    model::CaseGeometry g;
-    g.collective = collective;
-    g.algo = algo;
-    g.dtype = parse_dtype(dtype);
-    g.bytes = bytes;
-    int n = 0;
-    for (int s : domain_sizes) n += s;
-    g.placement = placement_from_sizes(n, domain_sizes);
-    g.scope = parse_scope(scope);
-    auto outcome = model::model_case(profile, g);
-    if (!outcome.estimate) why = outcome.why_not.empty() ? "not modelled" : outcome.why_not;
-    return outcome.estimate;
-  } catch (const Error& e) {
-    why = e.what();
-    return std::nullopt;
-  }
-}
-
-std::string group_label(const WeakScalingGroup& g) {
-  return fmt::format("{} {} {} {}B/rank {} {} {}", g.collective, g.algo, g.dtype, g.bytes_per_rank, g.scope, g.backend,
-                     g.in_place ? "in-place" : "out-of-place");
-}
-
-}  // namespace
-
-ProjectedInterval projected_interval(double pct_bound, const Interval& rel, double k,
-                                     std::optional<double> efficiency) {
-  ProjectedInterval out;
-  const double low = pct_bound * std::max(0.0, 1.0 - k * (1.0 - rel.low));
-  const double high = pct_bound * (1.0 + k * (rel.high - 1.0));
-  out.unclipped_high = high;
-  out.clipped = high > 100.0;
-  out.pct_bound = Interval{std::min(low, 100.0), std::min(high, 100.0)};
-  if (efficiency && pct_bound > 0.0) {
-    const double scale = *efficiency / pct_bound;
-    out.efficiency = Interval{out.pct_bound.low * scale, out.pct_bound.high * scale};
-  }
-  return out;
-}
-
-namespace {
 
 void set_title(WeakScalingReport& rep, const Systems& systems) {
   rep.measured_system = systems.measured;
@@ -231,8 +168,8 @@ void set_bound(MeasuredPoint& m, const CaseRecord& r, const Systems& systems) {
     m.bound_source = fmt::format("record (model.system {})", r.model->system);
   } else if (systems.bounds) {
     std::string why;
-    if (auto est = estimate_for(*systems.bounds, r.collective, r.algo_requested, r.dtype, r.bytes, r.scope,
-                                r.domain_sizes, why)) {
+    if (auto est = wsd::estimate_for(*systems.bounds, r.collective, r.algo_requested, r.dtype, r.bytes, r.scope,
+                                     r.domain_sizes, why)) {
       m.bound_time_us = est->bound_time_us;
       m.bound_busbw_gbps = est->bound_busbw_gbps;
       m.expected_time_us = est->expected_time_us;
@@ -274,8 +211,8 @@ MeasuredPoint measured_fields(const Entry& e) {
   m.num_ranks = r.num_ranks;
   m.domain_sizes = r.domain_sizes;
   m.num_domains = r.num_domains;
-  m.packing = packing_of(r.domain_sizes);
-  m.uneven = uneven(r.domain_sizes);
+  m.packing = wsd::packing_string_of(r.domain_sizes);
+  m.uneven = wsd::uneven(r.domain_sizes);
   m.file = e.file->path;
   m.line = e.line;
   m.run_id = r.run_id;
@@ -391,148 +328,8 @@ void add_efficiency(WeakScalingGroup& g, GroupPoints& gp, const WeakScalingOptio
   }
 }
 
-struct Far {
-  int n, largest;
-  double factor;
-};
-
-// What a projection of one group is calibrated on.
-struct Calibration {
-  const MeasuredPoint* point;       // the calibration point
-  double eff;                       // its efficiency against the bound
-  std::optional<Interval> rel_eff;  // relative interval, widened by the extrapolation
-  int largest_measured;
-  const CaseRecord* reference;  // N0, or null
-};
-
-void set_interval(ProjectedPoint& pp, const Calibration& cal) {
-  if (!cal.rel_eff) {
-    pp.notes.push_back("no prediction interval: the calibration point has fewer than two samples");
-    return;
-  }
-  const ProjectedInterval iv = projected_interval(pp.pct_bound, *cal.rel_eff, pp.widening, pp.efficiency);
-  pp.pct_bound_pi = iv.pct_bound;
-  pp.pi = iv.efficiency;
-  pp.interval_clipped = iv.clipped;
-  if (iv.clipped) {
-    pp.notes.push_back(
-        fmt::format("prediction interval clipped at the bound: the widened calibration spread reached {:.1f}% of the "
-                    "bound (% bound at most 100, E(N) at most bound_busbw(N) / busbw(N0))",
-                    iv.unclipped_high));
-  }
-}
-
-// The projection of group g to n ranks; nullopt (with a note) when the model has no bound there.
-std::optional<ProjectedPoint> project_to(int n, WeakScalingGroup& g, const Calibration& cal, const Systems& systems,
-                                         const WeakScalingOptions& opt, std::vector<Far>& far) {
-  const MeasuredPoint& lm = *cal.point;
-  ProjectedPoint pp;
-  pp.num_ranks = n;
-  pp.system = systems.projection->name;
-  const int ranks_per_domain = *std::max_element(lm.domain_sizes.begin(), lm.domain_sizes.end());
-  pp.domain_sizes = projected_domain_sizes(n, ranks_per_domain, opt.packing);
-  if (pp.domain_sizes.empty()) {
-    g.notes.push_back(wsd::no_full_packing_note(n, ranks_per_domain));
-    return std::nullopt;
-  }
-  pp.packing = packing_of(pp.domain_sizes);
-  pp.packing_rule = std::string(to_string(opt.packing));
-  pp.uneven = uneven(pp.domain_sizes);
-  pp.notes.push_back(wsd::packing_note(pp, ranks_per_domain, opt.packing));
-  std::string why;
-  const auto est =
-      estimate_for(*systems.projection, g.collective, g.algo, g.dtype, g.bytes_per_rank, g.scope, pp.domain_sizes, why);
-  if (!est || est->bound_time_us <= 0.0) {
-    g.notes.push_back(fmt::format("no projection at N={}: {}", n, est ? "the bound time is 0" : why));
-    return std::nullopt;
-  }
-  pp.bound_time_us = est->bound_time_us;
-  pp.bound_busbw_gbps = est->bound_busbw_gbps;
-  pp.projected_time_us = est->bound_time_us / cal.eff;
-  pp.projected_busbw_gbps = est->bound_busbw_gbps * cal.eff;
-  pp.pct_bound = 100.0 * cal.eff;
-  pp.extrapolation = static_cast<double>(n) / lm.num_ranks;
-  pp.widening = 1.0 + std::log2(std::max(1.0, pp.extrapolation));
-  if (cal.reference) {
-    const CaseRecord& r0 = *cal.reference;
-    pp.efficiency =
-        opt.metric == Metric::busbw ? pp.projected_busbw_gbps / r0.busbw_gbps : r0.time_us->p50 / pp.projected_time_us;
-  } else {
-    pp.notes.push_back("no E(N): the group has no reference point");
-  }
-  set_interval(pp, cal);
-  const double beyond_largest = static_cast<double>(n) / cal.largest_measured;
-  if (beyond_largest > opt.extrapolation_warn_factor) {
-    pp.extrapolation_warning = true;
-    const std::string w = fmt::format(
-        "{}: projecting to N={} is {:.3g}x the largest measured N={} (more than {:g}x): model only, the "
-        "model's bound carries the projection, the measurements only calibrate it",
-        group_label(g), n, beyond_largest, cal.largest_measured, opt.extrapolation_warn_factor);
-    pp.notes.push_back(w);
-    far.push_back({n, cal.largest_measured, beyond_largest});
-  }
-  return pp;
-}
-
-// The calibration point: the largest measured N, or --calibrate-at's (nullptr with a note when
-// the group has no point there).
-const MeasuredPoint* calibration_point(WeakScalingGroup& g, const WeakScalingOptions& opt) {
-  if (!opt.calibrate_at) {
-    // The largest N that is not an anomaly.
-    const auto it = std::find_if(g.measured.rbegin(), g.measured.rend(), [](const auto& m) { return !m.anomaly; });
-    if (it == g.measured.rend()) {
-      g.notes.push_back("no projection: every measured point of this group is an anomaly (--anomaly-below)");
-      return nullptr;
-    }
-    return &*it;
-  }
-  const auto at = std::find_if(g.measured.begin(), g.measured.end(),
-                               [&](const auto& m) { return m.num_ranks == *opt.calibrate_at; });
-  if (at == g.measured.end() || at->anomaly) {
-    g.notes.push_back(fmt::format("no projection: --calibrate-at {}: {} in this group", *opt.calibrate_at,
-                                  at == g.measured.end() ? fmt::format("no point at N={}", *opt.calibrate_at)
-                                                         : std::string("that point is an anomaly (--anomaly-below)")));
-    return nullptr;
-  }
-  return &*at;
-}
-
-// Projections to requested rank counts without a measurement (or above --calibrate-at).
-void add_projections(WeakScalingGroup& g, const GroupPoints& gp, const WeakScalingReport& rep, const Systems& systems,
-                     const WeakScalingOptions& opt, std::vector<Far>& far) {
-  const int largest_measured = g.measured.back().num_ranks;
-  const MeasuredPoint* at = calibration_point(g, opt);
-  if (at == nullptr) return;
-  const auto& lm = *at;
-  g.calibration_ranks = lm.num_ranks;
-  if (lm.pct_bound) {
-    g.calibration_efficiency = *lm.pct_bound / 100.0;
-    if (lm.pct_bound_ci) g.calibration_ci = Interval{lm.pct_bound_ci->low / 100.0, lm.pct_bound_ci->high / 100.0};
-  }
-  std::vector<int> wanted;
-  for (int n : rep.requested_ranks) {
-    const bool have =
-        std::any_of(g.measured.begin(), g.measured.end(), [n](const auto& m) { return m.num_ranks == n; });
-    if (opt.calibrate_at ? n > lm.num_ranks : !have && n > 0) wanted.push_back(n);
-  }
-  if (!systems.projection || wanted.empty()) return;
-  if (!g.calibration_efficiency) {
-    g.notes.push_back(fmt::format("no projection: no bound at the calibration point N={} to calibrate on ({})",
-                                  lm.num_ranks,
-                                  systems.bounds ? "the model does not cover this case"
-                                                 : "the records carry no model and no --system was given"));
-    return;
-  }
-  Calibration cal{&lm, *g.calibration_efficiency, std::nullopt, largest_measured,
-                  gp.ref ? gp.points[*gp.ref].rec : nullptr};
-  if (g.calibration_ci) cal.rel_eff = Interval{g.calibration_ci->low / cal.eff, g.calibration_ci->high / cal.eff};
-  for (int n : wanted) {
-    if (auto pp = project_to(n, g, cal, systems, opt, far)) g.projected.push_back(std::move(*pp));
-  }
-}
-
 WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, const WeakScalingReport& rep,
-                             const Systems& systems, const WeakScalingOptions& opt, std::vector<Far>& far) {
+                             const Systems& systems, const WeakScalingOptions& opt, std::vector<wsd::Far>& far) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.rec->num_ranks < b.rec->num_ranks; });
   WeakScalingGroup g = group_of(*entries.front().rec);
@@ -543,24 +340,8 @@ WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, const 
     g.measured.push_back(measured_point(gp.points[p], gp.samples[p], systems, opt, gi));
   }
   add_efficiency(g, gp, opt, gi);
-  add_projections(g, gp, rep, systems, opt, far);
+  wsd::add_projections(g, gp.ref ? gp.points[*gp.ref].rec : nullptr, rep, systems, opt, far);
   return g;
-}
-
-// One warning for the report (each projected point also carries its own note and flag).
-void warn_far_projections(WeakScalingReport& rep, const std::vector<Far>& far, const WeakScalingOptions& opt) {
-  if (far.empty()) return;
-  std::set<int> ns, largest;
-  double worst = 0.0;
-  for (const auto& f : far) {
-    ns.insert(f.n);
-    largest.insert(f.largest);
-    worst = std::max(worst, f.factor);
-  }
-  rep.warnings.push_back(fmt::format(
-      "projections to N={} extrapolate more than {:g}x beyond the largest measured N ({}; up to {:.3g}x, {} "
-      "projected point(s)): the model's bound carries them, the measurements only calibrate it",
-      fmt::join(ns, ", "), opt.extrapolation_warn_factor, fmt::join(largest, ", "), worst, far.size()));
 }
 
 }  // namespace
@@ -587,7 +368,7 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
   rep.packing = opt.packing;
   wsd::check_anomaly_option(opt);
   rep.anomaly_below_pct = opt.anomaly_below_pct;
-  std::vector<Far> far;
+  std::vector<wsd::Far> far;
   auto members = group_cases(files, rep);
   for (std::size_t gi = 0; gi < members.size(); ++gi) {
     rep.groups.push_back(build_group(members[gi], gi, rep, systems, opt, far));
@@ -595,7 +376,7 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
   wsd::check_base_found(rep);
   wsd::warn_beyond_bound(rep);
   wsd::warn_anomalies(rep);
-  warn_far_projections(rep, far, opt);
+  wsd::warn_far_projections(rep, far, opt);
   return rep;
 }
 

@@ -1,10 +1,12 @@
 // Internals of the weak-scaling report shared by its files (not an interface of the layer).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "collbench/model/estimate.hpp"
 #include "collbench/report/weak_scaling.hpp"
 
 namespace collbench::report::weak_scaling_detail {
@@ -25,12 +27,36 @@ struct Systems {
 // InputError when the records name several systems, or --system contradicts them.
 Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOptions& opt);
 
+// The model's estimate for a measured or projected case; nullopt with `why` filled otherwise.
+std::optional<model::Estimate> estimate_for(const model::SystemProfile& profile, const std::string& collective,
+                                            const std::string& algo, const std::string& dtype, std::uint64_t bytes,
+                                            const std::string& scope, const std::vector<int>& domain_sizes,
+                                            std::string& why);
+
+// ---- projections (weak_scaling_projection.cpp) ---------------------------------------------------
+
+// A projected point beyond --extrapolation-warn's factor of the largest measured N.
+struct Far {
+  int n, largest;
+  double factor;
+};
+
+// Projections of group g to the requested rank counts without a measurement (or above
+// --calibrate-at), calibrated on its largest non-anomalous point; `reference` is the record of
+// N0 (null when the group has none). Far extrapolations are appended to `far`.
+void add_projections(WeakScalingGroup& g, const record::CaseRecord* reference, const WeakScalingReport& rep,
+                     const Systems& systems, const WeakScalingOptions& opt, std::vector<Far>& far);
+// One warning for the report (each projected point also carries its own note and flag).
+void warn_far_projections(WeakScalingReport& rep, const std::vector<Far>& far, const WeakScalingOptions& opt);
+
 // ---- policies (weak_scaling_policy.cpp) ---------------------------------------------------------
 
 inline constexpr double kDefaultAnomalyBelowPct = 40.0;
 
 // "4x72" for domain sizes.
 std::string packing_string_of(const std::vector<int>& sizes);
+// Domains of different sizes.
+bool uneven(const std::vector<int>& sizes);
 // The note every projected point carries: its packing and the rule that chose it.
 std::string packing_note(const ProjectedPoint& pp, int m, Packing packing);
 // Why N was not projected under --packing full, with the alternatives.

@@ -49,6 +49,11 @@ std::string packing_string_of(const std::vector<int>& sizes) {
   return model::packing_string(p);
 }
 
+bool uneven(const std::vector<int>& sizes) {
+  return !sizes.empty() &&
+         *std::min_element(sizes.begin(), sizes.end()) != *std::max_element(sizes.begin(), sizes.end());
+}
+
 std::string packing_note(const ProjectedPoint& pp, int m, Packing packing) {
   const int smallest = *std::min_element(pp.domain_sizes.begin(), pp.domain_sizes.end());
   switch (packing) {

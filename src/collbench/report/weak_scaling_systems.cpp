@@ -1,11 +1,14 @@
-// Which system the weak-scaling records were measured on, and which profiles give bounds and
-// projections (--system, --project-onto).
+// Which system the weak-scaling records were measured on, which profiles give bounds and
+// projections (--system, --project-onto), and the model's estimate from a profile.
 #include <fmt/format.h>
 
 #include <map>
 
+#include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/core/placement.hpp"
+#include "collbench/model/estimate.hpp"
 #include "collbench/report/weak_scaling_detail.hpp"
 
 namespace collbench::report::weak_scaling_detail {
@@ -94,6 +97,30 @@ Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOp
   }
   if (s.projection && opt.requested_ranks.empty()) s.status = "no projection: no rank counts requested (--ranks)";
   return s;
+}
+
+// The model's estimate for a measured or projected case; nullopt with `why` filled otherwise.
+std::optional<model::Estimate> estimate_for(const model::SystemProfile& profile, const std::string& collective,
+                                            const std::string& algo, const std::string& dtype, std::uint64_t bytes,
+                                            const std::string& scope, const std::vector<int>& domain_sizes,
+                                            std::string& why) {
+  try {
+    model::CaseGeometry g;
+    g.collective = collective;
+    g.algo = algo;
+    g.dtype = parse_dtype(dtype);
+    g.bytes = bytes;
+    int n = 0;
+    for (int s : domain_sizes) n += s;
+    g.placement = placement_from_sizes(n, domain_sizes);
+    g.scope = parse_scope(scope);
+    auto outcome = model::model_case(profile, g);
+    if (!outcome.estimate) why = outcome.why_not.empty() ? "not modelled" : outcome.why_not;
+    return outcome.estimate;
+  } catch (const Error& e) {
+    why = e.what();
+    return std::nullopt;
+  }
 }
 
 }  // namespace collbench::report::weak_scaling_detail
