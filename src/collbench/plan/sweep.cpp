@@ -161,148 +161,206 @@ const std::vector<std::string>& sweep_case_keys() {
   return kKeys;
 }
 
-Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) {
-  Ctx ctx{source_name};
+namespace {
+
+// A map value as flow YAML text ("{a: 1, b: 2}"), for the collective to parse.
+std::string flow_text(const YAML::Node& node) {
+  YAML::Emitter flow;  // (an ostream would print the YAML::Flow manipulator as a number)
+  flow << YAML::Flow << node;
+  return flow.c_str();
+}
+
+YAML::Node load_root(const std::string& yaml_text, const Ctx& ctx) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}: invalid YAML: {}", source_name, e.mark.line + 1, e.msg));
+    throw InputError(fmt::format("{}:{}: invalid YAML: {}", ctx.source, e.mark.line + 1, e.msg));
   }
-  if (!root.IsMap()) throw InputError(source_name + ": a sweep file must be a mapping with keys: " + join(kTopKeys));
-  yamlio::check_unique_keys(root, source_name);
-  Sweep sweep;
-  sweep.source = source_name;
+  if (!root.IsMap()) throw InputError(ctx.source + ": a sweep file must be a mapping with keys: " + join(kTopKeys));
+  yamlio::check_unique_keys(root, ctx.source);
   for (const auto& kv : root) {
     const auto key = key_text(kv.first, ctx);
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
       throw InputError(ctx.where(kv.first, key) + ": " + unknown_name_message("top-level key", key, kTopKeys));
     }
   }
+  return root;
+}
+
+bool is_case_key(const std::string& key) {
+  const auto& keys = sweep_case_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// `defaults:`: every case key but collective and bytes, applied to a Case every entry starts from.
+Case parse_defaults(const YAML::Node& d, const Ctx& ctx) {
+  Case defaults;
+  if (!d) return defaults;
+  if (!d.IsMap()) throw InputError(ctx.where(d, "defaults") + ": expected a mapping of case settings");
+  for (const auto& kv : d) {
+    const auto key = key_text(kv.first, ctx);
+    const std::string where = ctx.where(kv.first, "defaults." + key);
+    if (key == "collective" || key == "bytes" || !is_case_key(key)) {
+      std::vector<std::string> allowed;
+      for (const auto& k : sweep_case_keys()) {
+        if (k != "collective" && k != "bytes") allowed.push_back(k);
+      }
+      throw InputError(where + ": " + unknown_name_message("defaults key", key, allowed));
+    }
+    if (kv.second.IsMap()) {
+      defaults.params[key] = flow_text(kv.second);
+    } else {
+      apply(defaults, key, scalar(kv.second, ctx, key), where);
+    }
+  }
+  return defaults;
+}
+
+double parse_factor(const std::string& v, const std::string& where) {
+  double factor = 0.0;
+  const auto res = std::from_chars(v.data(), v.data() + v.size(), factor);
+  if (v.empty() || res.ec != std::errc{} || res.ptr != v.data() + v.size() || !(factor > 1.0) ||
+      !std::isfinite(factor)) {
+    throw InputError(where + ": '" + v + "' is not a number greater than 1, e.g. 2 or 4");
+  }
+  return factor;
+}
+
+// `bytes: {min, max, factor}` or `{min, max, step}` (`increment` is step's other name).
+std::vector<std::uint64_t> bytes_range(const YAML::Node& range, const Ctx& ctx, const std::string& where) {
+  std::uint64_t min_b = 0, max_b = 0, inc = 0;
+  double factor = 2.0;
+  bool have_min = false, have_max = false;
+  for (const auto& b : range) {
+    const auto bk = key_text(b.first, ctx);
+    const std::string bw = ctx.where(b.first, "bytes." + bk);
+    const auto v = scalar(b.second, ctx, bk);
+    if (bk == "min") {
+      min_b = at(bw, [&] { return parse_bytes(v); });
+      have_min = true;
+    } else if (bk == "max") {
+      max_b = at(bw, [&] { return parse_bytes(v); });
+      have_max = true;
+    } else if (bk == "factor") {
+      factor = parse_factor(v, bw);
+    } else if (bk == "step" || bk == "increment") {
+      inc = at(bw, [&] { return parse_bytes(v); });
+    } else {
+      throw InputError(bw + ": " + unknown_name_message("bytes key", bk, {"min", "max", "factor", "step"}));
+    }
+  }
+  if (!have_min || !have_max) throw InputError(where + ": a bytes range needs both 'min' and 'max'");
+  return at(where, [&] { return size_series(min_b, max_b, factor, inc); });
+}
+
+// One alternative of one key of a case entry.
+using AxisSetter = std::function<void(Case&)>;
+
+std::vector<AxisSetter> bytes_axis(const YAML::Node& value, const Ctx& ctx, const std::string& where) {
+  std::vector<std::uint64_t> sizes;
+  if (value.IsMap()) {
+    sizes = bytes_range(value, ctx, where);
+  } else {
+    for (const auto& v : scalars(value, ctx, "bytes")) sizes.push_back(at(where, [&] { return parse_bytes(v); }));
+  }
+  std::vector<AxisSetter> alternatives;
+  for (auto size : sizes) alternatives.emplace_back([size](Case& c) { c.bytes = size; });
+  return alternatives;
+}
+
+// The alternatives one key of a case entry contributes, each validated now so that errors point
+// at the file.
+std::vector<AxisSetter> axis_of(const std::string& key, const YAML::Node& value, const Ctx& ctx,
+                                const std::string& where) {
+  if (key == "bytes") return bytes_axis(value, ctx, where);
+  std::vector<AxisSetter> alternatives;
+  if (value.IsMap()) {
+    const std::string text = flow_text(value);
+    alternatives.emplace_back([key, text](Case& c) { c.params[key] = text; });
+    return alternatives;
+  }
+  for (const auto& v : scalars(value, ctx, key)) {
+    Case probe;
+    apply(probe, key, v, where);
+    alternatives.emplace_back([key, v, where](Case& c) { apply(c, key, v, where); });
+  }
+  return alternatives;
+}
+
+// Each key of a case entry contributes a list of alternatives (an axis), in file order.
+std::vector<std::vector<AxisSetter>> entry_axes(const YAML::Node& entry, const Ctx& ctx) {
+  if (!entry.IsMap()) throw InputError(ctx.where(entry, "cases") + ": each case entry must be a mapping");
+  if (!entry["collective"]) throw InputError(ctx.where(entry, "cases") + ": case entry without 'collective'");
+  std::vector<std::vector<AxisSetter>> axes;
+  bool has_bytes = false;
+  for (const auto& kv : entry) {
+    const auto key = key_text(kv.first, ctx);
+    const std::string where = ctx.where(kv.first, key);
+    if (!is_case_key(key)) throw InputError(where + ": " + unknown_name_message("case key", key, sweep_case_keys()));
+    has_bytes = has_bytes || key == "bytes";
+    axes.push_back(axis_of(key, kv.second, ctx, where));
+  }
+  if (!has_bytes && !entry["workload"]) {
+    throw InputError(ctx.where(entry, "cases") +
+                     ": case entry without 'bytes' (e.g. bytes: {min: 1K, max: 16M, factor: 4})");
+  }
+  return axes;
+}
+
+// Bounded, so that a typo such as 'bytes: {min: 1, max: 1T, step: 1}' times a few lists cannot
+// exhaust memory.
+void check_expansion(const std::vector<std::vector<AxisSetter>>& axes, std::size_t cases_so_far,
+                     const YAML::Node& entry, const Ctx& ctx) {
+  std::uint64_t expanded = 1;
+  for (const auto& axis : axes) {
+    expanded *= axis.size();
+    if (expanded + cases_so_far > kMaxCases) {
+      throw InputError(
+          ctx.where(entry, "cases") +
+          fmt::format(": the sweep expands to more than {} cases; split it or use fewer values", kMaxCases));
+    }
+  }
+}
+
+// The cross product of the axes, first axis slowest (an odometer over the axes).
+void expand(const std::vector<std::vector<AxisSetter>>& axes, const Case& defaults, std::vector<Case>& out) {
+  std::vector<std::size_t> idx(axes.size(), 0);
+  for (bool done = false; !done;) {
+    Case c = defaults;
+    for (std::size_t a = 0; a < axes.size(); ++a) axes[a][idx[a]](c);
+    out.push_back(std::move(c));
+    done = true;
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      if (++idx[a] < axes[a].size()) {
+        done = false;
+        break;
+      }
+      idx[a] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) {
+  const Ctx ctx{source_name};
+  const YAML::Node root = load_root(yaml_text, ctx);
+  Sweep sweep;
+  sweep.source = source_name;
   if (!root["name"]) throw InputError(source_name + ": missing required key 'name'");
   sweep.name = scalar(root["name"], ctx, "name");
   if (root["description"]) sweep.description = scalar(root["description"], ctx, "description");
   if (root["system"]) sweep.system = scalar(root["system"], ctx, "system");
-  const auto& keys = sweep_case_keys();
-
-  Case defaults;
-  if (const auto d = root["defaults"]) {
-    if (!d.IsMap()) throw InputError(ctx.where(d, "defaults") + ": expected a mapping of case settings");
-    for (const auto& kv : d) {
-      const auto key = key_text(kv.first, ctx);
-      const std::string where = ctx.where(kv.first, "defaults." + key);
-      if (key == "collective" || key == "bytes" || std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        std::vector<std::string> allowed;
-        for (const auto& k : keys) {
-          if (k != "collective" && k != "bytes") allowed.push_back(k);
-        }
-        throw InputError(where + ": " + unknown_name_message("defaults key", key, allowed));
-      }
-      if (kv.second.IsMap()) {
-        YAML::Emitter flow;  // (an ostream would print the YAML::Flow manipulator as a number)
-        flow << YAML::Flow << kv.second;
-        defaults.params[key] = flow.c_str();
-      } else {
-        apply(defaults, key, scalar(kv.second, ctx, key), where);
-      }
-    }
-  }
-
+  const Case defaults = parse_defaults(root["defaults"], ctx);
   const auto cases = root["cases"];
   if (!cases || !cases.IsSequence() || cases.size() == 0) {
     throw InputError(source_name + ": key 'cases' must be a non-empty list of case entries");
   }
   for (const auto& entry : cases) {
-    if (!entry.IsMap()) throw InputError(ctx.where(entry, "cases") + ": each case entry must be a mapping");
-    if (!entry["collective"]) throw InputError(ctx.where(entry, "cases") + ": case entry without 'collective'");
-    // Each key contributes a list of alternatives; the cross product runs in file order.
-    using Setter = std::function<void(Case&)>;
-    std::vector<std::vector<Setter>> axes;
-    bool has_bytes = false;
-    for (const auto& kv : entry) {
-      const auto key = key_text(kv.first, ctx);
-      const std::string where = ctx.where(kv.first, key);
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        throw InputError(where + ": " + unknown_name_message("case key", key, keys));
-      }
-      std::vector<Setter> alternatives;
-      if (key == "bytes") {
-        has_bytes = true;
-        std::vector<std::uint64_t> sizes;
-        if (kv.second.IsMap()) {
-          std::uint64_t min_b = 0, max_b = 0, inc = 0;
-          double factor = 2.0;
-          bool have_min = false, have_max = false;
-          for (const auto& b : kv.second) {
-            const auto bk = key_text(b.first, ctx);
-            const std::string bw = ctx.where(b.first, "bytes." + bk);
-            const auto v = scalar(b.second, ctx, bk);
-            if (bk == "min") {
-              min_b = at(bw, [&] { return parse_bytes(v); });
-              have_min = true;
-            } else if (bk == "max") {
-              max_b = at(bw, [&] { return parse_bytes(v); });
-              have_max = true;
-            } else if (bk == "factor") {
-              const auto res = std::from_chars(v.data(), v.data() + v.size(), factor);
-              if (v.empty() || res.ec != std::errc{} || res.ptr != v.data() + v.size() || !(factor > 1.0) ||
-                  !std::isfinite(factor)) {
-                throw InputError(bw + ": '" + v + "' is not a number greater than 1, e.g. 2 or 4");
-              }
-            } else if (bk == "step" || bk == "increment")
-              inc = at(bw, [&] { return parse_bytes(v); });
-            else
-              throw InputError(bw + ": " + unknown_name_message("bytes key", bk, {"min", "max", "factor", "step"}));
-          }
-          if (!have_min || !have_max) throw InputError(where + ": a bytes range needs both 'min' and 'max'");
-          sizes = at(where, [&] { return size_series(min_b, max_b, factor, inc); });
-        } else {
-          for (const auto& v : scalars(kv.second, ctx, key)) sizes.push_back(at(where, [&] { return parse_bytes(v); }));
-        }
-        for (auto s : sizes) alternatives.emplace_back([s](Case& c) { c.bytes = s; });
-      } else if (kv.second.IsMap()) {
-        YAML::Emitter flow;
-        flow << YAML::Flow << kv.second;
-        const std::string text = flow.c_str();
-        alternatives.emplace_back([key, text](Case& c) { c.params[key] = text; });
-      } else {
-        for (const auto& v : scalars(kv.second, ctx, key)) {
-          Case probe;  // validate now, so errors point at the file
-          apply(probe, key, v, where);
-          alternatives.emplace_back([key, v, where](Case& c) { apply(c, key, v, where); });
-        }
-      }
-      axes.push_back(std::move(alternatives));
-    }
-    if (!has_bytes && !entry["workload"]) {
-      throw InputError(ctx.where(entry, "cases") +
-                       ": case entry without 'bytes' (e.g. bytes: {min: 1K, max: 16M, factor: 4})");
-    }
-    // Cross product, first axis slowest (an odometer over the axes). Bounded, so that a typo
-    // such as 'bytes: {min: 1, max: 1T, step: 1}' times a few lists cannot exhaust memory.
-    std::uint64_t expanded = 1;
-    for (const auto& axis : axes) {
-      expanded *= axis.size();
-      if (expanded + sweep.cases.size() > kMaxCases) {
-        throw InputError(
-            ctx.where(entry, "cases") +
-            fmt::format(": the sweep expands to more than {} cases; split it or use fewer values", kMaxCases));
-      }
-    }
-    std::vector<std::size_t> idx(axes.size(), 0);
-    for (bool done = false; !done;) {
-      Case c = defaults;
-      for (std::size_t a = 0; a < axes.size(); ++a) axes[a][idx[a]](c);
-      sweep.cases.push_back(std::move(c));
-      done = true;
-      for (std::size_t a = axes.size(); a-- > 0;) {
-        if (++idx[a] < axes[a].size()) {
-          done = false;
-          break;
-        }
-        idx[a] = 0;
-      }
-    }
+    const auto axes = entry_axes(entry, ctx);
+    check_expansion(axes, sweep.cases.size(), entry, ctx);
+    expand(axes, defaults, sweep.cases);
   }
   return sweep;
 }
