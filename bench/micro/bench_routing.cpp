@@ -3,6 +3,13 @@
 // counts matrix the model builds for a whole run (target < 30 s). Figures: docs/moe.md.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <map>
+#include <span>
+#include <string>
+
+#include "collbench/coll/collective.hpp"
+#include "collbench/coll/moe_plan.hpp"
 #include "collbench/workload/counts.hpp"
 #include "collbench/workload/routing.hpp"
 
@@ -60,11 +67,77 @@ void BM_CountsMatrix1024(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 1024 * 4096);
 }
 
+// One rank's preparation of a simulated-scale MoE case (what every rank of a run does before its
+// first exchange, and so what SMPI pays once per simulated rank): the DeepSeek-V3 latency
+// workload (128 tokens per rank) in EP groups of 256 on `ranks` ranks, hierarchical dispatch over
+// domains of 64, shape of rank 517 % ranks. Counts the routing the run needs at this scale.
+void BM_MoeCaseShape(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  const std::map<std::string, std::string> params{{"workload", "deepseek-v3-latency"}, {"ep_size", "256"}};
+  collbench::coll::CaseContext ctx;
+  ctx.num_ranks = ranks;
+  ctx.rank = 517 % ranks;
+  ctx.params = &params;
+  ctx.algo = "hierarchical";
+  ctx.placement = collbench::placement_from_ranks_per_domain(ranks, 64);
+  const auto& coll = collbench::coll::find_collective("moe-dispatch");
+  for (auto _ : state) {
+    // A fresh seed each time so the cached workload is not reused.
+    const std::map<std::string, std::string> fresh{
+        {"workload", "deepseek-v3-latency"}, {"ep_size", "256"}, {"seed", std::to_string(state.iterations() + 2)}};
+    ctx.params = &fresh;
+    benchmark::DoNotOptimize(coll.shape_for(0, ctx).bytes);
+  }
+}
+
+// One process's part of a run of `processes` processes: it routes its own row; the rows of the
+// others come from a matrix routed beforehand (what MPI_Allgatherv would bring).
+class BenchGather final : public collbench::coll::RowGather {
+ public:
+  BenchGather(int row, std::vector<std::int64_t> others) : row_(row), others_(std::move(others)) {}
+  [[nodiscard]] std::vector<int> my_rows(int /*num_rows*/) const override { return {row_}; }
+  [[nodiscard]] std::vector<std::int64_t> gather(std::span<const std::int64_t> mine, int /*num_rows*/,
+                                                 std::size_t row_len) override {
+    std::copy(mine.begin(), mine.end(), others_.begin() + static_cast<std::ptrdiff_t>(row_ * row_len));
+    return others_;
+  }
+
+ private:
+  int row_;
+  std::vector<std::int64_t> others_;
+};
+
+// The same case with the counts shared (the runner's path): the rank routes its own tokens, takes
+// the gathered matrix and builds its shape. The gather's communication is not in this figure.
+void BM_MoeCaseShapeShared(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  collbench::coll::CaseContext ctx;
+  ctx.num_ranks = ranks;
+  ctx.rank = 517 % ranks;
+  ctx.algo = "hierarchical";
+  ctx.placement = collbench::placement_from_ranks_per_domain(ranks, 64);
+  const auto& coll = collbench::coll::find_collective("moe-dispatch");
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::map<std::string, std::string> fresh{
+        {"workload", "deepseek-v3-latency"}, {"ep_size", "256"}, {"seed", std::to_string(state.iterations() + 100)}};
+    ctx.params = &fresh;
+    const auto config = collbench::coll::moe_config(collbench::coll::parse_moe_params(fresh), ranks);
+    BenchGather gather(ctx.rank, RoutingGenerator(config.routing).counts_matrices().dedup.rows);
+    state.ResumeTiming();
+    coll.share_inputs(0, ctx, gather);
+    benchmark::DoNotOptimize(coll.shape_for(0, ctx).bytes);
+  }
+}
+
 }  // namespace
 
 // Argument: groups_per_token (0 = unlimited, 4 = DeepSeek-V3's limit).
 BENCHMARK(BM_RankCounts)->ArgName("groups_per_token")->Arg(0)->Arg(4)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RankRoutingAndLayout)->ArgName("groups_per_token")->Arg(0)->Arg(4)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CountsMatrix1024)->ArgName("groups_per_token")->Arg(0)->Arg(4)->Iterations(1)->Unit(benchmark::kSecond);
+
+BENCHMARK(BM_MoeCaseShape)->ArgName("ranks")->Arg(256)->Arg(1024)->Iterations(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MoeCaseShapeShared)->ArgName("ranks")->Arg(256)->Arg(1024)->Iterations(2)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -17,6 +17,7 @@
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/moe_plan.hpp"
 #include "collbench/model/traffic.hpp"
+#include "collbench/run/row_gather.hpp"
 #include "collbench/run/runner.hpp"
 #include "collbench/workload/counts.hpp"
 
@@ -243,6 +244,8 @@ TEST_F(MoeMpi, PerClassBytesMatchTheCountsMatrix) {
 // Through the runner: records carry the workload block, verified results, per-class bytes from
 // the matrix, and the counts-exchange time.
 TEST_F(MoeMpi, RunnerRecordsCarryTheWorkload) {
+  // A seed no other test uses, so that the cached workload is the runner's.
+  const Params kRunnerParams{{"tokens", "8"}, {"routing", kHotRank}, {"seed", "31"}};
   const int n = world_->size();
   plan::Sweep s;
   s.name = "moe-test";
@@ -252,7 +255,7 @@ TEST_F(MoeMpi, RunnerRecordsCarryTheWorkload) {
       plan::Case c;
       c.collective = collective;
       c.algo = algo;
-      c.params = {{"tokens", "8"}, {"routing", kHotRank}};
+      c.params = kRunnerParams;
       c.stop.min_iters = c.stop.max_iters = 3;
       c.stop.warmup = 1;
       c.stop.min_time_s = 0;
@@ -268,7 +271,12 @@ TEST_F(MoeMpi, RunnerRecordsCarryTheWorkload) {
   EXPECT_EQ(summary.cases_failed, 0);
   if (rank_ != 0) return;
   ASSERT_EQ(summary.records.size(), 4u);
-  const auto w = coll::moe_workload(coll::parse_moe_params({{"tokens", "8"}, {"routing", kHotRank}}), n);
+  const auto w = coll::moe_workload(coll::parse_moe_params(kRunnerParams), n);
+  // The runner shared the counts (each rank routed its own tokens) and they are the offline ones.
+  EXPECT_TRUE(w->counts_shared);
+  const auto config = coll::moe_config(coll::parse_moe_params(kRunnerParams), n);
+  EXPECT_EQ(w->matrix().rows,
+            workload::RoutingGenerator(config.routing).counts_matrices().rows(config.profile.rows).rows);
   for (const auto& r : summary.records) {
     SCOPED_TRACE(r.collective + " " + r.algo_requested);
     EXPECT_EQ(r.status, "ok");
@@ -293,6 +301,29 @@ TEST_F(MoeMpi, RunnerRecordsCarryTheWorkload) {
       EXPECT_TRUE(r.workload["counts_exchange_us"].is_number());
     } else {
       EXPECT_TRUE(r.workload["counts_exchange"].is_null());  // combine sends no counts
+    }
+  }
+}
+
+// The control communicator's gather: rows spread over the ranks in blocks, assembled in row order
+// on every rank (fewer rows than ranks, as many, and more).
+TEST_F(MoeMpi, ControlRowGatherAssemblesEveryRankRowsInOrder) {
+  const run::Control control;
+  run::ControlRowGather gather(control);
+  const int n = control.size();
+  for (const int rows : {1, n, 2 * n + 1}) {
+    SCOPED_TRACE(rows);
+    const std::size_t len = 3;
+    std::vector<std::int64_t> mine;
+    for (const int row : gather.my_rows(rows)) {
+      for (std::size_t j = 0; j < len; ++j) mine.push_back(row * 100 + static_cast<std::int64_t>(j));
+    }
+    const auto all = gather.gather(mine, rows, len);
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(rows) * len);
+    for (int row = 0; row < rows; ++row) {
+      for (std::size_t j = 0; j < len; ++j) {
+        EXPECT_EQ(all[static_cast<std::size_t>(row) * len + j], row * 100 + static_cast<std::int64_t>(j));
+      }
     }
   }
 }

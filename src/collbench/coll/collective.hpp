@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collbench/backend/backend.hpp"
+#include "collbench/coll/row_gather.hpp"
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/names.hpp"
@@ -164,6 +165,13 @@ class Collective {
   [[nodiscard]] virtual std::string size_label(const Shape& /*shape*/, const CaseContext& /*ctx*/) const { return {}; }
   // The record's `workload` object (MoE), or null.
   [[nodiscard]] virtual nlohmann::json workload_record(const Shape& /*shape*/) const { return nullptr; }
+  // Collective over every process of the run, which all call it for the same cases in the same
+  // order, before the case's shapes: work that shape_for would otherwise repeat for every rank on
+  // every rank, split over the processes (MoE: each process routes its own tokens and the counts
+  // matrix is gathered, instead of every rank routing every rank's tokens). Shapes are the same
+  // with or without it; it only makes them cheaper. Default: nothing.
+  virtual void share_inputs(std::uint64_t /*requested_bytes*/, const CaseContext& /*ctx*/,
+                            RowGather& /*gather*/) const {}
 
  private:
   const CollectiveFacts& facts_;

@@ -190,10 +190,15 @@ class MoeCollective final : public Collective {
     ctx.dtype = dtype;
     ctx.rank = rank;
     ctx.num_ranks = num_ranks;
-    return build(requested_bytes, ctx, true);
+    return build(requested_bytes, ctx);
   }
   [[nodiscard]] Shape shape_for(std::uint64_t requested_bytes, const CaseContext& ctx) const override {
-    return build(requested_bytes, ctx, ctx.params == nullptr);
+    return build(requested_bytes, ctx);
+  }
+  // Each process routes its own tokens and the counts matrix is gathered (a waived case has none).
+  void share_inputs(std::uint64_t requested_bytes, const CaseContext& ctx, RowGather& gather) const override {
+    if (waiver(ctx)) return;
+    share_moe_counts(case_moe_params(requested_bytes, ctx.params, ctx.num_ranks), ctx.num_ranks, gather);
   }
 
   [[nodiscard]] std::optional<Dtype> case_dtype(const std::map<std::string, std::string>& params) const override {
@@ -426,13 +431,9 @@ class MoeCollective final : public Collective {
     }
   }
 
-  Shape build(std::uint64_t requested_bytes, const CaseContext& ctx, bool from_bytes) const {
-    MoeParams p = ctx.params ? parse_moe_params(*ctx.params) : MoeParams{};
+  Shape build(std::uint64_t requested_bytes, const CaseContext& ctx) const {
+    const MoeParams p = case_moe_params(requested_bytes, ctx.params, ctx.num_ranks);
     const int n = ctx.num_ranks;
-    if (from_bytes && !p.tokens) {
-      const auto row = moe_config(p, n).profile.dispatch.bytes_per_row;
-      p.tokens = static_cast<int>(std::min<std::uint64_t>(requested_bytes / static_cast<std::uint64_t>(row), 1u << 20));
-    }
     auto mc = std::make_shared<MoeCase>();
     mc->w = moe_workload(p, n);
     mc->params = p;

@@ -312,7 +312,71 @@ std::string cache_key(const MoeParams& p, int n) {
                      p.rows ? workload::to_string(*p.rows) : "-", n);
 }
 
+// The counts matrices shared over the processes (share_moe_counts), by cache key: the last 4.
+// Only share_moe_counts adds to it, so every process of a run holds the same keys.
+class SharedCounts {
+ public:
+  static SharedCounts& instance() {
+    static SharedCounts store;
+    return store;
+  }
+  std::shared_ptr<const CountsMatrix> find(const std::string& key) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [k, m] : store_) {
+      if (k == key) return m;
+    }
+    return nullptr;
+  }
+  void add(const std::string& key, std::shared_ptr<const CountsMatrix> m) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    store_.emplace_back(key, std::move(m));
+    if (store_.size() > 4) store_.pop_front();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::pair<std::string, std::shared_ptr<const CountsMatrix>>> store_;
+};
+
+// Every rank's tokens routed here: the whole matrix on this process.
+std::shared_ptr<const CountsMatrix> routed_counts(const workload::RoutingGenerator& g, workload::RowConvention rows) {
+  return std::make_shared<const CountsMatrix>(g.counts_matrices().rows(rows));
+}
+
 }  // namespace
+
+void share_moe_counts(const MoeParams& params, int num_ranks, RowGather& gather) {
+  const std::string key = cache_key(params, num_ranks);
+  if (SharedCounts::instance().find(key)) return;
+  const MoeConfig config = moe_config(params, num_ranks);
+  const workload::RoutingGenerator generator(config.routing);
+  const auto n = static_cast<std::size_t>(num_ranks);
+  const std::vector<int> sources = gather.my_rows(num_ranks);
+  std::vector<std::int64_t> mine;
+  mine.reserve(sources.size() * n);
+  for (const int src : sources) {
+    const workload::DestinationCounts counts = generator.count_destinations(src);
+    const auto& row = counts.rows(config.profile.rows);
+    mine.insert(mine.end(), row.begin(), row.end());
+  }
+  auto m = std::make_shared<CountsMatrix>();
+  m->num_ranks = num_ranks;
+  m->rows = gather.gather(mine, num_ranks, n);
+  if (m->rows.size() != n * n) {
+    throw std::logic_error(fmt::format("moe counts: gathered {} values for {} ranks", m->rows.size(), num_ranks));
+  }
+  SharedCounts::instance().add(key, std::move(m));
+}
+
+MoeParams case_moe_params(std::uint64_t requested_bytes, const std::map<std::string, std::string>* params,
+                          int num_ranks) {
+  MoeParams p = params != nullptr ? parse_moe_params(*params) : MoeParams{};
+  if (params == nullptr && !p.tokens) {
+    const auto row = moe_config(p, num_ranks).profile.dispatch.bytes_per_row;
+    p.tokens = static_cast<int>(std::min<std::uint64_t>(requested_bytes / static_cast<std::uint64_t>(row), 1u << 20));
+  }
+  return p;
+}
 
 const std::vector<std::string>& moe_param_keys() {
   static const std::vector<std::string> kKeys{"workload",  "tokens", "routing", "ep_size",
@@ -408,16 +472,17 @@ void check_moe_params(const MoeParams& params) {
   }
 }
 
-MoeWorkload::MoeWorkload(MoeConfig c)
+MoeWorkload::MoeWorkload(MoeConfig c, std::shared_ptr<const workload::CountsMatrix> shared)
     : config(std::move(c)),
       generator(config.routing),
-      counts(generator.counts_matrices().rows(config.profile.rows)),
+      counts(shared ? shared : routed_counts(generator, config.profile.rows)),
+      counts_shared(shared != nullptr),
       rows(config.profile.rows),
       dispatch_row_bytes(config.profile.dispatch.bytes_per_row),
       combine_row_bytes(config.profile.combine.bytes_per_row),
       dispatch_max_value(workload::max_row_value(config.profile.dispatch.dtype)),
       combine_rule(workload::combine_rule(config.profile.top_k, config.profile.combine.dtype)) {
-  exchange_group = confined_group(counts, generator.ep_size());
+  exchange_group = confined_group(*counts, generator.ep_size());
 }
 
 std::shared_ptr<const MoeWorkload> moe_workload(const MoeParams& params, int num_ranks) {
@@ -430,7 +495,7 @@ std::shared_ptr<const MoeWorkload> moe_workload(const MoeParams& params, int num
       if (k == key) return w;
     }
   }
-  auto w = std::make_shared<const MoeWorkload>(moe_config(params, num_ranks));
+  auto w = std::make_shared<const MoeWorkload>(moe_config(params, num_ranks), SharedCounts::instance().find(key));
   const std::lock_guard<std::mutex> lock(mutex);
   cache.emplace_back(key, w);
   if (cache.size() > 4) cache.pop_front();  // a sweep moves on: keep the last few routings

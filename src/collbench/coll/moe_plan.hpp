@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "collbench/coll/row_gather.hpp"
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/model/traffic.hpp"
@@ -85,12 +86,16 @@ MoeConfig moe_config(const MoeParams& params, int num_ranks);
 void check_moe_params(const MoeParams& params);
 
 // Everything about a run's routing that does not depend on the rank: the generator, the counts
-// matrices and the payload rules. Cached: building it routes every token of every rank once
-// (about 1.5-2.2 us per token), shared by the shapes of every rank and operation.
+// matrix and the payload rules. Cached, shared by the shapes of every rank and operation. Built
+// from counts shared over the processes (share_moe_counts: each routed its own tokens) when they
+// are there, else by routing every token of every rank here (about 1 us per token: 1,024 ranks
+// x 4,096 tokens are seconds on every rank).
 struct MoeWorkload {
   MoeConfig config;
   workload::RoutingGenerator generator;
-  workload::CountsMatrix counts;  // of the profile's row convention only (n x n: 8 MB at 1,024 ranks)
+  // Of the profile's row convention only (n x n: 8 MB at 1,024 ranks).
+  std::shared_ptr<const workload::CountsMatrix> counts;
+  bool counts_shared = false;  // from share_moe_counts, not routed here
   workload::RowConvention rows = workload::RowConvention::dedup;
   std::int64_t dispatch_row_bytes = 0;
   std::int64_t combine_row_bytes = 0;
@@ -101,11 +106,26 @@ struct MoeWorkload {
   // ranks and there are several blocks (the flat exchange then runs per group), else 0.
   int exchange_group = 0;
 
-  explicit MoeWorkload(MoeConfig c);
-  [[nodiscard]] const workload::CountsMatrix& matrix() const { return counts; }
+  // `shared`: the counts matrix of this configuration gathered from the processes; null: route
+  // every rank's tokens here.
+  explicit MoeWorkload(MoeConfig c, std::shared_ptr<const workload::CountsMatrix> shared = nullptr);
+  [[nodiscard]] const workload::CountsMatrix& matrix() const { return *counts; }
   [[nodiscard]] int num_ranks() const { return config.routing.num_ranks; }
 };
 std::shared_ptr<const MoeWorkload> moe_workload(const MoeParams& params, int num_ranks);
+
+// Shares the counts matrix of these parameters over the processes (Collective::share_inputs):
+// each process routes the source ranks `gather` gives it and the rows are gathered, so that
+// moe_workload builds the workload from them instead of routing every rank's tokens on every
+// rank. Collective over the gather's processes, which call it with the same arguments in the
+// same order; nothing happens (on every process alike) when these counts are already shared,
+// since only this function changes the store of shared counts (the last 4).
+void share_moe_counts(const MoeParams& params, int num_ranks, RowGather& gather);
+
+// The tokens per rank a case of `requested_bytes` gets when its parameters leave them open
+// (shape(): as many dispatch rows as fit), and the parameters with them set.
+MoeParams case_moe_params(std::uint64_t requested_bytes, const std::map<std::string, std::string>* params,
+                          int num_ranks);
 
 // Why a moe case cannot run on this communicator (a waived record), or nullopt.
 std::optional<std::string> moe_waiver(const MoeParams& params, MoeAlgo algo, int num_ranks, const Placement& placement);

@@ -11,6 +11,7 @@
 #include "collbench/core/units.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/memory_budget.hpp"
+#include "collbench/run/row_gather.hpp"
 
 namespace collbench::run {
 namespace {
@@ -131,6 +132,7 @@ SizeCheck drop_empty_sizes(const plan::Sweep& sweep, const Placement& placement)
 plan::Sweep checked_sweep(const plan::Sweep& sweep, const Control& control, const ProcessInfo& info,
                           const Placement& placement) {
   for (const auto& c : sweep.cases) check_root(c, coll::find_collective(c.collective), placement, sweep.source);
+  share_case_inputs(sweep, control, placement);
   SizeCheck sizes = drop_empty_sizes(sweep, placement);
   check_memory(sizes.sweep, control, info, placement);
   if (control.rank() == 0) {

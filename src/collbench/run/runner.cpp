@@ -31,6 +31,7 @@
 #include "collbench/run/measure.hpp"
 #include "collbench/run/repeats.hpp"
 #include "collbench/run/results_file.hpp"
+#include "collbench/run/row_gather.hpp"
 #include "collbench/run/watchdog.hpp"
 
 namespace collbench::run {
@@ -385,6 +386,10 @@ void SweepRun::waive_step(CaseRun& cr) {
 void SweepRun::make_record(CaseRun& cr) {
   const plan::Case& c = *cr.c;
   const coll::Collective& coll = *cr.coll;
+  if (!cr.waiver) {  // agreed on every rank: the shared inputs are a collective step
+    ControlRowGather gather(control_);
+    coll.share_inputs(c.bytes, cr.ctx0, gather);
+  }
   cr.shape0 = cr.waiver ? coll::Shape{} : coll.shape_for(c.bytes, cr.ctx0);
   cr.rec = skeleton(c, coll, cr.shape0, placement_, cr.comm_size, run_id_);
   record::CaseRecord& rec = cr.rec;
