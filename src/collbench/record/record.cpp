@@ -296,7 +296,10 @@ RunHeader header_from_json(const json& j) {
   return h;
 }
 
-CaseRecord case_from_json(const json& j) {
+namespace {
+
+// The record keys that are fields of CaseRecord; every other key goes to `extra`.
+const std::vector<std::string>& known_case_keys() {
   static const std::vector<std::string> kKnown{"kind",
                                                "schema",
                                                "run_id",
@@ -340,7 +343,11 @@ CaseRecord case_from_json(const json& j) {
                                                "fault",
                                                "simulated",
                                                "repeats"};
-  CaseRecord r;
+  return kKnown;
+}
+
+// What was measured: collective, dtype, backend, algorithm, scope, buffers.
+void identity_from_json(const json& j, CaseRecord& r) {
   r.run_id = get<std::string>(j, "run_id");
   r.case_key = get<std::string>(j, "case_key");
   r.collective = get<std::string>(j, "collective");
@@ -354,6 +361,10 @@ CaseRecord case_from_json(const json& j) {
   r.timing = get<std::string>(j, "timing");
   r.buffers = get<std::string>(j, "buffers");
   r.graph = get_opt<int>(j, "graph").value_or(0);
+}
+
+// Bytes, ranks and domains, iterations.
+void sizes_from_json(const json& j, CaseRecord& r) {
   r.bytes = get<std::uint64_t>(j, "bytes");
   r.count = get<std::uint64_t>(j, "count");
   r.bytes_per_rank_send = get<std::uint64_t>(j, "bytes_per_rank_send");
@@ -365,21 +376,27 @@ CaseRecord case_from_json(const json& j) {
   r.num_domains = get<int>(j, "num_domains");
   r.iterations = get<int>(j, "iterations");
   r.warmup = get<int>(j, "warmup");
-  if (const auto t = get_opt<json>(j, "time_us")) {
-    TimeStats ts;
-    ts.p50 = get<double>(*t, "p50");
-    ts.p5 = get<double>(*t, "p5");
-    ts.p95 = get<double>(*t, "p95");
-    ts.p99 = get<double>(*t, "p99");
-    ts.min = get<double>(*t, "min");
-    ts.max = get<double>(*t, "max");
-    ts.mean = get<double>(*t, "mean");
-    ts.stdev = get<double>(*t, "stdev");
-    ts.cv = get<double>(*t, "cv");
-    ts.ci95_low = get<double>(*t, "ci95_low");
-    ts.ci95_high = get<double>(*t, "ci95_high");
-    r.time_us = ts;
-  }
+}
+
+TimeStats time_stats_from_json(const json& t) {
+  TimeStats ts;
+  ts.p50 = get<double>(t, "p50");
+  ts.p5 = get<double>(t, "p5");
+  ts.p95 = get<double>(t, "p95");
+  ts.p99 = get<double>(t, "p99");
+  ts.min = get<double>(t, "min");
+  ts.max = get<double>(t, "max");
+  ts.mean = get<double>(t, "mean");
+  ts.stdev = get<double>(t, "stdev");
+  ts.cv = get<double>(t, "cv");
+  ts.ci95_low = get<double>(t, "ci95_low");
+  ts.ci95_high = get<double>(t, "ci95_high");
+  return ts;
+}
+
+// Times, samples, per-rank times and bandwidths.
+void timing_from_json(const json& j, CaseRecord& r) {
+  if (const auto t = get_opt<json>(j, "time_us")) r.time_us = time_stats_from_json(*t);
   r.samples_us = get<std::vector<double>>(j, "samples_us");
   r.samples_dropped = get_opt<std::uint64_t>(j, "samples_dropped").value_or(0);
   if (const auto pr = get_opt<json>(j, "per_rank")) {
@@ -389,6 +406,10 @@ CaseRecord case_from_json(const json& j) {
   r.stop_reason = get<std::string>(j, "stop_reason");
   r.algbw_gbps = get<double>(j, "algbw_gbps");
   r.busbw_gbps = get<double>(j, "busbw_gbps");
+}
+
+// `checked` and `wrong`: {total, by_rank: {rank: count}}.
+void verification_from_json(const json& j, CaseRecord& r) {
   r.checked = get<bool>(j, "checked");
   const auto wrong = get<json>(j, "wrong");
   r.wrong_total = get<std::uint64_t>(wrong, "total");
@@ -403,18 +424,42 @@ CaseRecord case_from_json(const json& j) {
     }
     r.wrong_by_rank[rank] = get<std::uint64_t>(by_rank, key.c_str());
   }
-  if (const auto m = get_opt<json>(j, "model")) {
-    ModelFields mf;
-    mf.system = get<std::string>(*m, "system");
-    mf.bound_time_us = get<double>(*m, "bound_time_us");
-    mf.bound_algbw_gbps = get<double>(*m, "bound_algbw_gbps");
-    mf.bound_busbw_gbps = get<double>(*m, "bound_busbw_gbps");
-    mf.expected_time_us = get<double>(*m, "expected_time_us");
-    mf.expected_busbw_gbps = get<double>(*m, "expected_busbw_gbps");
-    mf.efficiency = get<double>(*m, "efficiency");
-    mf.wire_bytes_per_rank = get<double>(*m, "wire_bytes_per_rank");
-    r.model = mf;
+}
+
+ModelFields model_from_json(const json& m) {
+  ModelFields mf;
+  mf.system = get<std::string>(m, "system");
+  mf.bound_time_us = get<double>(m, "bound_time_us");
+  mf.bound_algbw_gbps = get<double>(m, "bound_algbw_gbps");
+  mf.bound_busbw_gbps = get<double>(m, "bound_busbw_gbps");
+  mf.expected_time_us = get<double>(m, "expected_time_us");
+  mf.expected_busbw_gbps = get<double>(m, "expected_busbw_gbps");
+  mf.efficiency = get<double>(m, "efficiency");
+  mf.wire_bytes_per_rank = get<double>(m, "wire_bytes_per_rank");
+  return mf;
+}
+
+// comm_ranks and root (fields only when they are integers), then every unknown key into `extra`.
+void extra_from_json(const json& j, CaseRecord& r) {
+  // A comm_ranks that is not an integer stays in `extra`, as before it was a field of its own.
+  if (const auto it = j.find("comm_ranks"); it != j.end() && it->is_number_integer()) r.comm_ranks = it->get<int>();
+  if (const auto it = j.find("root"); it != j.end() && it->is_number_integer()) r.root = it->get<int>();
+  const auto& known = known_case_keys();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if ((it.key() == "comm_ranks" && r.comm_ranks) || (it.key() == "root" && r.root)) continue;
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) r.extra[it.key()] = *it;
   }
+}
+
+}  // namespace
+
+CaseRecord case_from_json(const json& j) {
+  CaseRecord r;
+  identity_from_json(j, r);
+  sizes_from_json(j, r);
+  timing_from_json(j, r);
+  verification_from_json(j, r);
+  if (const auto m = get_opt<json>(j, "model")) r.model = model_from_json(*m);
   r.workload = j.value("workload", json(nullptr));
   r.overlap = j.value("overlap", json(nullptr));
   r.status = get<std::string>(j, "status");
@@ -422,13 +467,7 @@ CaseRecord case_from_json(const json& j) {
   r.fault = get_opt<std::string>(j, "fault");
   r.simulated = j.contains("simulated") && j.at("simulated").is_boolean() && j.at("simulated").get<bool>();
   if (const auto rep = get_opt<json>(j, "repeats")) r.repeats = repeats_from_json(*rep);
-  // A comm_ranks that is not an integer stays in `extra`, as before it was a field of its own.
-  if (const auto it = j.find("comm_ranks"); it != j.end() && it->is_number_integer()) r.comm_ranks = it->get<int>();
-  if (const auto it = j.find("root"); it != j.end() && it->is_number_integer()) r.root = it->get<int>();
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if ((it.key() == "comm_ranks" && r.comm_ranks) || (it.key() == "root" && r.root)) continue;
-    if (std::find(kKnown.begin(), kKnown.end(), it.key()) == kKnown.end()) r.extra[it.key()] = *it;
-  }
+  extra_from_json(j, r);
   return r;
 }
 
