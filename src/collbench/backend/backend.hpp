@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collbench/backend/bound_call.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/redop.hpp"
@@ -66,6 +67,31 @@ class Comm {
   virtual void local_copy(void* dst, const void* src, std::size_t bytes);
   // Waits until every operation issued so far has completed (GPU: the stream).
   virtual void synchronize() {}
+  // True when synchronize() does nothing (every operation has completed when it returns): the
+  // timed loop then leaves it out (run/measure.cpp).
+  [[nodiscard]] virtual bool synchronize_is_noop() const { return false; }
+  // The operations above bound once to their arguments, for the timed loop (BoundCall: one
+  // indirect call per launch). The defaults call the method above; the MPI communicator converts
+  // count, datatype, op and communicator at bind time (and refuses a bad count there). The
+  // buffers must outlive the call, and a bound call is never issued inside a group.
+  [[nodiscard]] virtual BoundCall bind_allreduce(const void* send, void* recv, std::size_t count, Dtype dtype,
+                                                 Redop redop) {
+    return BoundCall::of<&call_allreduce>(CallArgs{this, send, recv, count, dtype, redop, 0});
+  }
+  [[nodiscard]] virtual BoundCall bind_reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype,
+                                                      Redop redop) {
+    return BoundCall::of<&call_reduce_scatter>(CallArgs{this, send, recv, recvcount, dtype, redop, 0});
+  }
+  [[nodiscard]] virtual BoundCall bind_allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) {
+    return BoundCall::of<&call_allgather>(CallArgs{this, send, recv, sendcount, dtype, Redop::sum, 0});
+  }
+  [[nodiscard]] virtual BoundCall bind_alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) {
+    return BoundCall::of<&call_alltoall>(CallArgs{this, send, recv, count_per_peer, dtype, Redop::sum, 0});
+  }
+  [[nodiscard]] virtual BoundCall bind_broadcast(const void* send, void* recv, std::size_t count, Dtype dtype,
+                                                 int root) {
+    return BoundCall::of<&call_broadcast>(CallArgs{this, send, recv, count, dtype, Redop::sum, root});
+  }
   // The algorithm the library reported for the last operation, when it says.
   [[nodiscard]] virtual std::string algo_used() const { return {}; }
   // A communicator composed of levels (HierarchicalComm) exposes them, so that a family can
@@ -97,6 +123,25 @@ class Comm {
   [[nodiscard]] virtual std::optional<std::string> group_waiver() const;
   virtual void group_start();
   virtual void group_end();
+
+ private:
+  // The default bound calls: this communicator's virtual method with the arguments as given.
+  struct CallArgs {
+    Comm* comm;
+    const void* send;
+    void* recv;
+    std::size_t count;
+    Dtype dtype;
+    Redop redop;
+    int root;
+  };
+  static void call_allreduce(const CallArgs& a) { a.comm->allreduce(a.send, a.recv, a.count, a.dtype, a.redop); }
+  static void call_reduce_scatter(const CallArgs& a) {
+    a.comm->reduce_scatter(a.send, a.recv, a.count, a.dtype, a.redop);
+  }
+  static void call_allgather(const CallArgs& a) { a.comm->allgather(a.send, a.recv, a.count, a.dtype); }
+  static void call_alltoall(const CallArgs& a) { a.comm->alltoall(a.send, a.recv, a.count, a.dtype); }
+  static void call_broadcast(const CallArgs& a) { a.comm->broadcast(a.send, a.recv, a.count, a.dtype, a.root); }
 };
 
 // Per-iteration timer. start(): the common start after the barrier, and this rank's entry into the

@@ -47,6 +47,11 @@ class AllGather final : public Collective {
               const CaseContext& ctx) const override {
     comm.allgather(send, recv, s.count, ctx.dtype);
   }
+
+  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+                                               const CaseContext& ctx) const override {
+    return comm.bind_allgather(send, recv, s.count, ctx.dtype);
+  }
 };
 
 }  // namespace

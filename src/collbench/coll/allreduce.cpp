@@ -35,6 +35,11 @@ class AllReduce final : public Collective {
               const CaseContext& ctx) const override {
     comm.allreduce(send, recv, s.count, ctx.dtype, ctx.redop);
   }
+
+  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+                                               const CaseContext& ctx) const override {
+    return comm.bind_allreduce(send, recv, s.count, ctx.dtype, ctx.redop);
+  }
 };
 
 }  // namespace

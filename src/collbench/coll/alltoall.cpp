@@ -48,6 +48,11 @@ class AllToAll final : public Collective {
               const CaseContext& ctx) const override {
     comm.alltoall(send, recv, s.count / static_cast<std::size_t>(ctx.num_ranks), ctx.dtype);
   }
+
+  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+                                               const CaseContext& ctx) const override {
+    return comm.bind_alltoall(send, recv, s.count / static_cast<std::size_t>(ctx.num_ranks), ctx.dtype);
+  }
 };
 
 }  // namespace

@@ -34,6 +34,11 @@ class Broadcast final : public Collective {
               const CaseContext& ctx) const override {
     comm.broadcast(send, recv, s.count, ctx.dtype, ctx.root);
   }
+
+  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+                                               const CaseContext& ctx) const override {
+    return comm.bind_broadcast(send, recv, s.count, ctx.dtype, ctx.root);
+  }
 };
 
 }  // namespace

@@ -123,6 +123,14 @@ class Collective {
 
   virtual void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
                       const CaseContext& ctx) const = 0;
+  // launch() bound once to its arguments, the timed loop's launch target (run/measure.cpp): the
+  // default calls launch() through the bound call; the single-operation families bind the
+  // communicator's operation (Comm::bind_allreduce, ...), whose arguments are converted once.
+  // Buffers, shape and ctx must outlive the call.
+  [[nodiscard]] virtual backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv,
+                                                       const Shape& shape, const CaseContext& ctx) const {
+    return backend::BoundCall::of<&call_launch>(LaunchArgs{this, &comm, send, recv, &shape, &ctx});
+  }
 
   // Communication stages of one launch for the overlap pipeline (docs/overlap.md): 1 (the
   // whole launch, before the chunk's compute) or 2 (MoE round trip: stage 0 dispatch before the
@@ -174,6 +182,16 @@ class Collective {
                             RowGather& /*gather*/) const {}
 
  private:
+  struct LaunchArgs {
+    const Collective* collective;
+    backend::Comm* comm;
+    const void* send;
+    void* recv;
+    const Shape* shape;
+    const CaseContext* ctx;
+  };
+  static void call_launch(const LaunchArgs& a) { a.collective->launch(*a.comm, a.send, a.recv, *a.shape, *a.ctx); }
+
   const CollectiveFacts& facts_;
 };
 

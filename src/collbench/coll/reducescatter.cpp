@@ -44,6 +44,11 @@ class ReduceScatter final : public Collective {
               const CaseContext& ctx) const override {
     comm.reduce_scatter(send, recv, s.count, ctx.dtype, ctx.redop);
   }
+
+  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
+                                               const CaseContext& ctx) const override {
+    return comm.bind_reduce_scatter(send, recv, s.count, ctx.dtype, ctx.redop);
+  }
 };
 
 }  // namespace

@@ -162,6 +162,10 @@ struct TimedCase {
   int batch = 1;
   double slow = 1.0;       // fault kind slow
   double pair_slow = 1.0;  // fault kind slow-pair
+  // The inline clock's launch, bound once for the case (Collective::bind_launch), and whether
+  // the communicator's synchronize() does anything.
+  const backend::BoundCall* launch = nullptr;
+  bool synchronize = true;
 };
 
 // This rank's sums over the timed iterations (the record's per-rank mean, max and wait).
@@ -209,20 +213,19 @@ void timed_iteration(const TimedCase& t, int iter, double& total, RankSums& sums
 }
 
 // One round on MPI_Wtime read inline (use_inline_clock): between the two clock reads only the
-// launches and synchronize(), as in a bare MPI loop; the same times as the timer would give
-// (no fault here: no delay, so inside == total, and no slow factor).
+// bound launches (and synchronize() where it does something), as in a bare MPI loop; the same
+// times as the timer would give (no fault here: no delay, so inside == total, and no slow factor).
 void inline_clock_round(const TimedCase& t, int& iter, std::vector<double>& local, RankSums& sums) {
   const MeasureInput& in = *t.in;
-  const coll::Collective& coll = *in.collective;
   backend::Comm& comm = *in.comm;
-  const void* send = t.buffers->send_ptr;
-  void* recv = t.buffers->recv_ptr;
+  const backend::BoundCall& launch = *t.launch;
+  const bool synchronize = t.synchronize;
   for (double& slot : local) {
     mark(in, iter++, Phase::waiting);
     in.control->barrier(in.progress);
     const double start = MPI_Wtime();
-    for (int b = 0; b < t.batch; ++b) coll.launch(comm, send, recv, *t.shape, *t.ctx);
-    comm.synchronize();
+    for (int b = 0; b < t.batch; ++b) launch();
+    if (synchronize) comm.synchronize();
     const double stop = MPI_Wtime();
     slot = (stop - start) * 1e6 / t.batch;
     sums.add(slot, slot);
@@ -405,6 +408,10 @@ Measurement measure(const MeasureInput& in) {
   timed.slow = slow;
   timed.pair_slow = pair_slow;
   const bool inline_clock = use_inline_clock(timer->reads_mpi_wtime(), in.faults->affects_case(in.case_index));
+  std::optional<backend::BoundCall> bound_launch;
+  if (inline_clock) bound_launch.emplace(coll.bind_launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx));
+  timed.launch = bound_launch ? &*bound_launch : nullptr;
+  timed.synchronize = !comm.synchronize_is_noop();
   RankSums sums;
   int iter = 0;
   int round = std::clamp(spec.stop.min_iters, 1, 16);

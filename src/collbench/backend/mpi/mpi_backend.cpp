@@ -4,13 +4,13 @@
 #include <fmt/format.h>
 #include <sched.h>
 
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <vector>
 
+#include "collbench/backend/mpi/mpi_bound.hpp"
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/mpi/mpi_types.hpp"
 #include "collbench/backend/mpi/simulation.hpp"
@@ -90,15 +90,6 @@ std::string mpi_library_version() {
 }
 
 namespace {
-
-int to_int_count(std::size_t count) {
-  if (count > static_cast<std::size_t>(INT_MAX)) {
-    throw InputError(
-        fmt::format("message of {} elements exceeds MPI's int count limit ({}); use a smaller size or a wider dtype",
-                    count, INT_MAX));
-  }
-  return static_cast<int>(count);
-}
 
 std::vector<int> to_int_counts(std::span<const std::size_t> counts) {
   std::vector<int> out(counts.size());
@@ -263,6 +254,35 @@ class MpiComm final : public Comm {
     finish(reqs[1]);
   }
 
+  // Blocking mode: the MPI call with its arguments converted once (mpi_bound.hpp); otherwise the
+  // method through the bound call. Counts are checked here in both.
+  [[nodiscard]] BoundCall bind_allreduce(const void* send, void* recv, std::size_t count, Dtype dtype,
+                                         Redop redop) override {
+    if (!blocking()) return Comm::bind_allreduce(send, recv, checked(count), dtype, redop);
+    return bind_mpi_allreduce(comm_.get(), send, recv, count, dtype, redop);
+  }
+  [[nodiscard]] BoundCall bind_reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype,
+                                              Redop redop) override {
+    if (!blocking()) return Comm::bind_reduce_scatter(send, recv, checked_total(recvcount), dtype, redop);
+    return bind_mpi_reduce_scatter(comm_.get(), size_, send, recv, recvcount, dtype, redop);
+  }
+  [[nodiscard]] BoundCall bind_allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) override {
+    if (!blocking()) return Comm::bind_allgather(send, recv, checked_total(sendcount), dtype);
+    return bind_mpi_allgather(comm_.get(), rank_, size_, send, recv, sendcount, dtype);
+  }
+  [[nodiscard]] BoundCall bind_alltoall(const void* send, void* recv, std::size_t count_per_peer,
+                                        Dtype dtype) override {
+    if (!blocking()) return Comm::bind_alltoall(send, recv, checked(count_per_peer), dtype);
+    return bind_mpi_alltoall(comm_.get(), send, recv, count_per_peer, dtype);
+  }
+  [[nodiscard]] BoundCall bind_broadcast(const void* send, void* recv, std::size_t count, Dtype dtype,
+                                         int root) override {
+    if (!blocking()) return Comm::bind_broadcast(send, recv, checked(count), dtype, root);
+    return bind_mpi_broadcast(comm_.get(), rank_, send, recv, count, dtype, root);
+  }
+  // MPI operations have completed when they return (a group completes at group_end).
+  [[nodiscard]] bool synchronize_is_noop() const override { return true; }
+
   [[nodiscard]] std::optional<std::string> group_waiver() const override { return std::nullopt; }
   void group_start() override {
     if (group_->open) throw RuntimeFailure("group_start: a group is already open (groups do not nest)");
@@ -291,6 +311,18 @@ class MpiComm final : public Comm {
  private:
   // Blocking MPI calls only in spin mode outside a group; otherwise non-blocking + finish().
   [[nodiscard]] bool blocking() const { return progress_ == Progress::spin && !group_->open; }
+  // `count` after checking it against MPI's int count, as the methods do.
+  [[nodiscard]] static std::size_t checked(std::size_t count) {
+    to_int_count(count);
+    return count;
+  }
+  // `count` after checking it and count x size() against MPI's int count (reduce-scatter's and
+  // all-gather's whole buffer), as the methods do.
+  [[nodiscard]] std::size_t checked_total(std::size_t count) const {
+    to_int_count(count);
+    to_int_count(count * static_cast<std::size_t>(size_));
+    return count;
+  }
   // Waits for a request now, or leaves it to group_end() inside a group.
   void finish(MPI_Request& req) {
     if (group_->open) {
