@@ -27,6 +27,7 @@
 #include "collbench/report/table.hpp"
 #include "collbench/run/annotate.hpp"
 #include "collbench/run/case_checks.hpp"
+#include "collbench/run/case_waivers.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/repeats.hpp"
@@ -37,21 +38,6 @@
 namespace collbench::run {
 namespace {
 
-// What a simulation (SimGrid SMPI, docs/simulation.md) does not model: waived with the reason.
-std::optional<std::string> simulation_waiver(const plan::Case& c) {
-  if (!backend::sim::active()) return std::nullopt;
-  if (c.algo == "nvls" || c.algo == "nvlstree" || c.algo == "cb-multimem") {
-    return fmt::format("simulation: SMPI models no in-switch reduction (NVLink SHARP), so '{}' cannot be simulated",
-                       c.algo);
-  }
-  if (!c.overlap.empty()) {
-    return std::string(
-        "simulation: --overlap's compute load runs on host time, which does not advance the simulated "
-        "clock");
-  }
-  return std::nullopt;
-}
-
 // The run header's `simulated` object (null for a measured run).
 nlohmann::json simulated_json() {
   const auto sim = backend::sim::info();
@@ -60,16 +46,6 @@ nlohmann::json simulated_json() {
           {"platform", sim->platform}, {"platform_sha256", sim->platform_sha256},
           {"config", sim->config},     {"shared_buffers", sim->shared_buffers},
           {"watchdog", sim->watchdog}};
-}
-
-// Algorithms a case can run with; others become waived records with the reason.
-std::optional<std::string> algo_waiver(const plan::Case& c, const Placement& placement) {
-  if (auto sim = simulation_waiver(c)) return sim;
-  if (c.algo == "hierarchical") {
-    if (c.scope != Scope::global) return std::string("hierarchical spans domains: use --scope global");
-    return backend::hierarchical_waiver(c.collective, placement.uniform(), placement.num_domains());
-  }
-  return backend::backend_policy(c.backend).algo_waiver(c.algo, c.collective, c.graph);
 }
 
 // Backends are created per (backend, algorithm setting, buffer kind): NCCL reads NCCL_ALGO and
