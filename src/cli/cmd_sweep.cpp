@@ -1,9 +1,10 @@
 // `collbench sweep FILE`: a YAML suite of cases (docs/interfaces.md section 5); --dry-run prints the
-// cases, an estimated run time and the buffer memory per rank without running.
+// cases, the run time their stopping rule allows and the buffer memory per rank without running.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include "cli/common_options.hpp"
@@ -13,6 +14,7 @@
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/plan/stop_estimate.hpp"
 #include "collbench/run/measure.hpp"
 
 namespace collbench::cli {
@@ -56,37 +58,54 @@ std::optional<std::uint64_t> buffer_bytes_per_rank(const coll::Collective& trait
   return most;
 }
 
+// A case's timed seconds in the estimate: its stopping rule with every iteration as long as the
+// budget allows (budget / 100 iterations; docs/measurement.md step 6), and at most: --max-time.
+struct CaseEstimate {
+  double about_s = 0.0, most_s = 0.0;
+};
+
+CaseEstimate estimate_case(const plan::StopRule& rule) {
+  return {plan::timed_seconds(rule, plan::budget_iteration_s(rule)),
+          plan::timed_seconds(rule, std::numeric_limits<double>::infinity())};
+}
+
+void print_case_row(std::size_t i, const plan::Case& c, double about_s) {
+  const auto& traits = coll::find_collective(c.collective);
+  // MoE cases: the workload sets the size and the dtype; show what varies instead.
+  const Dtype dtype = traits.case_dtype(c.params).value_or(c.dtype);
+  std::string params;
+  for (const auto& [key, value] : c.params) params += fmt::format(" {}={}", key, value);
+  std::printf(" %4zu %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12.3g%s\n", i, c.collective.c_str(),
+              params.empty() ? format_bytes(c.bytes).c_str() : "workload", std::string(to_string(dtype)).c_str(),
+              std::string(to_string(c.redop)).c_str(), c.algo.c_str(), std::string(to_string(c.scope)).c_str(),
+              c.in_place ? "in" : "out", std::string(to_string(c.timing)).c_str(), about_s, params.c_str());
+}
+
 void print_dry_run(const plan::Sweep& sweep, int num_ranks, int repeats) {
   std::printf("# sweep '%s' from %s: %zu case(s)%s\n", sweep.name.c_str(), sweep.source.c_str(), sweep.cases.size(),
               sweep.system ? fmt::format(", system {}", *sweep.system).c_str() : "");
   std::printf("#%4s %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12s\n", "idx", "collective", "bytes", "dtype", "redop",
-              "algo", "scope", "place", "timing", "max time(s)");
-  double total_s = 0.0;
+              "algo", "scope", "place", "timing", "est time(s)");
+  CaseEstimate total;
   std::uint64_t peak_bytes = 0;
   std::size_t not_estimated = 0;
   for (std::size_t i = 0; i < sweep.cases.size(); ++i) {
     const auto& c = sweep.cases[i];
-    const auto& traits = coll::find_collective(c.collective);
-    // MoE cases: the workload sets the size and the dtype; show what varies instead.
-    const Dtype dtype = traits.case_dtype(c.params).value_or(c.dtype);
-    std::string params;
-    for (const auto& [key, value] : c.params) params += fmt::format(" {}={}", key, value);
-    // Upper estimate: the time limit, plus verification and warm-up (about one time limit
-    // for tiny cases, negligible for long ones).
-    total_s += c.stop.max_time_s * repeats;  // --repeats k measures every case k times
-    if (const auto bytes = buffer_bytes_per_rank(traits, c, num_ranks)) {
+    const CaseEstimate e = estimate_case(c.stop);
+    total.about_s += e.about_s * repeats;  // --repeats k measures every case k times
+    total.most_s += e.most_s * repeats;
+    if (const auto bytes = buffer_bytes_per_rank(coll::find_collective(c.collective), c, num_ranks)) {
       peak_bytes = std::max(peak_bytes, *bytes);
     } else {
       ++not_estimated;
     }
-    std::printf(" %4zu %-14s %12s %-10s %-5s %-12s %-7s %-6s %-9s %12.3g%s\n", i, c.collective.c_str(),
-                params.empty() ? format_bytes(c.bytes).c_str() : "workload", std::string(to_string(dtype)).c_str(),
-                std::string(to_string(c.redop)).c_str(), c.algo.c_str(), std::string(to_string(c.scope)).c_str(),
-                c.in_place ? "in" : "out", std::string(to_string(c.timing)).c_str(), c.stop.max_time_s, params.c_str());
+    print_case_row(i, c, e.about_s);
   }
+  // Timed phases only: verification and warm-up add about one iteration each per launch.
+  std::printf("# estimated run time: about %.3g s, at most %.1f s\n", total.about_s, total.most_s);
   std::printf(
-      "# estimated run time: at most %.1f s (sum of per-case --max-time; adaptive stopping usually ends sooner)\n",
-      total_s);
+      "# (timed phases, docs/measurement.md step 6; about: each case until its budget or --max-iters with "
+      "iterations of at most budget / 100; at most: each case until its --max-time; converging cases stop sooner)\n");
   std::printf("# buffer memory per rank: at most %s (largest case, %d ranks assumed)\n",
               format_bytes(peak_bytes).c_str(), num_ranks);
   if (not_estimated > 0) {

@@ -98,11 +98,12 @@ def test_sweep_takes_repeats(tmp_path):
     assert [r["collective"] for r in recs] == ["allreduce", "allgather"]
     assert all(r["repeats"]["k"] == 2 and len(r["repeats"]["p50_us"]) == 2 for r in recs)
     assert all(r["time_us"]["p50"] == sum(r["repeats"]["p50_us"]) / 2 for r in recs)
-    # The dry run's time estimate counts every repeat: 2 cases x 2 s (the default --max-time) x k.
-    for k, seconds in ((1, "4.0"), (3, "12.0")):
+    # The dry run's time estimate counts every repeat: 2 cases x k x the default budget's 10 ms
+    # (about), 2 cases x k x the default --max-time's 2 s (at most).
+    for k, about, most in ((1, "0.02", "4.0"), (3, "0.06", "12.0")):
         p = run(["sweep", "--dry-run", suite, "--repeats", str(k)])
         assert p.returncode == 0, p.stderr
-        assert f"# estimated run time: at most {seconds} s" in p.stdout, p.stdout
+        assert f"# estimated run time: about {about} s, at most {most} s\n" in p.stdout, p.stdout
 
 
 def test_bad_repeats_are_refused(tmp_path):
