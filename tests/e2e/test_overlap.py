@@ -58,9 +58,9 @@ def test_pipeline_moe_roundtrip(tmp_path, validator):
 def test_csv_and_markdown_reports(tmp_path):
     r, _ = overlap_run(tmp_path, 2, ["--overlap", "sleep:time=2ms", "--format", "csv"])
     header, *rows = [line for line in r.stdout.splitlines() if line]
-    assert header.endswith("t_comm_us,t_compute_us,t_both_us,exposed_us,overlap_efficiency")
+    assert header.endswith("t_comm_us,t_compute_us,t_both_us,exposed_us,overlap_efficiency,root")
     assert all(len(row.split(",")) == len(header.split(",")) for row in rows)
-    assert all(row.split(",")[-3] != "" for row in rows)
+    assert all(row.split(",")[-4] != "" for row in rows)
     rep = run(["report", tmp_path / "ov.jsonl", "--format", "markdown"])
     assert rep.returncode == 0, rep.stderr
     text = rep.stdout

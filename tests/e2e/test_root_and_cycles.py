@@ -46,7 +46,8 @@ def test_mixed_root_sweep_keeps_a_record_and_a_row_per_root(tmp_path, validator)
     rep = run(["report", tmp_path / "r.jsonl", "--format", "csv"])
     assert rep.returncode == 0, rep.stderr
     lines = [l for l in rep.stdout.splitlines() if ",broadcast," in l]
-    assert [l.rsplit(",", 6)[1] for l in lines] == [r["case_key"] for r in recs], rep.stdout
+    assert [l.rsplit(",", 7)[1] for l in lines] == [r["case_key"] for r in recs], rep.stdout
+    assert [l.rsplit(",", 1)[1] for l in lines] == ["0", "1", "0", "1"]  # the root column, last
 
 
 def test_other_collectives_have_no_root_field(tmp_path):

@@ -12,15 +12,31 @@
 namespace collbench::report {
 namespace {
 
+// Whether the run header's cases (config.cases) hold a rooted one with a root other than 0: the
+// streamed table's root column (needs_root_column, before any record exists).
+bool config_has_root(const nlohmann::json& config) {
+  if (!config.is_object() || !config.contains("cases") || !config["cases"].is_array()) return false;
+  const nlohmann::json& cases = config["cases"];
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const nlohmann::json& c = cases[i];
+    if (!c.is_object() || !c.contains("root") || !c["root"].is_number_integer()) continue;
+    if (record::rooted_collective(c.value("collective", std::string())) && c["root"].get<int>() != 0) return true;
+  }
+  return false;
+}
+
 // collbench's table: a header per block, a row per case, nccl-tests' closing lines.
 class TableWriter final : public ConsoleWriter {
  public:
-  std::string begin(const record::RunHeader& /*header*/) override { return {}; }
+  std::string begin(const record::RunHeader& header) override {
+    root_column_ = config_has_root(header.config);
+    return {};
+  }
   std::string add(const record::CaseRecord& r) override {
     std::string text;
-    if (!previous_ || needs_new_header(*previous_, r)) text = table_header(r);
+    if (!previous_ || needs_new_header(*previous_, r)) text = table_header(r, root_column_);
     previous_ = r;
-    return text + table_row(r);
+    return text + table_row(r, root_column_);
   }
   std::string end(const std::vector<record::CaseRecord>& records) override {
     return records.empty() ? std::string() : table_footer(records);
@@ -28,6 +44,7 @@ class TableWriter final : public ConsoleWriter {
 
  private:
   std::optional<record::CaseRecord> previous_;
+  bool root_column_ = false;
 };
 
 class JsonlWriter final : public ConsoleWriter {

@@ -9,23 +9,27 @@
 #include "collbench/core/units.hpp"
 #include "collbench/report/escape.hpp"
 #include "collbench/report/number_text.hpp"
+#include "collbench/report/table.hpp"
 
 namespace collbench::report {
 
 using record::CaseRecord;
 
 std::string markdown_case_table(const std::vector<CaseRecord>& records) {
-  std::string out =
-      "| collective | size (B) | count | type | redop | algo | scope | place | ranks | domains | time p50 (us) | "
+  const bool root_column = needs_root_column(records);  // after redop, as in the console table
+  std::string out = fmt::format(
+      "| collective | size (B) | count | type | redop |{} algo | scope | place | ranks | domains | time p50 (us) | "
       "p99 (us) | algbw (GB/s) | busbw (GB/s) | #wrong | samples | % bound | status |\n"
-      "|---|---:|---:|---|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+      "|---|---:|---:|---|---|{}---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+      root_column ? " root |" : "", root_column ? "---:|" : "");
   for (const auto& r : records) {
     const std::string algo = r.algo_used ? *r.algo_used : r.algo_requested;
+    const std::string redop = r.redop.value_or("–") + (root_column ? " | " + root_text(r, "–") : std::string());
     const std::string place = r.in_place ? "in" : "out";
     if (!r.time_us) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | – | – | – | – | – | – | – | {}: {} |\n",
-                         r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), md_escape(algo), r.scope,
-                         place, r.num_ranks, domains_text(r.domain_sizes), r.status, md_escape(r.reason.value_or("")));
+                         r.collective, r.bytes, r.count, r.dtype, redop, md_escape(algo), r.scope, place, r.num_ranks,
+                         domains_text(r.domain_sizes), r.status, md_escape(r.reason.value_or("")));
       continue;
     }
     const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
@@ -33,7 +37,7 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
     out += fmt::format(
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | "
         "{} | {} |\n",
-        r.collective, r.bytes, r.count, r.dtype, r.redop.value_or("–"), md_escape(algo), r.scope, place, r.num_ranks,
+        r.collective, r.bytes, r.count, r.dtype, redop, md_escape(algo), r.scope, place, r.num_ranks,
         domains_text(r.domain_sizes), r.time_us->p50, r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations,
         pct, r.status == "ok" ? "ok" : md_escape(r.status + ": " + r.reason.value_or("")));
   }

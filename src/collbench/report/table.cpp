@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "collbench/report/repeats_line.hpp"
 
 namespace collbench::report {
@@ -110,32 +112,46 @@ bool needs_new_header(const CaseRecord& prev, const CaseRecord& next) {
          prev.domain_sizes != next.domain_sizes || prev.timing != next.timing || prev.simulated != next.simulated;
 }
 
-std::string table_header(const CaseRecord& first) {
+bool needs_root_column(const std::vector<CaseRecord>& records) {
+  return std::any_of(records.begin(), records.end(), [](const CaseRecord& r) {
+    return record::rooted_collective(r.collective) && r.root && *r.root != 0;
+  });
+}
+
+std::string root_text(const CaseRecord& r, std::string_view none) {
+  return r.root && record::rooted_collective(r.collective) ? std::to_string(*r.root) : std::string(none);
+}
+
+std::string table_header(const CaseRecord& first, bool root_column) {
   std::string out = fmt::format("# {}  backend {}  ranks {}  domains [{}]  timing {}{}\n", first.collective,
                                 first.backend, first.num_ranks, domains_text(first), first.timing,
                                 first.simulated ? "  SIMULATED (SimGrid SMPI): times are simulated, not measured" : "");
-  out += fmt::format("#{:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6}\n",
-                     "size", "count", "type", "redop", "algo", "scope", "place", "time", "p99", "algbw", "busbw",
+  const std::string root = root_column ? fmt::format(" {:>4}", "root") : "";
+  out += fmt::format("#{:>12} {:>11} {:>10} {:>5}{} {:>12} {:>6} {:>5} {:>10} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6}\n",
+                     "size", "count", "type", "redop", root, "algo", "scope", "place", "time", "p99", "algbw", "busbw",
                      "#wrong", "samples", "%bound");
-  out += fmt::format("#{:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6}\n",
-                     "(B)", "(elements)", "", "", "", "", "", "(us)", "(us)", "(GB/s)", "(GB/s)", "", "", "");
+  out += fmt::format("#{:>12} {:>11} {:>10} {:>5}{} {:>12} {:>6} {:>5} {:>10} {:>10} {:>8} {:>8} {:>7} {:>7} {:>6}\n",
+                     "(B)", "(elements)", "", "", root_column ? fmt::format(" {:>4}", "") : "", "", "", "", "(us)",
+                     "(us)", "(GB/s)", "(GB/s)", "", "", "");
   return out;
 }
 
-std::string table_row(const CaseRecord& r) {
+std::string table_row(const CaseRecord& r, bool root_column) {
   const std::string place = r.in_place ? "in" : "out";
   const std::string algo = r.algo_used ? *r.algo_used : r.algo_requested;
+  const std::string root = root_column ? fmt::format(" {:>4}", root_text(r, "-")) : "";
   if (r.status == "waived" || !r.time_us) {
-    return fmt::format(" {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5}  {}: {}\n", r.bytes, r.count, r.dtype,
-                       r.redop.value_or("-"), algo, r.scope, place, r.status, r.reason.value_or("")) +
+    return fmt::format(" {:>12} {:>11} {:>10} {:>5}{} {:>12} {:>6} {:>5}  {}: {}\n", r.bytes, r.count, r.dtype,
+                       r.redop.value_or("-"), root, algo, r.scope, place, r.status, r.reason.value_or("")) +
            workload_line(r);
   }
   const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
   const std::string pct = r.model ? fmt::format("{:.1f}", 100.0 * r.model->efficiency) : "-";
   return fmt::format(
-             " {:>12} {:>11} {:>10} {:>5} {:>12} {:>6} {:>5} {:>10.2f} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7} {:>6}\n",
-             r.bytes, r.count, r.dtype, r.redop.value_or("-"), algo, r.scope, place, r.time_us->p50, r.time_us->p99,
-             r.algbw_gbps, r.busbw_gbps, wrong, r.iterations, pct) +
+             " {:>12} {:>11} {:>10} {:>5}{} {:>12} {:>6} {:>5} {:>10.2f} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7} "
+             "{:>6}\n",
+             r.bytes, r.count, r.dtype, r.redop.value_or("-"), root, algo, r.scope, place, r.time_us->p50,
+             r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations, pct) +
          workload_line(r) + overlap_line(r) + concurrent_line(r) + repeats_line(r);
 }
 
@@ -159,10 +175,11 @@ std::string table_footer(const std::vector<CaseRecord>& records) {
 }
 
 std::string render_table(const std::vector<CaseRecord>& records) {
+  const bool root_column = needs_root_column(records);
   std::string out;
   for (std::size_t i = 0; i < records.size(); ++i) {
-    if (i == 0 || needs_new_header(records[i - 1], records[i])) out += table_header(records[i]);
-    out += table_row(records[i]);
+    if (i == 0 || needs_new_header(records[i - 1], records[i])) out += table_header(records[i], root_column);
+    out += table_row(records[i], root_column);
   }
   out += table_footer(records);
   return out;
@@ -172,17 +189,17 @@ std::string csv_header() {
   return "collective,backend,algo_requested,algo_used,scope,in_place,timing,dtype,redop,bytes,count,num_ranks,"
          "domain_sizes,iterations,p50_us,p5_us,p95_us,p99_us,min_us,max_us,mean_us,cv,algbw_gbps,busbw_gbps,"
          "wrong,status,reason,bound_time_us,expected_time_us,efficiency,case_key,t_comm_us,t_compute_us,t_both_us,"
-         "exposed_us,overlap_efficiency\n";
+         "exposed_us,overlap_efficiency,root\n";
 }
 
-// The overlap columns (empty without overlap mode), then the end of the line.
+// The overlap columns (empty without overlap mode).
 std::string overlap_csv(const CaseRecord& r) {
   const auto& o = r.overlap;
   const auto num = [&o](const char* key) {
     return o.is_object() && o.contains(key) && o[key].is_number() ? fmt::format("{:.6g}", o[key].get<double>())
                                                                   : std::string();
   };
-  return fmt::format(",{},{},{},{},{}\n", num("t_comm_us"), num("t_compute_us"), num("t_both_us"), num("exposed_us"),
+  return fmt::format(",{},{},{},{},{}", num("t_comm_us"), num("t_compute_us"), num("t_both_us"), num("exposed_us"),
                      num("efficiency"));
 }
 
@@ -205,7 +222,7 @@ std::string csv_row(const CaseRecord& r) {
                      csv_escape(r.reason.value_or("")), model(r.model ? r.model->bound_time_us : 0.0),
                      model(r.model ? r.model->expected_time_us : 0.0), model(r.model ? r.model->efficiency : 0.0),
                      csv_escape(r.case_key)) +
-         overlap_csv(r);
+         overlap_csv(r) + "," + root_text(r, "") + "\n";
 }
 
 std::string render_csv(const std::vector<CaseRecord>& records) {
