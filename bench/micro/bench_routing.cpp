@@ -96,10 +96,21 @@ class BenchGather final : public collbench::coll::RowGather {
  public:
   BenchGather(int row, std::vector<std::int64_t> others) : row_(row), others_(std::move(others)) {}
   [[nodiscard]] std::vector<int> my_rows(int /*num_rows*/) const override { return {row_}; }
-  [[nodiscard]] std::vector<std::int64_t> gather(std::span<const std::int64_t> mine, int /*num_rows*/,
+  [[nodiscard]] std::vector<std::int64_t> gather(std::span<const std::int64_t> mine, int num_rows,
                                                  std::size_t row_len) override {
-    std::copy(mine.begin(), mine.end(), others_.begin() + static_cast<std::ptrdiff_t>(row_ * row_len));
-    return others_;
+    // Row s of the dense n x n matrix, cut to the row_len entries of its block (EP group).
+    std::vector<std::int64_t> all;
+    const auto n = static_cast<std::size_t>(num_rows);
+    for (std::size_t s = 0; s < n; ++s) {
+      const std::size_t first = s * n + (row_len < n ? s - s % row_len : 0);
+      if (s == static_cast<std::size_t>(row_)) {
+        all.insert(all.end(), mine.begin(), mine.end());
+      } else {
+        all.insert(all.end(), others_.begin() + static_cast<std::ptrdiff_t>(first),
+                   others_.begin() + static_cast<std::ptrdiff_t>(first + row_len));
+      }
+    }
+    return all;
   }
 
  private:

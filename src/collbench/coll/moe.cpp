@@ -441,8 +441,7 @@ class MoeCollective final : public Collective {
     const MoeWorkload& w = *mc->w;
     mc->layout = moe_layout(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_, moe_algo_of(ctx.algo), ctx.rank,
                             mc->placement, w.exchange_group);
-    mc->traffic = model::summarize_traffic(moe_traffic(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_),
-                                           mc->placement);
+    mc->traffic = moe_traffic_summary(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_, mc->placement);
     const std::uint64_t elem = dtype_size(ctx.dtype);
     Shape s;
     s.send_elems = static_cast<std::size_t>((mc->layout.send_bytes + elem - 1) / elem);

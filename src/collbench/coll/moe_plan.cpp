@@ -350,19 +350,27 @@ void share_moe_counts(const MoeParams& params, int num_ranks, RowGather& gather)
   if (SharedCounts::instance().find(key)) return;
   const MoeConfig config = moe_config(params, num_ranks);
   const workload::RoutingGenerator generator(config.routing);
-  const auto n = static_cast<std::size_t>(num_ranks);
+  auto m = std::make_shared<CountsMatrix>();
+  m->num_ranks = num_ranks;
+  // Tokens stay in their EP group: with several groups only the group's block of a row travels.
+  const int ep = generator.ep_size();
+  m->block_size = ep < num_ranks && num_ranks % ep == 0 ? ep : 0;
+  const auto width = static_cast<std::size_t>(m->width());
   const std::vector<int> sources = gather.my_rows(num_ranks);
   std::vector<std::int64_t> mine;
-  mine.reserve(sources.size() * n);
+  mine.reserve(sources.size() * width);
   for (const int src : sources) {
     const workload::DestinationCounts counts = generator.count_destinations(src);
     const auto& row = counts.rows(config.profile.rows);
-    mine.insert(mine.end(), row.begin(), row.end());
+    const auto first = row.begin() + m->first_peer(src);
+    if (std::any_of(row.begin(), first, [](std::int64_t v) { return v != 0; }) ||
+        std::any_of(first + static_cast<std::ptrdiff_t>(width), row.end(), [](std::int64_t v) { return v != 0; })) {
+      throw std::logic_error(fmt::format("moe counts: rank {} routes tokens outside its EP group", src));
+    }
+    mine.insert(mine.end(), first, first + static_cast<std::ptrdiff_t>(width));
   }
-  auto m = std::make_shared<CountsMatrix>();
-  m->num_ranks = num_ranks;
-  m->rows = gather.gather(mine, num_ranks, n);
-  if (m->rows.size() != n * n) {
+  m->rows = gather.gather(mine, num_ranks, width);
+  if (m->rows.size() != static_cast<std::size_t>(num_ranks) * width) {
     throw std::logic_error(fmt::format("moe counts: gathered {} values for {} ranks", m->rows.size(), num_ranks));
   }
   SharedCounts::instance().add(key, std::move(m));
@@ -531,6 +539,7 @@ std::optional<std::string> moe_waiver(const MoeParams& params, MoeAlgo algo, int
 int confined_group(const CountsMatrix& counts, int group_size) {
   const int n = counts.num_ranks;
   if (group_size <= 0 || group_size >= n || n % group_size != 0) return 0;
+  if (counts.block_size > 0 && group_size % counts.block_size == 0) return group_size;  // by its storage
   for (int s = 0; s < n; ++s) {
     for (int d = 0; d < n; ++d) {
       if (s / group_size != d / group_size && counts.at(s, d) != 0) return 0;
@@ -607,6 +616,23 @@ model::TrafficMatrix moe_traffic(const CountsMatrix& counts, std::int64_t dispat
     }
   }
   return t;
+}
+
+model::TrafficSummary moe_traffic_summary(const CountsMatrix& counts, std::int64_t dispatch_row_bytes,
+                                          std::int64_t combine_row_bytes, MoeOp op, const Placement& placement) {
+  const int n = counts.num_ranks;
+  if (placement.num_ranks() != n) {
+    throw InputError(fmt::format("moe traffic: {} ranks, but the placement has {}", n, placement.num_ranks()));
+  }
+  std::vector<int> domain(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) domain[static_cast<std::size_t>(r)] = placement.domain_of(r);
+  const std::uint64_t drb = op != MoeOp::combine ? u64(dispatch_row_bytes) : 0;
+  const std::uint64_t crb = op != MoeOp::dispatch ? u64(combine_row_bytes) : 0;
+  // Blocks are symmetric (an EP group's ranks), so the entries of (s, d) and (d, s) are in range
+  // together.
+  return model::summarize_traffic_entries(
+      domain, counts.width(), [&counts](int s) { return counts.first_peer(s); },
+      [&](int s, int d) { return u64(counts.at(s, d)) * drb + u64(counts.at(d, s)) * crb; });
 }
 
 CollectiveId collective_id_of(MoeOp op) {

@@ -203,6 +203,11 @@ int confined_group(const workload::CountsMatrix& counts, int group_size);
 model::TrafficMatrix moe_traffic(const workload::CountsMatrix& counts, std::int64_t dispatch_row_bytes,
                                  std::int64_t combine_row_bytes, MoeOp op);
 
+// summarize_traffic(moe_traffic(...), placement) without the n x n traffic matrix: O(n x block)
+// for a block-diagonal counts matrix.
+model::TrafficSummary moe_traffic_summary(const workload::CountsMatrix& counts, std::int64_t dispatch_row_bytes,
+                                          std::int64_t combine_row_bytes, MoeOp op, const Placement& placement);
+
 CollectiveId collective_id_of(MoeOp op);
 std::string_view to_string(MoeOp op);
 MoeOp moe_op_of(std::string_view collective);  // "moe-dispatch" -> dispatch, ...

@@ -22,36 +22,10 @@ TrafficSummary summarize_traffic(const TrafficMatrix& matrix, const Placement& p
     throw InputError(fmt::format("traffic matrix has {} ranks but the placement {} has {}", n,
                                  packing_string(placement), placement.num_ranks()));
   }
-  TrafficSummary s;
-  s.per_rank.resize(static_cast<std::size_t>(n));
   std::vector<int> domain(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) domain[static_cast<std::size_t>(r)] = placement.domain_of(r);
-  for (int src = 0; src < n; ++src) {
-    for (int dst = 0; dst < n; ++dst) {
-      const std::uint64_t b = matrix.at(src, dst);
-      auto& from = s.per_rank[static_cast<std::size_t>(src)];
-      auto& to = s.per_rank[static_cast<std::size_t>(dst)];
-      from.send_total += b;
-      to.recv_total += b;
-      s.bytes_logical_total += b;
-      if (src == dst) continue;
-      if (b > 0) {
-        ++from.send_peers;
-        ++to.recv_peers;
-      }
-      if (domain[static_cast<std::size_t>(src)] == domain[static_cast<std::size_t>(dst)]) {
-        from.send_in_domain += b;
-        to.recv_in_domain += b;
-        s.bytes_in_domain += b;
-      } else {
-        from.send_off_domain += b;
-        to.recv_off_domain += b;
-        s.bytes_off_domain += b;
-      }
-    }
-  }
-  for (const auto& r : s.per_rank) s.bytes_max_rank = std::max({s.bytes_max_rank, r.send_total, r.recv_total});
-  return s;
+  return summarize_traffic_entries(
+      domain, n, [](int) { return 0; }, [&matrix](int src, int dst) { return matrix.at(src, dst); });
 }
 
 double kernel_sm_time_s(const EpKernel& kernel, const RankTraffic& rank) {

@@ -4,6 +4,7 @@
 // collbench/workload/expected.hpp.) Pure, no I/O.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -45,6 +46,37 @@ struct TrafficSummary {
 };
 
 TrafficSummary summarize_traffic(const TrafficMatrix& matrix, const Placement& placement);
+
+// The same summary from a matrix given by its entries: bytes(src, dst) for dst in
+// [first(src), first(src) + width), every other entry 0 (a block-diagonal matrix in O(n x width)
+// instead of n x n). `domain` holds every rank's domain.
+template <class First, class Bytes>
+TrafficSummary summarize_traffic_entries(const std::vector<int>& domain, int width, First first, Bytes bytes) {
+  const int n = static_cast<int>(domain.size());
+  TrafficSummary s;
+  s.per_rank.resize(domain.size());
+  for (int src = 0; src < n; ++src) {
+    auto& from = s.per_rank[static_cast<std::size_t>(src)];
+    for (int dst = first(src); dst < first(src) + width; ++dst) {
+      const std::uint64_t b = bytes(src, dst);
+      auto& to = s.per_rank[static_cast<std::size_t>(dst)];
+      from.send_total += b;
+      to.recv_total += b;
+      s.bytes_logical_total += b;
+      if (src == dst) continue;
+      if (b > 0) {
+        ++from.send_peers;
+        ++to.recv_peers;
+      }
+      const bool same = domain[static_cast<std::size_t>(src)] == domain[static_cast<std::size_t>(dst)];
+      (same ? from.send_in_domain : from.send_off_domain) += b;
+      (same ? to.recv_in_domain : to.recv_off_domain) += b;
+      (same ? s.bytes_in_domain : s.bytes_off_domain) += b;
+    }
+  }
+  for (const auto& r : s.per_rank) s.bytes_max_rank = std::max({s.bytes_max_rank, r.send_total, r.recv_total});
+  return s;
+}
 
 struct TrafficEstimate {
   Estimate estimate;  // bytes convention: bytes_max_rank; busbw factor (n-1)/n

@@ -13,7 +13,7 @@ namespace collbench::workload {
 std::vector<std::int64_t> CountsMatrix::send_rows() const {
   std::vector<std::int64_t> out(static_cast<std::size_t>(num_ranks), 0);
   for (int s = 0; s < num_ranks; ++s) {
-    for (int d = 0; d < num_ranks; ++d) out[s] += at(s, d);
+    for (int d = first_peer(s); d < first_peer(s) + width(); ++d) out[s] += at(s, d);
   }
   return out;
 }
@@ -21,7 +21,7 @@ std::vector<std::int64_t> CountsMatrix::send_rows() const {
 std::vector<std::int64_t> CountsMatrix::receive_rows() const {
   std::vector<std::int64_t> out(static_cast<std::size_t>(num_ranks), 0);
   for (int s = 0; s < num_ranks; ++s) {
-    for (int d = 0; d < num_ranks; ++d) out[d] += at(s, d);
+    for (int d = first_peer(s); d < first_peer(s) + width(); ++d) out[d] += at(s, d);
   }
   return out;
 }
