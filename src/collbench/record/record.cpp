@@ -79,6 +79,28 @@ json to_json(const TimeStats& t) {
           {"ci95_high", t.ci95_high}};
 }
 
+json to_json(const PerRank& p) {
+  return {{"mean_us", p.mean_us}, {"max_us", p.max_us}, {"wait_us", p.wait_us}};
+}
+
+json to_json(const ModelFields& m) {
+  return {{"system", m.system},
+          {"bound_time_us", m.bound_time_us},
+          {"bound_algbw_gbps", m.bound_algbw_gbps},
+          {"bound_busbw_gbps", m.bound_busbw_gbps},
+          {"expected_time_us", m.expected_time_us},
+          {"expected_busbw_gbps", m.expected_busbw_gbps},
+          {"efficiency", m.efficiency},
+          {"wire_bytes_per_rank", m.wire_bytes_per_rank}};
+}
+
+// `wrong`: {total, by_rank: {"rank": count}}.
+json wrong_json(const CaseRecord& r) {
+  json by_rank = json::object();
+  for (const auto& [rank, n] : r.wrong_by_rank) by_rank[std::to_string(rank)] = n;
+  return {{"total", r.wrong_total}, {"by_rank", by_rank}};
+}
+
 json to_json(const Repeats& r) {
   return {{"k", r.k},
           {"p50_us", r.p50_us},
@@ -195,23 +217,6 @@ json to_json(const RunHeader& h) {
 }
 
 json to_json(const CaseRecord& r) {
-  json per_rank = nullptr;
-  if (r.per_rank)
-    per_rank = {{"mean_us", r.per_rank->mean_us}, {"max_us", r.per_rank->max_us}, {"wait_us", r.per_rank->wait_us}};
-  json by_rank = json::object();
-  for (const auto& [rank, n] : r.wrong_by_rank) by_rank[std::to_string(rank)] = n;
-  json model = nullptr;
-  if (r.model) {
-    const auto& m = *r.model;
-    model = {{"system", m.system},
-             {"bound_time_us", m.bound_time_us},
-             {"bound_algbw_gbps", m.bound_algbw_gbps},
-             {"bound_busbw_gbps", m.bound_busbw_gbps},
-             {"expected_time_us", m.expected_time_us},
-             {"expected_busbw_gbps", m.expected_busbw_gbps},
-             {"efficiency", m.efficiency},
-             {"wire_bytes_per_rank", m.wire_bytes_per_rank}};
-  }
   json j = {{"kind", "case"},
             {"schema", kSchema},
             {"run_id", r.run_id},
@@ -241,13 +246,13 @@ json to_json(const CaseRecord& r) {
             {"time_us", r.time_us ? to_json(*r.time_us) : json(nullptr)},
             {"samples_us", r.samples_us},
             {"samples_dropped", r.samples_dropped},
-            {"per_rank", per_rank},
+            {"per_rank", r.per_rank ? to_json(*r.per_rank) : json(nullptr)},
             {"stop_reason", r.stop_reason},
             {"algbw_gbps", r.algbw_gbps},
             {"busbw_gbps", r.busbw_gbps},
             {"checked", r.checked},
-            {"wrong", {{"total", r.wrong_total}, {"by_rank", by_rank}}},
-            {"model", model},
+            {"wrong", wrong_json(r)},
+            {"model", r.model ? to_json(*r.model) : json(nullptr)},
             {"workload", r.workload},
             {"overlap", r.overlap},
             {"status", r.status},
