@@ -90,34 +90,6 @@ void BM_MoeCaseShape(benchmark::State& state) {
   }
 }
 
-// One process's part of a run of `processes` processes: it routes its own row; the rows of the
-// others come from a matrix routed beforehand (what MPI_Allgatherv would bring).
-class BenchGather final : public collbench::coll::RowGather {
- public:
-  BenchGather(int row, std::vector<std::int64_t> others) : row_(row), others_(std::move(others)) {}
-  [[nodiscard]] std::vector<int> my_rows(int /*num_rows*/) const override { return {row_}; }
-  [[nodiscard]] std::vector<std::int64_t> gather(std::span<const std::int64_t> mine, int num_rows,
-                                                 std::size_t row_len) override {
-    // Row s of the dense n x n matrix, cut to the row_len entries of its block (EP group).
-    std::vector<std::int64_t> all;
-    const auto n = static_cast<std::size_t>(num_rows);
-    for (std::size_t s = 0; s < n; ++s) {
-      const std::size_t first = s * n + (row_len < n ? s - s % row_len : 0);
-      if (s == static_cast<std::size_t>(row_)) {
-        all.insert(all.end(), mine.begin(), mine.end());
-      } else {
-        all.insert(all.end(), others_.begin() + static_cast<std::ptrdiff_t>(first),
-                   others_.begin() + static_cast<std::ptrdiff_t>(first + row_len));
-      }
-    }
-    return all;
-  }
-
- private:
-  int row_;
-  std::vector<std::int64_t> others_;
-};
-
 // The same case with the counts shared (the runner's path): the rank routes its own tokens, takes
 // the gathered matrix and builds its shape. The gather's communication is not in this figure.
 void BM_MoeCaseShapeShared(benchmark::State& state) {
@@ -134,7 +106,7 @@ void BM_MoeCaseShapeShared(benchmark::State& state) {
         {"workload", "deepseek-v3-latency"}, {"ep_size", "256"}, {"seed", std::to_string(state.iterations() + 100)}};
     ctx.params = &fresh;
     const auto config = collbench::coll::moe_config(collbench::coll::parse_moe_params(fresh), ranks);
-    BenchGather gather(ctx.rank, RoutingGenerator(config.routing).counts_matrices().dedup.rows);
+    collbench::coll::KnownRowsGather gather(ctx.rank, RoutingGenerator(config.routing).counts_matrices().dedup.rows);
     state.ResumeTiming();
     coll.share_inputs(0, ctx, gather);
     benchmark::DoNotOptimize(coll.shape_for(0, ctx).bytes);

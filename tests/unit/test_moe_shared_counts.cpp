@@ -24,35 +24,7 @@ using namespace collbench::coll;
 
 namespace {
 
-// Plays process `row` of a run: routes its row, takes the others from `others`.
-class OneRowGather final : public RowGather {
- public:
-  OneRowGather(int row, std::vector<std::int64_t> others) : row_(row), others_(std::move(others)) {}
-  [[nodiscard]] std::vector<int> my_rows(int /*num_rows*/) const override { return {row_}; }
-  [[nodiscard]] std::vector<std::int64_t> gather(std::span<const std::int64_t> mine, int num_rows,
-                                                 std::size_t row_len) override {
-    mine_.assign(mine.begin(), mine.end());
-    // Row s of the dense n x n matrix, cut to the row_len entries of its block (EP group).
-    std::vector<std::int64_t> all;
-    const auto n = static_cast<std::size_t>(num_rows);
-    for (std::size_t s = 0; s < n; ++s) {
-      const std::size_t first = s * n + (row_len < n ? s - s % row_len : 0);
-      if (s == static_cast<std::size_t>(row_)) {
-        all.insert(all.end(), mine.begin(), mine.end());
-      } else {
-        all.insert(all.end(), others_.begin() + static_cast<std::ptrdiff_t>(first),
-                   others_.begin() + static_cast<std::ptrdiff_t>(first + row_len));
-      }
-    }
-    return all;
-  }
-  std::vector<std::int64_t> mine_;  // what this process routed
-
- private:
-  int row_;
-  std::vector<std::int64_t> others_;
-};
-
+// Hands back only what it was given: too few rows for any real matrix.
 class ShortGather final : public RowGather {
  public:
   [[nodiscard]] std::vector<int> my_rows(int /*num_rows*/) const override { return {0}; }
@@ -76,11 +48,11 @@ TEST(MoeSharedCounts, OwnRowRoutedHereTheOthersGatheredMakeTheOfflineMatrix) {
   const auto p = params("701");
   const workload::CountsMatrix expected = offline(p, n);
   // The others' rows all zero: only this process's row 5 can come out of the routing here.
-  OneRowGather gather(5, std::vector<std::int64_t>(static_cast<std::size_t>(n * n), 0));
+  KnownRowsGather gather(5, std::vector<std::int64_t>(static_cast<std::size_t>(n * n), 0));
   share_moe_counts(parse_moe_params(p), n, gather);
   // EP groups of 8: only row 5's block (ranks 0-7) is routed here and travels.
   const std::vector<std::int64_t> row5(expected.rows.begin() + 5 * n, expected.rows.begin() + 5 * n + 8);
-  EXPECT_EQ(gather.mine_, row5);
+  EXPECT_EQ(gather.mine(), row5);
   const auto w = moe_workload(parse_moe_params(p), n);
   EXPECT_TRUE(w->counts_shared);
   EXPECT_EQ(w->matrix().block_size, 8);
