@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,36 @@ inline record::CaseRecord allreduce_record(int n, std::uint64_t bytes, double p5
   r.busbw_gbps = r.algbw_gbps * 2.0 * (n - 1) / n;
   r.checked = true;
   r.status = "ok";
+  r.case_key = record::make_case_key(r);
+  return r;
+}
+
+// One verified case of `collective` (float32, host buffers, isolated timing) at n ranks in one
+// domain, median time `p50_us`, algbw = busbw = bytes / p50, with the broadcast root when given;
+// no samples, no status (callers add what their output shows).
+inline record::CaseRecord timed_record(const std::string& collective, std::uint64_t bytes, int n, double p50_us,
+                                       std::optional<int> root = std::nullopt) {
+  record::CaseRecord r;
+  r.run_id = "run";
+  r.collective = collective;
+  r.dtype = "float32";
+  r.backend = "mpi";
+  r.algo_requested = "auto";
+  r.scope = "global";
+  r.timing = "isolated";
+  r.buffers = "host";
+  r.bytes = bytes;
+  r.count = bytes / 4;
+  r.num_ranks = n;
+  r.domain_sizes = {n};
+  r.num_domains = 1;
+  r.root = root;
+  record::TimeStats t;
+  t.p50 = p50_us;
+  r.time_us = t;
+  r.algbw_gbps = r.busbw_gbps = static_cast<double>(bytes) / (p50_us * 1e3);
+  r.checked = true;
+  r.stop_reason = "converged";
   r.case_key = record::make_case_key(r);
   return r;
 }

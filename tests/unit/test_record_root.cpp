@@ -5,6 +5,7 @@
 
 #include "collbench/record/record.hpp"
 #include "collbench/report/console_writer.hpp"
+#include "record_fixtures.hpp"
 
 using namespace collbench;
 using record::CaseRecord;
@@ -12,29 +13,7 @@ using record::CaseRecord;
 namespace {
 
 CaseRecord broadcast(std::uint64_t bytes, std::optional<int> root) {
-  CaseRecord r;
-  r.run_id = "run";
-  r.collective = "broadcast";
-  r.dtype = "float32";
-  r.backend = "mpi";
-  r.algo_requested = "auto";
-  r.scope = "global";
-  r.timing = "isolated";
-  r.buffers = "host";
-  r.bytes = bytes;
-  r.count = bytes / 4;
-  r.num_ranks = 4;
-  r.domain_sizes = {4};
-  r.num_domains = 1;
-  r.root = root;
-  record::TimeStats t;
-  t.p50 = 2.0;
-  r.time_us = t;
-  r.algbw_gbps = r.busbw_gbps = static_cast<double>(bytes) / 2e3;
-  r.checked = true;
-  r.stop_reason = "converged";
-  r.case_key = record::make_case_key(r);
-  return r;
+  return fixtures::timed_record("broadcast", bytes, 4, 2.0, root);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "collbench/report/markdown.hpp"
 #include "collbench/report/table.hpp"
+#include "record_fixtures.hpp"
 
 using namespace collbench;
 using record::CaseRecord;
@@ -13,31 +14,11 @@ using record::CaseRecord;
 namespace {
 
 CaseRecord timed_case(const std::string& collective, std::uint64_t bytes, std::optional<int> root) {
-  CaseRecord r;
-  r.run_id = "run";
-  r.collective = collective;
-  r.dtype = "float32";
-  r.backend = "mpi";
-  r.algo_requested = "auto";
-  r.scope = "global";
-  r.timing = "isolated";
-  r.buffers = "host";
-  r.bytes = bytes;
-  r.count = bytes / 4;
-  r.num_ranks = 2;
-  r.domain_sizes = {2};
-  r.num_domains = 1;
-  r.root = root;
+  CaseRecord r = fixtures::timed_record(collective, bytes, 2, 4.0, root);
   if (collective == "allreduce") r.redop = "sum";
-  record::TimeStats t;
-  t.p50 = 4.0;
-  t.p99 = 5.0;
-  r.time_us = t;
-  r.algbw_gbps = r.busbw_gbps = static_cast<double>(bytes) / 4e3;
+  r.time_us->p99 = 5.0;
   r.iterations = 10;
-  r.checked = true;
   r.status = "ok";
-  r.stop_reason = "converged";
   r.case_key = record::make_case_key(r);
   return r;
 }
