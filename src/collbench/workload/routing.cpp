@@ -22,16 +22,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::uint64_t kMax53 = (std::uint64_t{1} << 53) - 1;
-constexpr double kTwoPi = 6.283185307179586476925286766559;
-
-// Standard normal z_e of expert e (Box-Muller, cosine branch), per (seed, layer).
-double standard_normal(std::uint64_t seed, int layer, int expert_idx) {
-  std::uint64_t h = hash_combine(stream_key(Stream::popularity, seed), static_cast<std::uint64_t>(layer));
-  h = hash_combine(h, static_cast<std::uint64_t>(expert_idx));
-  const double u1 = uniform_pos01(h);
-  const double u2 = uniform_pos01(mix64(h + kGoldenGamma));
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-}
 
 std::uint64_t rank_key(std::uint64_t seed, int layer, int iteration, int src_rank_idx) {
   std::uint64_t h = hash_combine(stream_key(Stream::routing, seed), static_cast<std::uint64_t>(layer));
@@ -55,34 +45,6 @@ inline int insert_sorted(double* keys, std::int32_t* idxs, int n, int cap, doubl
   keys[pos] = key;
   idxs[pos] = idx;
   return n < cap ? n + 1 : cap;
-}
-
-// Keys the fast selection pass should expect below its starting threshold: enough that it
-// rarely has to fall back (fewer than k keys below it: a Poisson tail beyond ~4 standard
-// deviations), few enough that most experts cost one hash and one compare. Measured on
-// DeepSeek-V3 shapes, more keys per group for group-limited routing only made it slower.
-double fast_pass_keys(const RoutingConfig& c) {
-  const double k = c.top_k;
-  return k + 4.0 * std::sqrt(k) + 2.0;
-}
-
-// Time t of the exponential race at which `keys` experts are expected to have arrived:
-// sum_e 1 - exp(-w_e t) = keys (P(x_e < t) = 1 - exp(-w_e t)). Infinite when keys >= E.
-double fast_threshold(const std::vector<double>& weights, double keys) {
-  if (keys >= static_cast<double>(weights.size()) - 0.5) return kInf;
-  auto arrivals = [&](double t) {
-    double sum = 0.0;
-    for (const double w : weights) sum += -std::expm1(-w * t);
-    return sum;
-  };
-  double lo = 0.0;
-  double hi = 1.0;
-  while (arrivals(hi) < keys) hi *= 2.0;
-  for (int it = 0; it < 100; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (arrivals(mid) < keys ? lo : hi) = mid;
-  }
-  return hi;
 }
 
 }  // namespace
@@ -343,157 +305,6 @@ RoutingConfig routing_config(const WorkloadProfile& profile, int num_ranks) {
 
 std::uint64_t routing_token_key(std::uint64_t seed, int layer, int iteration, int src_rank_idx, int token_idx) {
   return token_key_from_rank_key(rank_key(seed, layer, iteration, src_rank_idx), token_idx);
-}
-
-std::vector<double> expert_popularity(const RoutingSettings& s, int num_experts, int ep_size, double sigma) {
-  std::vector<double> w(static_cast<std::size_t>(num_experts), 1.0);
-  switch (s.popularity) {
-    case Popularity::uniform:
-      break;
-    case Popularity::lognormal:
-      for (int e = 0; e < num_experts; ++e) w[e] = std::exp(sigma * standard_normal(s.seed, s.layer, e));
-      break;
-    case Popularity::zipf: {
-      // A seeded random permutation: experts ordered by a hash of (seed, layer, e).
-      const std::uint64_t base =
-          hash_combine(stream_key(Stream::permutation, s.seed), static_cast<std::uint64_t>(s.layer));
-      std::vector<std::pair<std::uint64_t, int>> order(static_cast<std::size_t>(num_experts));
-      for (int e = 0; e < num_experts; ++e) order[e] = {hash_combine(base, static_cast<std::uint64_t>(e)), e};
-      std::sort(order.begin(), order.end());
-      for (int pos = 0; pos < num_experts; ++pos) w[order[pos].second] = std::pow(pos + 1.0, -s.zipf_s);
-      break;
-    }
-    case Popularity::one_hot_rank: {
-      const int experts_per_rank = num_experts / std::max(1, ep_size);
-      for (int e = 0; e < num_experts; ++e) {
-        if (experts_per_rank > 0 && e / experts_per_rank == s.hot_rank_idx) w[e] = s.hot_factor;
-      }
-      break;
-    }
-  }
-  const double total = std::accumulate(w.begin(), w.end(), 0.0);
-  for (auto& x : w) x /= total;
-  return w;
-}
-
-RoutingGenerator::RoutingGenerator(const RoutingConfig& config) : config_(config) {
-  const auto& s = config_.settings;
-  const int n = config_.num_ranks;
-  const int num_experts = config_.num_experts;
-  const int k = config_.top_k;
-  if (n < 1) throw InputError(fmt::format("routing: num_ranks must be >= 1, got {}", n));
-  if (num_experts < 1) throw InputError(fmt::format("routing: num_experts must be >= 1, got {}", num_experts));
-  if (k < 1 || k > num_experts || k > kMaxTopK) {
-    throw InputError(
-        fmt::format("routing: top_k {} must lie in [1, min(num_experts = {}, {})]", k, num_experts, kMaxTopK));
-  }
-  if (config_.num_expert_groups < 1 || num_experts % config_.num_expert_groups != 0) {
-    throw InputError(fmt::format("routing: {} experts do not split into {} equal expert groups", num_experts,
-                                 config_.num_expert_groups));
-  }
-  if (s.groups_per_token < 0 || s.groups_per_token > config_.num_expert_groups) {
-    throw InputError(fmt::format("routing: groups_per_token {} must lie in [0 (unlimited), num_expert_groups = {}]",
-                                 s.groups_per_token, config_.num_expert_groups));
-  }
-  if (s.groups_per_token > 0 && s.groups_per_token * expert_group_size() < k) {
-    throw InputError(fmt::format("routing: groups_per_token {} x {} experts per group < top_k {}", s.groups_per_token,
-                                 expert_group_size(), k));
-  }
-  ep_size_ = s.ep_size > 0 ? s.ep_size : n;
-  if (ep_size_ > num_experts || num_experts % ep_size_ != 0) {
-    // The hint names a valid ep_size: the largest that divides both the experts and the ranks.
-    const int valid = std::gcd(n, num_experts);
-    throw InputError(fmt::format(
-        "routing: ep_size {} does not divide the {} experts into whole experts per rank; {} experts cover at most {} "
-        "ranks per EP group, so run several EP groups at once (set ep_size, e.g. {} for {} groups of {})",
-        ep_size_, num_experts, num_experts, num_experts, valid, n / valid, valid));
-  }
-  if (n % ep_size_ != 0) {
-    throw InputError(fmt::format("routing: {} ranks do not form whole EP groups of ep_size {}", n, ep_size_));
-  }
-  if (s.num_redundant_experts < 0 || s.num_redundant_experts % ep_size_ != 0 || s.num_redundant_experts > num_experts ||
-      (s.num_redundant_experts > 0 && ep_size_ < 2)) {
-    throw InputError(
-        fmt::format("routing: redundant_experts {} must be a multiple of ep_size {}, at most num_experts "
-                    "{}, and needs ep_size >= 2",
-                    s.num_redundant_experts, ep_size_, num_experts));
-  }
-  if (s.popularity == Popularity::one_hot_rank && (s.hot_rank_idx < 0 || s.hot_rank_idx >= ep_size_)) {
-    throw InputError(
-        fmt::format("routing: hot_rank {} must be a rank within the EP group [0, {})", s.hot_rank_idx, ep_size_));
-  }
-  if (s.popularity == Popularity::one_hot_rank && !(s.hot_factor > 0.0)) {
-    throw InputError("routing: hot_factor must be > 0");
-  }
-  if (!(s.sigma >= 0.0) || !(s.zipf_s >= 0.0)) throw InputError("routing: sigma and zipf_s must be >= 0");
-  const int t = config_.tokens_per_rank;
-  if (t < 0) throw InputError(fmt::format("routing: tokens per rank must be >= 0, got {}", t));
-  if (s.tokens == TokenDistribution::linear && t - (n - 1) < 0) {
-    throw InputError(fmt::format("routing: tokens 'linear' gives T - rank = {} - {} < 0 on the last rank; use T >= {}",
-                                 t, n - 1, n - 1));
-  }
-  if (s.tokens == TokenDistribution::uniform) {
-    const int lo = s.min_tokens >= 0 ? s.min_tokens : t - t / 2;
-    const int hi = s.max_tokens >= 0 ? s.max_tokens : t + t / 2;
-    if (lo > hi) throw InputError(fmt::format("routing: min_tokens {} > max_tokens {}", lo, hi));
-  }
-
-  // Popularity; an imbalance target picks sigma first.
-  if (s.popularity == Popularity::lognormal) {
-    sigma_ = s.imbalance ? sigma_for_imbalance(*s.imbalance, config_, config_.rows) : s.sigma;
-  }
-  weights_ = expert_popularity(s, num_experts, ep_size_, sigma_);
-  inv_weights_.resize(weights_.size());
-  for (std::size_t e = 0; e < weights_.size(); ++e) {
-    if (!(weights_[e] > 0.0) || !std::isfinite(1.0 / weights_[e])) {
-      throw InputError(
-          fmt::format("routing: expert {} has popularity {:g}: the skew is too extreme to sample (lower "
-                      "sigma, zipf_s or hot_factor)",
-                      e, weights_[e]));
-    }
-    inv_weights_[e] = 1.0 / weights_[e];
-  }
-  fast_threshold_ = fast_threshold(weights_, fast_pass_keys(config_));
-
-  // Slots: home rank e / experts_per_rank; then each of the R hottest experts gets one replica,
-  // placed greedily (EPLB style) on the rank with the least expected load that has a free slot
-  // and does not hold the expert yet; each replica then takes an equal share of the expert's
-  // tokens. A hot expert that fits nowhere (the only free slots are on ranks holding it) stays
-  // unreplicated and the slot stays empty: filling it with a colder expert would only add load.
-  const int per_rank = experts_per_rank();
-  std::vector<std::vector<std::int32_t>> holders(static_cast<std::size_t>(num_experts));
-  std::vector<double> load(static_cast<std::size_t>(ep_size_), 0.0);
-  for (int e = 0; e < num_experts; ++e) {
-    holders[e].push_back(e / per_rank);
-    load[e / per_rank] += weights_[e];
-  }
-  if (s.num_redundant_experts > 0) {
-    std::vector<int> hottest(static_cast<std::size_t>(num_experts));
-    std::iota(hottest.begin(), hottest.end(), 0);
-    std::stable_sort(hottest.begin(), hottest.end(), [&](int a, int b) { return weights_[a] > weights_[b]; });
-    const int free_per_rank = s.num_redundant_experts / ep_size_;
-    std::vector<int> free_slots(static_cast<std::size_t>(ep_size_), free_per_rank);
-    for (int i = 0; i < s.num_redundant_experts; ++i) {
-      const int e = hottest[i];
-      const double share_after = weights_[e] / static_cast<double>(holders[e].size() + 1);
-      int best = -1;
-      for (int r = 0; r < ep_size_; ++r) {
-        if (free_slots[r] == 0 || std::find(holders[e].begin(), holders[e].end(), r) != holders[e].end()) continue;
-        if (best < 0 || load[r] < load[best]) best = r;
-      }
-      if (best < 0) continue;  // every rank with a free slot already holds e
-      const double share_before = weights_[e] / static_cast<double>(holders[e].size());
-      for (const auto r : holders[e]) load[r] -= share_before - share_after;
-      holders[e].push_back(best);
-      load[best] += share_after;
-      --free_slots[best];
-    }
-  }
-  replica_offsets_.assign(static_cast<std::size_t>(num_experts) + 1, 0);
-  for (int e = 0; e < num_experts; ++e) {
-    replica_offsets_[e + 1] = replica_offsets_[e] + static_cast<std::int32_t>(holders[e].size());
-    replica_ranks_.insert(replica_ranks_.end(), holders[e].begin(), holders[e].end());
-  }
 }
 
 int RoutingGenerator::slots_per_rank() const {
