@@ -213,6 +213,63 @@ double bisect(F&& f, double target, double lo, double hi, double tolerance) {
   return 0.5 * (lo + hi);
 }
 
+constexpr double kMaxSigma = 16.0;
+
+// Unlimited routing, exact: double the bracket until it holds the target, then bisect; -1 when
+// the target lies beyond kMaxSigma.
+template <class F>
+double unlimited_sigma(F&& imbalance, double target) {
+  double lo = 0.0;
+  double hi = 0.25;
+  while (hi <= kMaxSigma && imbalance(hi) < target) {
+    lo = hi;
+    hi *= 2.0;
+  }
+  return hi <= kMaxSigma ? bisect(imbalance, target, lo, hi, 1e-6) : -1.0;
+}
+
+// Group-limited: the limit changes the imbalance (much at EP8, where a group is a rank; little
+// at EP64), so search again on the calibrated estimate. Each evaluation routes the calibration
+// sample twice, so use secant steps on I - 1 (about proportional to sigma), starting from `start`
+// (the unlimited answer); bisection takes over if they do not settle. `unreachable()` is the
+// error beyond kMaxSigma.
+template <class F, class E>
+double limited_sigma(F&& imbalance, double target, double start, E&& unreachable) {
+  const double tolerance = 1e-3 * target;
+  double s0 = start;
+  double f0 = imbalance(s0);
+  double lo = 0.0;   // largest sigma seen below the target
+  double hi = -1.0;  // smallest sigma seen at or above it
+  auto note = [&](double sigma, double f) {
+    if (f < target) {
+      lo = std::max(lo, sigma);
+    } else {
+      hi = hi < 0.0 ? sigma : std::min(hi, sigma);
+    }
+  };
+  note(s0, f0);
+  if (std::abs(f0 - target) <= tolerance) return s0;
+  double s1 = f0 > 1.0 + 1e-9 ? s0 * (target - 1.0) / (f0 - 1.0) : 2.0 * s0;
+  s1 = std::clamp(s1, s0 / 4.0, std::min(kMaxSigma, s0 * 4.0));
+  for (int step = 0; step < 8; ++step) {
+    const double f1 = imbalance(s1);
+    note(s1, f1);
+    if (std::abs(f1 - target) <= tolerance) return s1;
+    double next = f1 != f0 ? s1 + (target - f1) * (s1 - s0) / (f1 - f0) : -1.0;
+    if (!(next > lo) || (hi >= 0.0 && !(next < hi))) next = hi >= 0.0 ? 0.5 * (lo + hi) : 2.0 * s1;
+    if (next > kMaxSigma) throw unreachable();
+    s0 = s1;
+    f0 = f1;
+    s1 = next;
+  }
+  while (hi < 0.0) {  // every point so far is below the target: grow until one is not
+    if (s1 > kMaxSigma) throw unreachable();
+    note(s1, imbalance(s1));
+    s1 *= 1.5;
+  }
+  return bisect(imbalance, target, lo, hi, 1e-3);
+}
+
 }  // namespace
 
 double expected_imbalance(const RoutingConfig& config, double sigma, RowConvention convention) {
@@ -244,7 +301,7 @@ double sigma_for_imbalance(double target_imbalance, const RoutingConfig& config,
     }
     return 0.0;
   }
-  auto unreachable = [&](double max_sigma) {
+  auto unreachable = [&]() {
     const std::string why = convention == RowConvention::dedup
                                 ? "; with dedup rows a rank receives a token at most once, so I <= ranks / "
                                   "destinations per token"
@@ -252,61 +309,14 @@ double sigma_for_imbalance(double target_imbalance, const RoutingConfig& config,
     return InputError(
         fmt::format("imbalance {:.4g} is not reachable with log-normal popularity (sigma <= {}) on EP "
                     "groups of {} ranks{}",
-                    target_imbalance, max_sigma, shape.ep_size(), why));
+                    target_imbalance, kMaxSigma, shape.ep_size(), why));
   };
-  constexpr double kMaxSigma = 16.0;
-  // Exact search on unlimited routing: double the bracket until it holds the target.
-  double sigma_unlimited = -1.0;
-  {
-    double lo = 0.0;
-    double hi = 0.25;
-    while (hi <= kMaxSigma && imbalance_unlimited(hi) < target_imbalance) {
-      lo = hi;
-      hi *= 2.0;
-    }
-    if (hi <= kMaxSigma) sigma_unlimited = bisect(imbalance_unlimited, target_imbalance, lo, hi, 1e-6);
-  }
+  const double sigma_unlimited = unlimited_sigma(imbalance_unlimited, target_imbalance);
   if (!group_limited(config)) {
-    if (sigma_unlimited < 0.0) throw unreachable(kMaxSigma);
+    if (sigma_unlimited < 0.0) throw unreachable();
     return sigma_unlimited;
   }
-  // Group-limited: the limit changes the imbalance (much at EP8, where a group is a rank;
-  // little at EP64), so search again on the calibrated estimate. Each evaluation routes the
-  // calibration sample twice, so use secant steps on I - 1 (about proportional to sigma),
-  // starting from the unlimited answer; bisection takes over if they do not settle.
-  const double tolerance = 1e-3 * target_imbalance;
-  double s0 = sigma_unlimited > 0.0 ? sigma_unlimited : 0.25;
-  double f0 = imbalance(s0);
-  double lo = 0.0;   // largest sigma seen below the target
-  double hi = -1.0;  // smallest sigma seen at or above it
-  auto note = [&](double sigma, double f) {
-    if (f < target_imbalance) {
-      lo = std::max(lo, sigma);
-    } else {
-      hi = hi < 0.0 ? sigma : std::min(hi, sigma);
-    }
-  };
-  note(s0, f0);
-  if (std::abs(f0 - target_imbalance) <= tolerance) return s0;
-  double s1 = f0 > 1.0 + 1e-9 ? s0 * (target_imbalance - 1.0) / (f0 - 1.0) : 2.0 * s0;
-  s1 = std::clamp(s1, s0 / 4.0, std::min(kMaxSigma, s0 * 4.0));
-  for (int step = 0; step < 8; ++step) {
-    const double f1 = imbalance(s1);
-    note(s1, f1);
-    if (std::abs(f1 - target_imbalance) <= tolerance) return s1;
-    double next = f1 != f0 ? s1 + (target_imbalance - f1) * (s1 - s0) / (f1 - f0) : -1.0;
-    if (!(next > lo) || (hi >= 0.0 && !(next < hi))) next = hi >= 0.0 ? 0.5 * (lo + hi) : 2.0 * s1;
-    if (next > kMaxSigma) throw unreachable(kMaxSigma);
-    s0 = s1;
-    f0 = f1;
-    s1 = next;
-  }
-  while (hi < 0.0) {  // every point so far is below the target: grow until one is not
-    if (s1 > kMaxSigma) throw unreachable(kMaxSigma);
-    note(s1, imbalance(s1));
-    s1 *= 1.5;
-  }
-  return bisect(imbalance, target_imbalance, lo, hi, 1e-3);
+  return limited_sigma(imbalance, target_imbalance, sigma_unlimited > 0.0 ? sigma_unlimited : 0.25, unreachable);
 }
 
 }  // namespace collbench::workload
