@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,31 +107,20 @@ accept::PrometheusSource prometheus_source(const run::ProcessInfo& info,
   return src;
 }
 
-int run_accept(const AcceptFlags& f) {
-  // 1. Every input is checked before anything runs or is written.
-  const accept::AcceptanceProfile profile = accept::load_acceptance_profile(f.profile);
-  std::vector<accept::Check> checks = profile.checks;
-  const run::FaultPlan faults = run::FaultPlan::from_env();
-  if (!faults.empty() && !f.allow_faults) {
-    throw InputError(
-        fmt::format("COLLBENCH_FAULT is set ('{}'): accept refuses injected faults unless "
-                    "--allow-faults is given (tests)",
-                    faults.text()));
-  }
-  run::Control control;
-  run::ProcessInfo info = run::gather_process_info(control);
-  if (f.assume_ranks) {
-    if (!f.dry_run) throw InputError("--assume-ranks applies to --dry-run only");
-    if (*f.assume_ranks < 1) throw InputError("--assume-ranks must be at least 1");
-    info.size = *f.assume_ranks;  // one host: domains come from --ranks-per-domain, --domain-sizes or the system
-    const record::HostInfo first = info.hosts.empty() ? record::HostInfo{} : info.hosts.front();
-    info.hosts.assign(static_cast<std::size_t>(info.size), first);
-    for (std::size_t r = 0; r < info.hosts.size(); ++r) info.hosts[r].rank = static_cast<int>(r);
-    info.host_index.assign(static_cast<std::size_t>(info.size), 0);
-  }
-  if (const std::string problem = accept::rank_count_problem(profile, info.size); !problem.empty()) {
-    throw InputError(problem);
-  }
+// --assume-ranks (dry runs): the run planned as if it had that many ranks on one host.
+void assume_ranks(run::ProcessInfo& info, const AcceptFlags& f) {
+  if (!f.assume_ranks) return;
+  if (!f.dry_run) throw InputError("--assume-ranks applies to --dry-run only");
+  if (*f.assume_ranks < 1) throw InputError("--assume-ranks must be at least 1");
+  info.size = *f.assume_ranks;  // one host: domains come from --ranks-per-domain, --domain-sizes or the system
+  const record::HostInfo first = info.hosts.empty() ? record::HostInfo{} : info.hosts.front();
+  info.hosts.assign(static_cast<std::size_t>(info.size), first);
+  for (std::size_t r = 0; r < info.hosts.size(); ++r) info.hosts[r].rank = static_cast<int>(r);
+  info.host_index.assign(static_cast<std::size_t>(info.size), 0);
+}
+
+// The profile with the command line's --repetitions and --max-time applied to every check.
+accept::AcceptanceProfile effective_profile(const accept::AcceptanceProfile& profile, const AcceptFlags& f) {
   accept::AcceptanceProfile effective = profile;
   for (auto& c : effective.checks) {
     if (f.repetitions) {
@@ -139,126 +129,122 @@ int run_accept(const AcceptFlags& f) {
     }
     if (f.max_time) c.base.stop.max_time_s = parse_duration_s(*f.max_time);
   }
-  if (f.placement.ranks_per_domain && f.placement.domain_sizes) {
-    throw InputError("--ranks-per-domain and --domain-sizes exclude each other");
-  }
+  return effective;
+}
 
-  // Bounds: --system, else the profile's system, else a calibrated cpu-local (as the runner).
-  std::optional<std::string> system_name = f.system ? f.system : profile.system;
-  std::optional<model::SystemProfile> system;
-  std::string system_note;
-  if (system_name) {
-    system = model::load_system_profile(*system_name);
+// The system profile that bounds the checks: --system, else the profile's system, else a
+// calibrated cpu-local (as the runner); without any, a note saying what cannot be judged.
+struct BoundsSystem {
+  std::optional<std::string> name;
+  std::optional<model::SystemProfile> profile;
+  std::string note;
+};
+BoundsSystem bounds_system(const AcceptFlags& f, const accept::AcceptanceProfile& profile) {
+  BoundsSystem b;
+  b.name = f.system ? f.system : profile.system;
+  if (b.name) {
+    b.profile = model::load_system_profile(*b.name);
+    return b;
+  }
+  const auto known = model::list_system_profiles();
+  if (std::find(known.begin(), known.end(), "cpu-local") != known.end()) {
+    b.profile = model::load_system_profile("cpu-local");
   } else {
-    const auto known = model::list_system_profiles();
-    if (std::find(known.begin(), known.end(), "cpu-local") != known.end()) {
-      system = model::load_system_profile("cpu-local");
-    } else {
-      system_note =
-          "no system profile and no calibrated cpu-local: fractions of bound/expected cannot be judged, "
-          "checks fall back to their absolute floors (run 'mpiexec -n 2 collbench calibrate' once)";
-    }
+    b.note =
+        "no system profile and no calibrated cpu-local: fractions of bound/expected cannot be judged, "
+        "checks fall back to their absolute floors (run 'mpiexec -n 2 collbench calibrate' once)";
   }
-  std::optional<int> profile_domain;
-  if (system && system->scale_up.domain_size > 0) profile_domain = system->scale_up.domain_size;
+  return b;
+}
 
-  const auto resolve = [&](const std::optional<int>& rpd, const std::optional<std::string>& sizes) {
-    run::PlacementOptions o;
-    o.allow_interleaved = f.placement.allow_interleaved;
-    if (rpd || sizes) {
-      o.ranks_per_domain = rpd;
-      o.domain_sizes = sizes;
-    } else {
-      o.ranks_per_domain = f.placement.ranks_per_domain;
-      o.domain_sizes = f.placement.domain_sizes;
-    }
-    std::string warning;
-    return run::resolve_placement(info, o, profile_domain, warning);
-  };
-  const std::vector<accept::PlacementGroup> groups = accept::plan_acceptance(effective, resolve);
-  if (f.dry_run) {
-    if (control.rank() == 0) print_plan(effective, groups);
-    return 0;
+// Runs one placement group's cases (collective over all ranks); its records file when --out-dir.
+run::RunSummary run_group(const AcceptFlags& f, const accept::AcceptanceProfile& profile, const BoundsSystem& system,
+                          const accept::PlacementGroup& g, std::vector<std::string>& record_files) {
+  plan::Sweep sweep;
+  sweep.name = fmt::format("accept-{}-{}", profile.name, g.label);
+  sweep.description = profile.description;
+  sweep.system = system.name;
+  sweep.source = profile.source;
+  for (const auto& pc : g.cases) sweep.cases.push_back(pc.spec);
+  OutputFlags out;
+  if (f.out_dir) {
+    out.out = (std::filesystem::path(*f.out_dir) / fmt::format("records-{}.jsonl", g.label)).string();
+    record_files.push_back(out.out);
   }
-  if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kOurFiles);
-
-  // 2. Run each placement group.
-  const std::string started_at = run::utc_now_iso8601();
-  const double started = backend::sim::now_seconds();  // simulated time in a simulation build
-  std::vector<accept::GroupRecords> results;
-  std::vector<std::string> record_files;
-  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-    const auto& g = groups[gi];
-    plan::Sweep sweep;
-    sweep.name = fmt::format("accept-{}-{}", profile.name, g.label);
-    sweep.description = profile.description;
-    sweep.system = system_name;
-    sweep.source = profile.source;
-    for (const auto& pc : g.cases) sweep.cases.push_back(pc.spec);
-    OutputFlags out;
-    if (f.out_dir) {
-      out.out = (std::filesystem::path(*f.out_dir) / fmt::format("records-{}.jsonl", g.label)).string();
-      record_files.push_back(out.out);
-    }
-    out.format = "none";
-    PlacementFlags placement = f.placement;
-    if (profile.progress && f.progress_option->count() == 0) placement.progress = *profile.progress;
-    if (g.ranks_per_domain || g.domain_sizes) {
-      placement.ranks_per_domain = g.ranks_per_domain;
-      placement.domain_sizes = g.domain_sizes;
-    }
-    if (control.rank() == 0) {
-      std::fprintf(stderr, "collbench: accept: placement %s (%zu/%zu): %zu case(s) on domains %s\n", g.label.c_str(),
-                   gi + 1, groups.size(), g.cases.size(),
-                   fmt::format("{}", fmt::join(g.placement.domain_sizes, ",")).c_str());
-    }
-    run::RunnerOptions options = runner_options(out, placement, 0);
-    options.measure_repeats = true;  // repetitions of a check share its case key
-    options.show_progress = false;
-    run::Runner runner(options);
-    run::RunSummary summary = runner.run(sweep);
-    results.push_back({&g, std::move(summary.records)});
+  out.format = "none";
+  PlacementFlags placement = f.placement;
+  if (profile.progress && f.progress_option->count() == 0) placement.progress = *profile.progress;
+  if (g.ranks_per_domain || g.domain_sizes) {
+    placement.ranks_per_domain = g.ranks_per_domain;
+    placement.domain_sizes = g.domain_sizes;
   }
+  run::RunnerOptions options = runner_options(out, placement, 0);
+  options.measure_repeats = true;  // repetitions of a check share its case key
+  options.show_progress = false;
+  run::Runner runner(options);
+  return runner.run(sweep);
+}
 
-  // 3. Judge and write on rank 0; every rank returns the same exit code.
+// Rank 0: the report on stdout in --format and, with --out-dir, every verdict file.
+void write_report(const AcceptFlags& f, const accept::AcceptReport& report, const run::ProcessInfo& info,
+                  const std::vector<accept::GroupRecords>& results) {
+  if (f.format == "table")
+    std::fputs(accept::render_accept_table(report).c_str(), stdout);
+  else if (f.format == "json")
+    std::fputs((accept::accept_to_json(report).dump(2) + "\n").c_str(), stdout);
+  else if (f.format == "markdown")
+    std::fputs(accept::render_accept_markdown(report).c_str(), stdout);
+  std::fflush(stdout);
+  if (!f.out_dir) return;
+  const std::filesystem::path dir(*f.out_dir);
+  write_file_atomic((dir / "verdict.json").string(), accept::accept_to_json(report).dump(2) + "\n");
+  write_file_atomic((dir / "verdict.md").string(), accept::render_accept_markdown(report));
+  write_file_atomic((dir / "verdict.html").string(), verdict_html(report, process_argv()));
+  write_file_atomic((dir / "junit.xml").string(), accept::render_accept_junit(report));
+  write_file_atomic((dir / "collbench_accept.prom").string(),
+                    accept::render_accept_prometheus(report, prometheus_source(info, results)));
+}
+
+// What the run started with, for the report.
+struct Started {
+  std::string at;
+  double seconds = 0.0;  // simulated time in a simulation build
+};
+
+// Rank 0: judges the records, writes the report; the exit code.
+int judge_and_write(const AcceptFlags& f, const accept::AcceptanceProfile& effective, const BoundsSystem& system,
+                    const run::ProcessInfo& info, const std::vector<accept::GroupRecords>& results,
+                    const std::vector<std::string>& record_files, const Started& started,
+                    const run::FaultPlan& faults) {
+  std::vector<std::string> hosts;
+  for (const auto& h : info.hosts) hosts.push_back(h.host);
+  accept::AcceptReport report = accept::judge(effective, results, system.profile ? &*system.profile : nullptr, hosts);
+  report.system = system.profile ? system.profile->name : std::string();
+  report.system_note = system.note;
+  report.num_ranks = info.size;
+  report.started_at = started.at;
+  report.finished_at = run::utc_now_iso8601();
+  report.duration_s = backend::sim::now_seconds() - started.seconds;
+  report.finished_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  report.record_files = record_files;
+  if (!faults.empty()) report.fault = faults.text();
+  if (!system.note.empty()) report.notes.push_back(system.note);
+  write_report(f, report, info, results);
+  const int code = report.exit_code();
+  if (code != 0) {
+    std::fprintf(stderr, "collbench: accept: FAILED: %zu of %zu check(s) failed\n", report.count(accept::Verdict::fail),
+                 report.rows.size());
+  }
+  return code;
+}
+
+// Rank 0's exit code (and error) on every rank: the judging runs on rank 0 alone.
+int agreed_code(const run::Control& control, const std::function<int()>& on_root) {
   int code = 0;
   std::string error;
   if (control.rank() == 0) {
     try {
-      std::vector<std::string> hosts;
-      for (const auto& h : info.hosts) hosts.push_back(h.host);
-      accept::AcceptReport report = accept::judge(effective, results, system ? &*system : nullptr, hosts);
-      report.system = system ? system->name : std::string();
-      report.system_note = system_note;
-      report.num_ranks = info.size;
-      report.started_at = started_at;
-      report.finished_at = run::utc_now_iso8601();
-      report.duration_s = backend::sim::now_seconds() - started;
-      report.finished_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-      report.record_files = record_files;
-      if (!faults.empty()) report.fault = faults.text();
-      if (!system_note.empty()) report.notes.push_back(system_note);
-      if (f.format == "table")
-        std::fputs(accept::render_accept_table(report).c_str(), stdout);
-      else if (f.format == "json")
-        std::fputs((accept::accept_to_json(report).dump(2) + "\n").c_str(), stdout);
-      else if (f.format == "markdown")
-        std::fputs(accept::render_accept_markdown(report).c_str(), stdout);
-      std::fflush(stdout);
-      if (f.out_dir) {
-        const std::filesystem::path dir(*f.out_dir);
-        write_file_atomic((dir / "verdict.json").string(), accept::accept_to_json(report).dump(2) + "\n");
-        write_file_atomic((dir / "verdict.md").string(), accept::render_accept_markdown(report));
-        write_file_atomic((dir / "verdict.html").string(), verdict_html(report, process_argv()));
-        write_file_atomic((dir / "junit.xml").string(), accept::render_accept_junit(report));
-        write_file_atomic((dir / "collbench_accept.prom").string(),
-                          accept::render_accept_prometheus(report, prometheus_source(info, results)));
-      }
-      code = report.exit_code();
-      if (code != 0) {
-        std::fprintf(stderr, "collbench: accept: FAILED: %zu of %zu check(s) failed\n",
-                     report.count(accept::Verdict::fail), report.rows.size());
-      }
+      code = on_root();
     } catch (const Error& e) {
       code = static_cast<int>(e.code());
       error = e.what();
@@ -271,6 +257,63 @@ int run_accept(const AcceptFlags& f) {
   error = control.broadcast_string(error);
   if (!error.empty()) throw Error(static_cast<ExitCode>(code), error);
   return code;
+}
+
+int run_accept(const AcceptFlags& f) {
+  // 1. Every input is checked before anything runs or is written.
+  const accept::AcceptanceProfile profile = accept::load_acceptance_profile(f.profile);
+  const run::FaultPlan faults = run::FaultPlan::from_env();
+  if (!faults.empty() && !f.allow_faults) {
+    throw InputError(
+        fmt::format("COLLBENCH_FAULT is set ('{}'): accept refuses injected faults unless "
+                    "--allow-faults is given (tests)",
+                    faults.text()));
+  }
+  run::Control control;
+  run::ProcessInfo info = run::gather_process_info(control);
+  assume_ranks(info, f);
+  if (const std::string problem = accept::rank_count_problem(profile, info.size); !problem.empty()) {
+    throw InputError(problem);
+  }
+  const accept::AcceptanceProfile effective = effective_profile(profile, f);
+  if (f.placement.ranks_per_domain && f.placement.domain_sizes) {
+    throw InputError("--ranks-per-domain and --domain-sizes exclude each other");
+  }
+  const BoundsSystem system = bounds_system(f, profile);
+  std::optional<int> profile_domain;
+  if (system.profile && system.profile->scale_up.domain_size > 0) profile_domain = system.profile->scale_up.domain_size;
+  const auto resolve = [&](const std::optional<int>& rpd, const std::optional<std::string>& sizes) {
+    run::PlacementOptions o;
+    o.allow_interleaved = f.placement.allow_interleaved;
+    o.ranks_per_domain = rpd || sizes ? rpd : f.placement.ranks_per_domain;
+    o.domain_sizes = rpd || sizes ? sizes : f.placement.domain_sizes;
+    std::string warning;
+    return run::resolve_placement(info, o, profile_domain, warning);
+  };
+  const std::vector<accept::PlacementGroup> groups = accept::plan_acceptance(effective, resolve);
+  if (f.dry_run) {
+    if (control.rank() == 0) print_plan(effective, groups);
+    return 0;
+  }
+  if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kOurFiles);
+
+  // 2. Run each placement group.
+  const Started started{run::utc_now_iso8601(), backend::sim::now_seconds()};
+  std::vector<accept::GroupRecords> results;
+  std::vector<std::string> record_files;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& g = groups[gi];
+    if (control.rank() == 0) {
+      std::fprintf(stderr, "collbench: accept: placement %s (%zu/%zu): %zu case(s) on domains %s\n", g.label.c_str(),
+                   gi + 1, groups.size(), g.cases.size(),
+                   fmt::format("{}", fmt::join(g.placement.domain_sizes, ",")).c_str());
+    }
+    results.push_back({&g, run_group(f, profile, system, g, record_files).records});
+  }
+
+  // 3. Judge and write on rank 0; every rank returns the same exit code.
+  return agreed_code(
+      control, [&] { return judge_and_write(f, effective, system, info, results, record_files, started, faults); });
 }
 
 Action setup(CLI::App& app) {
