@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "cli/agreed_exit.hpp"
 #include "cli/common_options.hpp"
 #include "cli/out_dir.hpp"
 #include "cli/subcommand.hpp"
@@ -235,27 +235,6 @@ int judge_and_write(const AcceptFlags& f, const accept::AcceptanceProfile& effec
     std::fprintf(stderr, "collbench: accept: FAILED: %zu of %zu check(s) failed\n", report.count(accept::Verdict::fail),
                  report.rows.size());
   }
-  return code;
-}
-
-// Rank 0's exit code (and error) on every rank: the judging runs on rank 0 alone.
-int agreed_code(const run::Control& control, const std::function<int()>& on_root) {
-  int code = 0;
-  std::string error;
-  if (control.rank() == 0) {
-    try {
-      code = on_root();
-    } catch (const Error& e) {
-      code = static_cast<int>(e.code());
-      error = e.what();
-    } catch (const std::exception& e) {
-      code = static_cast<int>(ExitCode::aborted);
-      error = std::string("internal error: ") + e.what();
-    }
-  }
-  MPI_Bcast(&code, 1, MPI_INT, 0, control.comm());
-  error = control.broadcast_string(error);
-  if (!error.empty()) throw Error(static_cast<ExitCode>(code), error);
   return code;
 }
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/agreed_exit.hpp"
 #include "cli/common_options.hpp"
 #include "cli/out_dir.hpp"
 #include "cli/subcommand.hpp"
@@ -265,6 +266,115 @@ double cluster_clock(const run::Control& control) {
   return backend::sim::now_seconds();
 }
 
+// One measured locate run: the methods' cases on every rank, the analysis on rank 0.
+class LocateRun {
+ public:
+  LocateRun(const LocateFlags& f, const run::Control& control, int n)
+      : f_(f), control_(control), measurer_(f, control), n_(n), root_(control.rank() == 0) {
+    rep_.num_ranks = n;
+    rep_.clock = backend::sim::active() ? "simulated" : "wall";
+  }
+  report::LocateReport& report() { return rep_; }
+
+  // Heartbeat skew: all-reduce at each --skew-bytes size.
+  void skew(const std::vector<std::uint64_t>& sizes) {
+    std::vector<plan::Case> cases;
+    for (const auto bytes : sizes) cases.push_back(base_case(f_, "allreduce", bytes));
+    const auto records = timed("skew", cases.size(), [&] { return measurer_.run("skew", cases, std::nullopt); });
+    if (root_) rep_.skew = report::analyse_skew(records, skew_options(f_));
+  }
+
+  // Pairwise: send/recv in the round-robin rounds --pair-rounds picks.
+  void pairwise(std::uint64_t bytes) {
+    std::vector<plan::Case> cases;
+    const std::vector<int> picked = sampled_rounds(n_, f_.pair_rounds);
+    for (const int round : picked) {
+      plan::Case c = base_case(f_, "sendrecv", bytes);
+      c.params["pairing"] = "round-robin";
+      c.params["round"] = std::to_string(round);
+      cases.push_back(c);
+    }
+    const auto records =
+        timed("pairwise", cases.size(), [&] { return measurer_.run("pairwise", cases, std::nullopt); });
+    if (!root_) return;
+    std::vector<report::PairwiseRound> rounds;
+    for (std::size_t i = 0; i < records.size(); ++i) rounds.push_back({picked[i], records[i]});
+    report::PairwiseOptions o{f_.slow_link};
+    o.rounds_measured = static_cast<int>(picked.size());
+    rep_.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rounds), o);
+  }
+
+  // Bisection: all-reduce inside the two halves of the suspect range, halved until one rank.
+  void bisect(std::uint64_t bytes) {
+    int step = 0;
+    const auto measure = [&](int lo, int mid, int hi) {
+      const std::vector<int> sizes = report::bisect_domain_sizes(n_, lo, mid, hi);
+      plan::Case c = base_case(f_, "allreduce", bytes);
+      c.scope = Scope::domain;
+      const std::vector<plan::Case> cases(static_cast<std::size_t>(f_.bisect_repetitions), c);
+      const auto records =
+          measurer_.run(fmt::format("bisect-{}", ++step), cases, fmt::format("{}", fmt::join(sizes, ",")));
+      const Halves h = halves_of(records, step, lo, mid, hi);
+      return broadcast_halves(control_, h.timings, h.error);
+    };
+    report::BisectOptions o;
+    o.min_ratio = f_.min_ratio;
+    const auto t0 = cluster_clock(control_);
+    rep_.bisection = report::bisect(n_, measure, o);
+    rep_.costs.push_back({"bisect", cluster_clock(control_) - t0, step * f_.bisect_repetitions});
+  }
+
+ private:
+  // Runs one method's cases and records what it cost the cluster.
+  template <class Body>
+  std::vector<record::CaseRecord> timed(const char* method, std::size_t num_cases, const Body& body) {
+    const double t0 = cluster_clock(control_);
+    auto records = body();
+    rep_.costs.push_back({method, cluster_clock(control_) - t0, static_cast<int>(num_cases)});
+    return records;
+  }
+
+  // Rank 0: the halves' timings of a bisection step's records, or the error when one did not
+  // measure (the other ranks: nothing).
+  struct Halves {
+    std::vector<std::pair<report::HalfTiming, report::HalfTiming>> timings;
+    std::string error;
+  };
+  Halves halves_of(const std::vector<record::CaseRecord>& records, int step, int lo, int mid, int hi) const {
+    Halves h;
+    if (!root_) return h;
+    try {
+      for (const auto& r : records) {
+        if (r.status != "ok") {
+          throw RuntimeFailure(fmt::format("bisection run {} did not measure: {}", step, r.reason.value_or(r.status)));
+        }
+        h.timings.push_back(report::halves_from_record(r, lo, mid, hi));
+      }
+    } catch (const Error& e) {
+      h.error = e.what();
+    }
+    return h;
+  }
+
+  const LocateFlags& f_;
+  const run::Control& control_;
+  Measurer measurer_;
+  int n_;
+  bool root_;
+  report::LocateReport rep_;
+};
+
+// The note that pairwise readings swing when ranks share cores; empty when they do not.
+std::optional<std::string> oversubscribed_note(const LocateFlags& f, const run::ProcessInfo& info,
+                                               const std::vector<std::string>& hosts) {
+  if (f.slow_link <= 0.25 || info.ranks_on_host <= info.cores_available) return std::nullopt;
+  return fmt::format(
+      "{} ranks share {} core(s) on {}: each pairwise round is measured once, and with the load swinging "
+      "between rounds a healthy link can read below half the reference; treat slow links near --slow-link {:g} "
+      "with care (--slow-link 0.25 suits oversubscribed hosts)",
+      info.ranks_on_host, info.cores_available, hosts.empty() ? std::string("this host") : hosts.front(), f.slow_link);
+}
+
 int locate_run(const LocateFlags& f, const Methods& methods) {
   run::Control control;
   const run::ProcessInfo info = run::gather_process_info(control);
@@ -278,100 +388,17 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
   }
   base_case(f, "allreduce", 8);  // validates --max-time and --backend before anything runs
   if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kOurFiles);
-  Measurer measurer(f, control);
-  const bool root = control.rank() == 0;
-
-  report::LocateReport rep;
-  rep.num_ranks = n;
-  rep.clock = backend::sim::active() ? "simulated" : "wall";
-  // Runs one method's cases and records what it cost the cluster.
-  const auto timed = [&](const char* method, std::size_t num_cases, const auto& body) {
-    const double t0 = cluster_clock(control);
-    auto records = body();
-    rep.costs.push_back({method, cluster_clock(control) - t0, static_cast<int>(num_cases)});
-    return records;
-  };
+  LocateRun run(f, control, n);
+  report::LocateReport& rep = run.report();
   for (const auto& h : info.hosts) rep.hosts.push_back(h.host);
   if (const auto faults = run::FaultPlan::from_env(); !faults.empty()) rep.fault = faults.text();
-  if (methods.pairwise && f.slow_link > 0.25 && info.ranks_on_host > info.cores_available) {
-    rep.notes.push_back(fmt::format(
-        "{} ranks share {} core(s) on {}: each pairwise round is measured once, and with the load swinging "
-        "between rounds a healthy link can read below half the reference; treat slow links near --slow-link {:g} "
-        "with care (--slow-link 0.25 suits oversubscribed hosts)",
-        info.ranks_on_host, info.cores_available, rep.hosts.empty() ? std::string("this host") : rep.hosts.front(),
-        f.slow_link));
-  }
-
-  if (methods.skew) {
-    std::vector<plan::Case> cases;
-    for (const auto bytes : skew_sizes) cases.push_back(base_case(f, "allreduce", bytes));
-    const auto records = timed("skew", cases.size(), [&] { return measurer.run("skew", cases, std::nullopt); });
-    if (root) rep.skew = report::analyse_skew(records, skew_options(f));
-  }
   if (methods.pairwise) {
-    std::vector<plan::Case> cases;
-    const std::vector<int> picked = sampled_rounds(n, f.pair_rounds);
-    for (const int round : picked) {
-      plan::Case c = base_case(f, "sendrecv", pair_sizes.front());
-      c.params["pairing"] = "round-robin";
-      c.params["round"] = std::to_string(round);
-      cases.push_back(c);
-    }
-    const auto records = timed("pairwise", cases.size(), [&] { return measurer.run("pairwise", cases, std::nullopt); });
-    if (root) {
-      std::vector<report::PairwiseRound> rounds;
-      for (std::size_t i = 0; i < records.size(); ++i) rounds.push_back({picked[i], records[i]});
-      report::PairwiseOptions o{f.slow_link};
-      o.rounds_measured = static_cast<int>(picked.size());
-      rep.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rounds), o);
-    }
+    if (auto note = oversubscribed_note(f, info, rep.hosts)) rep.notes.push_back(std::move(*note));
   }
-  if (methods.bisect) {
-    int step = 0;
-    const auto measure = [&](int lo, int mid, int hi) {
-      const std::vector<int> sizes = report::bisect_domain_sizes(n, lo, mid, hi);
-      plan::Case c = base_case(f, "allreduce", bisect_sizes.front());
-      c.scope = Scope::domain;
-      const std::vector<plan::Case> cases(static_cast<std::size_t>(f.bisect_repetitions), c);
-      const auto records =
-          measurer.run(fmt::format("bisect-{}", ++step), cases, fmt::format("{}", fmt::join(sizes, ",")));
-      std::vector<std::pair<report::HalfTiming, report::HalfTiming>> halves;
-      std::string error;
-      if (root) {
-        try {
-          for (const auto& r : records) {
-            if (r.status != "ok") {
-              throw RuntimeFailure(
-                  fmt::format("bisection run {} did not measure: {}", step, r.reason.value_or(r.status)));
-            }
-            halves.push_back(report::halves_from_record(r, lo, mid, hi));
-          }
-        } catch (const Error& e) {
-          error = e.what();
-        }
-      }
-      return broadcast_halves(control, halves, error);
-    };
-    report::BisectOptions o;
-    o.min_ratio = f.min_ratio;
-    const auto t0 = cluster_clock(control);
-    rep.bisection = report::bisect(n, measure, o);
-    rep.costs.push_back({"bisect", cluster_clock(control) - t0, step * f.bisect_repetitions});
-  }
-  int code = 0;
-  std::string error;
-  if (root) {
-    try {
-      code = finish(f, rep);
-    } catch (const Error& e) {
-      code = static_cast<int>(e.code());
-      error = e.what();
-    }
-  }
-  MPI_Bcast(&code, 1, MPI_INT, 0, control.comm());
-  error = control.broadcast_string(error);
-  if (!error.empty()) throw Error(static_cast<ExitCode>(code), error);
-  return code;
+  if (methods.skew) run.skew(skew_sizes);
+  if (methods.pairwise) run.pairwise(pair_sizes.front());
+  if (methods.bisect) run.bisect(bisect_sizes.front());
+  return agreed_code(control, [&] { return finish(f, rep); });
 }
 
 Action setup(CLI::App& app) {
