@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
@@ -63,6 +65,117 @@ std::int64_t tokens_per_expert(std::int64_t tokens_per_rank, int ep_size, int to
   return (rows + num_experts - 1) / num_experts;
 }
 
+namespace {
+
+// The key=value items after "LOAD:" into s.params (each key one of the load's, at most once).
+void parse_params(ComputeSpec& s, std::string_view rest, const LoadInfo& info) {
+  for (const auto& item : split_list(std::string(rest), "--overlap")) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw InputError(
+          fmt::format("--overlap {}: '{}' is not key=value (keys of {}: {})", s.text, item, s.load, join(info.keys)));
+    }
+    const std::string key = item.substr(0, eq);
+    if (std::find(info.keys.begin(), info.keys.end(), key) == info.keys.end()) {
+      throw InputError(fmt::format("--overlap {}: {}", s.text, unknown_name_message(s.load + " key", key, info.keys)));
+    }
+    if (s.params.count(key) != 0) throw InputError(fmt::format("--overlap {}: key '{}' given twice", s.text, key));
+    s.params[key] = item.substr(eq + 1);
+  }
+}
+
+// The value of a key, or null when it was not given.
+const std::string* param(const ComputeSpec& s, const char* key) {
+  const auto it = s.params.find(key);
+  return it == s.params.end() ? nullptr : &it->second;
+}
+
+// gemm sized by a workload's expert FFN: k = hidden size, n = the expert's intermediate size,
+// m = tokens_per_expert, or the tokens per expert of `tokens` (else the profile's) on num_ranks.
+void size_gemm_from_workload(ComputeSpec& s, const std::string& name, int num_ranks) {
+  const auto profile = workload::load_workload_profile(name);
+  s.workload = profile.name;
+  if (profile.expert_intermediate_size <= 0) {
+    throw InputError(
+        fmt::format("--overlap {}: workload '{}' ({}) gives no model.expert_intermediate_size, so "
+                    "it cannot size an expert GEMM; add it, or give m,n,k",
+                    s.text, profile.name, profile.source));
+  }
+  s.gemm.k = profile.hidden_size;
+  s.gemm.n = profile.expert_intermediate_size;
+  if (param(s, "tokens_per_expert") && param(s, "tokens")) {
+    throw InputError(fmt::format("--overlap {}: tokens_per_expert and tokens exclude each other", s.text));
+  }
+  if (const auto* per_expert = param(s, "tokens_per_expert")) {
+    s.gemm.m = parse_positive("tokens_per_expert", *per_expert, kMaxDim);
+  } else {
+    const auto* given = param(s, "tokens");
+    const std::int64_t tokens = given ? parse_positive("tokens", *given, kMaxDim) : profile.tokens_per_rank;
+    s.gemm.m = tokens_per_expert(tokens, std::max(num_ranks, 1), profile.top_k, profile.num_routed_experts);
+  }
+}
+
+void size_gemm(ComputeSpec& s, int num_ranks) {
+  if (const auto* w = param(s, "workload")) {
+    size_gemm_from_workload(s, *w, num_ranks);
+  } else if (param(s, "tokens_per_expert") || param(s, "tokens")) {
+    throw InputError(fmt::format("--overlap {}: tokens_per_expert and tokens need workload=NAME (accepted: {})", s.text,
+                                 join(workload::list_workload_profiles())));
+  }
+  if (const auto* v = param(s, "m")) s.gemm.m = parse_positive("m", *v, kMaxDim);
+  if (const auto* v = param(s, "n")) s.gemm.n = parse_positive("n", *v, kMaxDim);
+  if (const auto* v = param(s, "k")) s.gemm.k = parse_positive("k", *v, kMaxDim);
+  // Dimensions derived from a workload are held to the same limit as given ones (k <= 2^20 keeps
+  // the GEMM's all-ones check exact; m, n bound the memory).
+  for (const auto& [name, value] : {std::pair{"m", s.gemm.m}, std::pair{"n", s.gemm.n}, std::pair{"k", s.gemm.k}}) {
+    if (value > kMaxDim) {
+      throw InputError(
+          fmt::format("--overlap {}: the GEMM's {} = {} (from workload '{}') exceeds {}; give "
+                      "tokens_per_expert=, tokens= or {}= explicitly",
+                      s.text, name, value, s.workload, kMaxDim, name));
+    }
+  }
+}
+
+void size_stream(ComputeSpec& s, int /*num_ranks*/) {
+  const auto* v = param(s, "bytes");
+  if (v == nullptr) return;
+  try {
+    s.bytes = parse_bytes(*v);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--overlap {}: bytes={}: {}", s.text, *v, e.what()));
+  }
+  if (s.bytes < 64) throw InputError(fmt::format("--overlap {}: bytes={} is below the minimum of 64", s.text, *v));
+}
+
+void size_sleep(ComputeSpec& s, int /*num_ranks*/) {
+  const auto* v = param(s, "time");
+  if (v == nullptr) return;
+  double seconds = 0.0;
+  try {
+    seconds = parse_duration_s(*v);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--overlap {}: time={}: {}", s.text, *v, e.what()));
+  }
+  // Each phase of an overlap iteration runs under the watchdog's --timeout (default 300 s).
+  if (!(seconds > 0.0) || seconds > 60.0) {
+    throw InputError(fmt::format("--overlap {}: time={} must be in (0, 60s], e.g. time=20ms", s.text, *v));
+  }
+  s.sleep_us = seconds * 1e6;
+}
+
+// How each load (compute_loads()) sizes itself from its parameters.
+void size_load(ComputeSpec& s, int num_ranks) {
+  using Sizer = void (*)(ComputeSpec&, int);
+  static const std::pair<std::string_view, Sizer> kSizers[] = {
+      {"gemm", size_gemm}, {"stream", size_stream}, {"sleep", size_sleep}};
+  for (const auto& [name, sizer] : kSizers) {
+    if (name == s.load) sizer(s, num_ranks);
+  }
+}
+
+}  // namespace
+
 ComputeSpec parse_compute_spec(std::string_view text, int num_ranks) {
   ComputeSpec s;
   s.text = std::string(text);
@@ -74,93 +187,10 @@ ComputeSpec parse_compute_spec(std::string_view text, int num_ranks) {
     throw InputError("--overlap: " + unknown_name_message("compute load", s.load, compute_load_names()) +
                      " (e.g. --overlap gemm:m=512,n=512,k=512 or --overlap sleep:time=20ms)");
   }
-  if (colon != std::string_view::npos) {
-    const std::string rest(text.substr(colon + 1));
-    for (const auto& item : split_list(rest, "--overlap")) {
-      const auto eq = item.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-        throw InputError(fmt::format("--overlap {}: '{}' is not key=value (keys of {}: {})", s.text, item, s.load,
-                                     join(info->keys)));
-      }
-      const std::string key = item.substr(0, eq);
-      if (std::find(info->keys.begin(), info->keys.end(), key) == info->keys.end()) {
-        throw InputError(
-            fmt::format("--overlap {}: {}", s.text, unknown_name_message(s.load + " key", key, info->keys)));
-      }
-      if (s.params.count(key) != 0) throw InputError(fmt::format("--overlap {}: key '{}' given twice", s.text, key));
-      s.params[key] = item.substr(eq + 1);
-    }
-  }
-  const auto get = [&s](const char* key) -> const std::string* {
-    const auto it = s.params.find(key);
-    return it == s.params.end() ? nullptr : &it->second;
-  };
-  if (const auto* v = get("threads")) s.threads = static_cast<int>(parse_positive("threads", *v, 1024));
-  if (const auto* v = get("repeat")) s.repeat = static_cast<int>(parse_positive("repeat", *v, 1 << 20));
-
-  if (s.load == "gemm") {
-    if (const auto* w = get("workload")) {
-      const auto profile = workload::load_workload_profile(*w);
-      s.workload = profile.name;
-      if (profile.expert_intermediate_size <= 0) {
-        throw InputError(
-            fmt::format("--overlap {}: workload '{}' ({}) gives no model.expert_intermediate_size, so "
-                        "it cannot size an expert GEMM; add it, or give m,n,k",
-                        s.text, profile.name, profile.source));
-      }
-      s.gemm.k = profile.hidden_size;
-      s.gemm.n = profile.expert_intermediate_size;
-      if (get("tokens_per_expert") && get("tokens")) {
-        throw InputError(fmt::format("--overlap {}: tokens_per_expert and tokens exclude each other", s.text));
-      }
-      if (const auto* t = get("tokens_per_expert")) {
-        s.gemm.m = parse_positive("tokens_per_expert", *t, kMaxDim);
-      } else {
-        const std::int64_t tokens =
-            get("tokens") ? parse_positive("tokens", *get("tokens"), kMaxDim) : profile.tokens_per_rank;
-        s.gemm.m = tokens_per_expert(tokens, std::max(num_ranks, 1), profile.top_k, profile.num_routed_experts);
-      }
-    } else if (get("tokens_per_expert") || get("tokens")) {
-      throw InputError(fmt::format("--overlap {}: tokens_per_expert and tokens need workload=NAME (accepted: {})",
-                                   s.text, join(workload::list_workload_profiles())));
-    }
-    if (const auto* v = get("m")) s.gemm.m = parse_positive("m", *v, kMaxDim);
-    if (const auto* v = get("n")) s.gemm.n = parse_positive("n", *v, kMaxDim);
-    if (const auto* v = get("k")) s.gemm.k = parse_positive("k", *v, kMaxDim);
-    // Dimensions derived from a workload are held to the same limit as given ones (k <= 2^20 keeps
-    // the GEMM's all-ones check exact; m, n bound the memory).
-    for (const auto& [name, value] : {std::pair{"m", s.gemm.m}, std::pair{"n", s.gemm.n}, std::pair{"k", s.gemm.k}}) {
-      if (value > kMaxDim) {
-        throw InputError(
-            fmt::format("--overlap {}: the GEMM's {} = {} (from workload '{}') exceeds {}; give "
-                        "tokens_per_expert=, tokens= or {}= explicitly",
-                        s.text, name, value, s.workload, kMaxDim, name));
-      }
-    }
-  } else if (s.load == "stream") {
-    if (const auto* v = get("bytes")) {
-      try {
-        s.bytes = parse_bytes(*v);
-      } catch (const InputError& e) {
-        throw InputError(fmt::format("--overlap {}: bytes={}: {}", s.text, *v, e.what()));
-      }
-      if (s.bytes < 64) throw InputError(fmt::format("--overlap {}: bytes={} is below the minimum of 64", s.text, *v));
-    }
-  } else if (s.load == "sleep") {
-    if (const auto* v = get("time")) {
-      double seconds = 0.0;
-      try {
-        seconds = parse_duration_s(*v);
-      } catch (const InputError& e) {
-        throw InputError(fmt::format("--overlap {}: time={}: {}", s.text, *v, e.what()));
-      }
-      // Each phase of an overlap iteration runs under the watchdog's --timeout (default 300 s).
-      if (!(seconds > 0.0) || seconds > 60.0) {
-        throw InputError(fmt::format("--overlap {}: time={} must be in (0, 60s], e.g. time=20ms", s.text, *v));
-      }
-      s.sleep_us = seconds * 1e6;
-    }
-  }
+  if (colon != std::string_view::npos) parse_params(s, text.substr(colon + 1), *info);
+  if (const auto* v = param(s, "threads")) s.threads = static_cast<int>(parse_positive("threads", *v, 1024));
+  if (const auto* v = param(s, "repeat")) s.repeat = static_cast<int>(parse_positive("repeat", *v, 1 << 20));
+  size_load(s, num_ranks);
   return s;
 }
 
