@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,41 +76,13 @@ std::string version_text() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace collbench;
-  cli::process_argv().assign(argv, argv + argc);
-  CLI::App app{"collbench: collective-communication benchmarks for GPU clusters (MPI on CPU, NCCL on GPU)"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", version_text,
-                       "Print the version, git sha and the backends built (with which libraries)");
-  app.footer(
-      "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 aborted, 4 nothing comparable.\n"
-      "Examples:\n"
-      "  mpiexec -n 2 collbench run allreduce -b 8 -e 128M -f 2\n"
-      "  srun --mpi=pmix -N 18 --ntasks-per-node=4 collbench run alltoall -b 1M -e 1G --ranks-per-domain 72\n"
-      "  mpiexec -n 4 collbench sweep profiles/sweeps/cpu-smoke.yaml --out results/smoke.jsonl\n"
-      "  collbench model alltoall --system gb300-nvl72 --ranks 256,512,1024 --ranks-per-domain 72");
+namespace {
 
-  auto& registry = cli::subcommand_registry();
-  std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
-  std::vector<std::pair<CLI::App*, const cli::Subcommand*>> subs;
-  std::vector<cli::Action> actions(registry.size());
-  for (std::size_t i = 0; i < registry.size(); ++i) {
-    CLI::App* sub = app.add_subcommand(registry[i].name, registry[i].description);
-    actions[i] = registry[i].setup(*sub);
-    subs.emplace_back(sub, &registry[i]);
-  }
+using namespace collbench;
 
-  // An unknown first word gets the list of subcommands and a suggestion, not CLI11's generic text.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::vector<std::string> names;
-    for (const auto& sub : registry) names.push_back(sub.name);
-    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      print_error(unknown_name_message("command", argv[1], names));
-      return static_cast<int>(ExitCode::bad_input);
-    }
-  }
-
+// CLI11's parse: the exit code of a help, version or parse error (message printed), or nullopt to
+// go on and run the subcommand.
+std::optional<int> parse_arguments(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -128,40 +101,83 @@ int main(int argc, char** argv) {
     print_error(e.what());
     return static_cast<int>(e.code());
   }
+  return std::nullopt;
+}
 
-  for (std::size_t i = 0; i < subs.size(); ++i) {
-    if (!subs[i].first->parsed()) continue;
-    std::unique_ptr<run::MpiSession> session;
-    try {
-      if (subs[i].second->needs_mpi) session = std::make_unique<run::MpiSession>(&argc, &argv);
-      const int code = actions[i]();
-      check_stdout();  // a full disk or /dev/full under `> file` is exit 3, not a lost output
-      return code;
-    } catch (const std::bad_alloc&) {
-      // Buffers are checked against the memory available before anything is allocated
-      // (run::check_memory); this is what is left: a library or the heap running out.
-      std::fprintf(stderr,
-                   "collbench: error (rank %d): out of memory: an allocation failed; use smaller sizes (-e, "
-                   "--tokens) or fewer ranks per node\n",
-                   world_rank());
-      if (session) run::abort_job(static_cast<int>(ExitCode::bad_input));
-      return static_cast<int>(ExitCode::bad_input);
-    } catch (const Error& e) {
-      if (e.code() == ExitCode::bad_input) {
-        // Input errors are detected identically on every rank (or agreed through rank 0):
-        // one message, and an orderly exit on every rank.
-        print_error(e.what());
-        return static_cast<int>(e.code());
-      }
-      // A run-time failure may be local to this rank: abort the job so no rank waits forever.
-      std::fprintf(stderr, "collbench: error (rank %d): %s\n", world_rank(), e.what());
-      if (session) run::abort_job(static_cast<int>(e.code()));
+// Runs the parsed subcommand (inside an MPI session when it needs one); every way out keeps the
+// exit-code contract (docs/errors.md).
+int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& argc, char**& argv) {
+  std::unique_ptr<run::MpiSession> session;
+  try {
+    if (sub.needs_mpi) session = std::make_unique<run::MpiSession>(&argc, &argv);
+    const int code = action();
+    check_stdout();  // a full disk or /dev/full under `> file` is exit 3, not a lost output
+    return code;
+  } catch (const std::bad_alloc&) {
+    // Buffers are checked against the memory available before anything is allocated
+    // (run::check_memory); this is what is left: a library or the heap running out.
+    std::fprintf(stderr,
+                 "collbench: error (rank %d): out of memory: an allocation failed; use smaller sizes (-e, "
+                 "--tokens) or fewer ranks per node\n",
+                 world_rank());
+    if (session) run::abort_job(static_cast<int>(ExitCode::bad_input));
+    return static_cast<int>(ExitCode::bad_input);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::bad_input) {
+      // Input errors are detected identically on every rank (or agreed through rank 0):
+      // one message, and an orderly exit on every rank.
+      print_error(e.what());
       return static_cast<int>(e.code());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "collbench: internal error (rank %d): %s\n", world_rank(), e.what());
-      if (session) run::abort_job(static_cast<int>(ExitCode::aborted));
-      return static_cast<int>(ExitCode::aborted);
     }
+    // A run-time failure may be local to this rank: abort the job so no rank waits forever.
+    std::fprintf(stderr, "collbench: error (rank %d): %s\n", world_rank(), e.what());
+    if (session) run::abort_job(static_cast<int>(e.code()));
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collbench: internal error (rank %d): %s\n", world_rank(), e.what());
+    if (session) run::abort_job(static_cast<int>(ExitCode::aborted));
+    return static_cast<int>(ExitCode::aborted);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace collbench;
+  cli::process_argv().assign(argv, argv + argc);
+  CLI::App app{"collbench: collective-communication benchmarks for GPU clusters (MPI on CPU, NCCL on GPU)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", version_text,
+                       "Print the version, git sha and the backends built (with which libraries)");
+  app.footer(
+      "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 aborted, 4 nothing comparable.\n"
+      "Examples:\n"
+      "  mpiexec -n 2 collbench run allreduce -b 8 -e 128M -f 2\n"
+      "  srun --mpi=pmix -N 18 --ntasks-per-node=4 collbench run alltoall -b 1M -e 1G --ranks-per-domain 72\n"
+      "  mpiexec -n 4 collbench sweep profiles/sweeps/cpu-smoke.yaml --out results/smoke.jsonl\n"
+      "  collbench model alltoall --system gb300-nvl72 --ranks 256,512,1024 --ranks-per-domain 72");
+
+  auto& registry = cli::subcommand_registry();
+  std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  std::vector<CLI::App*> subs;
+  std::vector<cli::Action> actions(registry.size());
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    subs.push_back(app.add_subcommand(registry[i].name, registry[i].description));
+    actions[i] = registry[i].setup(*subs.back());
+  }
+
+  // An unknown first word gets the list of subcommands and a suggestion, not CLI11's generic text.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto& sub : registry) names.push_back(sub.name);
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      print_error(unknown_name_message("command", argv[1], names));
+      return static_cast<int>(ExitCode::bad_input);
+    }
+  }
+  if (const auto code = parse_arguments(app, argc, argv)) return *code;
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    if (subs[i]->parsed()) return run_subcommand(registry[i], actions[i], argc, argv);
   }
   return static_cast<int>(ExitCode::bad_input);
 }
