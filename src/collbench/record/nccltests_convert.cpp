@@ -110,14 +110,45 @@ std::optional<std::string> collbench_redop_from_nccl_tests(const std::string& re
   return std::nullopt;
 }
 
-NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTestsConvertOptions& opt) {
-  NcclTestsConverted out;
-  const std::string span =
-      log.first_line > 0 ? fmt::format("{}:{}-{}", log.source_path, log.first_line, log.last_line) : log.source_path;
-  for (const auto& w : log.warnings) out.warnings.push_back(fmt::format("{}: {}", log.source_path, w));
-  for (const auto& e : log.errors)
-    out.warnings.push_back(fmt::format("{}: nccl-tests reported: {}", log.source_path, e));
+// ---- convert_nccl_tests_log's steps
+namespace {
 
+// What every case of one log shares: the log, the options and the values resolved from them.
+struct LogContext {
+  const NcclTestsLog& log;
+  const NcclTestsConvertOptions& opt;
+  std::string collective;
+  int num_ranks = 0;
+  double factor = 1.0;  // busbw / algbw of the collective at num_ranks
+  std::optional<int> iters, warmup;
+  int graph = 0;
+};
+
+// What the rows left out or found inconsistent, reported once per log after the rows.
+struct RowTallies {
+  std::map<std::string, Tally> skipped_types, skipped_ops;
+  Tally algbw_mismatch, busbw_mismatch, recomputed;
+};
+
+// One measurement's time, algbw and busbw: printed, or derived from the others (named in `derived`).
+struct Measured {
+  double time = 0.0, algbw = 0.0, busbw = 0.0;
+  std::vector<std::string> derived;
+};
+
+// "PATH:FIRST-LAST" of the log's lines, or the path alone (JSON).
+std::string log_span(const NcclTestsLog& log) {
+  return log.first_line > 0 ? fmt::format("{}:{}-{}", log.source_path, log.first_line, log.last_line) : log.source_path;
+}
+
+// The parser's warnings and the errors nccl-tests printed, each naming the log.
+void add_log_warnings(const NcclTestsLog& log, std::vector<std::string>& warnings) {
+  for (const auto& w : log.warnings) warnings.push_back(fmt::format("{}: {}", log.source_path, w));
+  for (const auto& e : log.errors) warnings.push_back(fmt::format("{}: nccl-tests reported: {}", log.source_path, e));
+}
+
+// The log's collective, else --collective; InputError when neither gives one.
+std::string log_collective(const NcclTestsLog& log, const NcclTestsConvertOptions& opt, const std::string& span) {
   std::string collective = !log.collective.empty() ? log.collective : opt.collective.value_or("");
   if (collective.empty()) {
     throw InputError(
@@ -125,6 +156,11 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
                     "starting' line, program or file name); give it with --collective NAME",
                     span));
   }
+  return collective;
+}
+
+// The log's rank count, else --num-ranks; InputError when neither gives one or they disagree.
+int log_num_ranks(const NcclTestsLog& log, const NcclTestsConvertOptions& opt, const std::string& span) {
   std::optional<int> num_ranks = log.num_ranks ? log.num_ranks : opt.num_ranks;
   if (!num_ranks || *num_ranks < 1) {
     throw InputError(fmt::format("{}: the rank count of this log is unknown{}; give it with --num-ranks N", span,
@@ -134,221 +170,322 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
     throw InputError(fmt::format("{}: --num-ranks {} contradicts the log's {} rank(s) (from the {})", span,
                                  *opt.num_ranks, *log.num_ranks, log.num_ranks_source));
   }
-  const int n = *num_ranks;
+  return *num_ranks;
+}
 
+// JSON value of an optional: the value, or null.
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// What the run header's config.logs says about this log (its "cases" is set by the caller).
+nlohmann::json source_json(const NcclTestsLog& log, const std::string& collective, int n) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : log.header) params[k] = v;
-  out.source = {
+  return {
       {"path", log.source_path},
       {"format", log.format},
       {"program", log.program.empty() ? nlohmann::json(nullptr) : nlohmann::json(log.program)},
       {"collective", collective},
-      {"nccl_tests_version",
-       log.nccl_tests_version ? nlohmann::json(*log.nccl_tests_version) : nlohmann::json(nullptr)},
-      {"nccl_version", log.nccl_version ? nlohmann::json(*log.nccl_version) : nlohmann::json(nullptr)},
+      {"nccl_tests_version", or_null(log.nccl_tests_version)},
+      {"nccl_version", or_null(log.nccl_version)},
       {"num_ranks", n},
       {"num_ranks_source", log.num_ranks ? log.num_ranks_source : std::string("--num-ranks")},
       {"parameters", params},
       {"cpu_time", log.cpu_time},
       {"lines", log.first_line > 0 ? nlohmann::json::array({log.first_line, log.last_line}) : nlohmann::json(nullptr)},
       {"rows", log.rows.size()},
-      {"avg_busbw", log.avg_busbw ? nlohmann::json(*log.avg_busbw) : nlohmann::json(nullptr)}};
+      {"avg_busbw", or_null(log.avg_busbw)}};
+}
 
-  for (const auto& d : log.devices) {
+// Hosts per rank from the log's device list.
+std::vector<HostInfo> hosts_from_devices(const std::vector<NcclTestsDevice>& devices) {
+  std::vector<HostInfo> hosts;
+  for (const auto& d : devices) {
     HostInfo h;
     h.rank = d.rank;
     h.host = d.host;
     h.pid = d.pid.value_or(0);
     if (!d.name.empty()) h.gpu_name = d.name;
     if (!d.bus_id.empty()) h.pci_bus_id = d.bus_id;
-    out.hosts.push_back(std::move(h));
+    hosts.push_back(std::move(h));
   }
+  return hosts;
+}
 
-  if (!recordable(collective)) {
-    out.skipped = true;
-    out.warnings.push_back(
-        fmt::format("{}: skipped {} row(s) of '{}': collbench records no such collective "
-                    "(accepted: allreduce, allgather, reducescatter, alltoall, alltoallv, "
-                    "broadcast, reduce, sendrecv)",
-                    span, log.rows.size(), collective));
-    out.source["cases"] = 0;
-    return out;
+// The warning for a log whose collective collbench does not record (all its rows skipped).
+std::string skipped_log_warning(const NcclTestsLog& log, const std::string& span, const std::string& collective) {
+  return fmt::format(
+      "{}: skipped {} row(s) of '{}': collbench records no such collective "
+      "(accepted: allreduce, allgather, reducescatter, alltoall, alltoallv, "
+      "broadcast, reduce, sendrecv)",
+      span, log.rows.size(), collective);
+}
+
+// Time, algbw and busbw of one measurement, each missing one derived from the others; nullopt
+// when there is no time and no algbw to derive it from.
+std::optional<Measured> measurement(const NcclTestsHalf& h, double bytes, double factor) {
+  Measured m;
+  std::optional<double> time = h.time_us;
+  if (!time && h.algbw_gbps && *h.algbw_gbps > 0.0) {
+    time = bytes / (*h.algbw_gbps * kBytesPerGB) * 1e6;
+    m.derived.push_back("time_us");
   }
-  const double factor = nccl_tests_busbw_factor(collective, n);
-  const std::optional<int> iters = header_int(log, "iters");
-  const std::optional<int> warmup = header_int(log, "warmup iters");
-  const int graph = header_int(log, "graph").value_or(0);
-  if (!iters) out.warnings.push_back(fmt::format("{}: no 'iters' in the log's header: iterations recorded as 0", span));
+  if (!time) return std::nullopt;
+  m.time = *time;
+  m.algbw = h.algbw_gbps ? *h.algbw_gbps : gbps(bytes, m.time);
+  if (!h.algbw_gbps) m.derived.push_back("algbw_gbps");
+  m.busbw = h.busbw_gbps ? *h.busbw_gbps : m.algbw * factor;
+  if (!h.busbw_gbps) m.derived.push_back("busbw_gbps");
+  return m;
+}
 
-  std::map<std::string, Tally> skipped_types, skipped_ops;
-  Tally algbw_mismatch, busbw_mismatch, recomputed;
-  for (const auto& row : log.rows) {
-    const auto dtype = collbench_dtype_from_nccl_tests(row.type);
-    if (!dtype) {
-      skipped_types[row.type].add(where(log, row));
-      continue;
-    }
-    bool op_known = true;
-    const auto redop = collbench_redop_from_nccl_tests(row.redop, op_known);
-    if (!op_known) {
-      skipped_ops[row.redop].add(where(log, row));
-      continue;
-    }
-    const std::size_t elem = dtype_size(parse_dtype(*dtype));
-    for (const bool in_place : {false, true}) {
-      const NcclTestsHalf& h = in_place ? row.in_place : row.out_of_place;
-      if (!h.present()) continue;
-      const double bytes = static_cast<double>(row.size_bytes);
-      std::optional<double> time = h.time_us;
-      std::optional<double> algbw = h.algbw_gbps;
-      std::optional<double> busbw = h.busbw_gbps;
-      std::vector<std::string> derived;
-      if (!time && algbw && *algbw > 0.0) {
-        time = bytes / (*algbw * kBytesPerGB) * 1e6;
-        derived.push_back("time_us");
-      }
-      if (!time) {
-        out.warnings.push_back(fmt::format("{}: {} measurement of {} B has no time: left out", where(log, row),
-                                           in_place ? "in-place" : "out-of-place", row.size_bytes));
-        continue;
-      }
-      if (!algbw) {
-        algbw = gbps(bytes, *time);
-        derived.push_back("algbw_gbps");
-      }
-      if (!busbw) {
-        busbw = *algbw * factor;
-        derived.push_back("busbw_gbps");
-      }
-      // Consistency with the size and time (printed values are rounded: allow half a unit of
-      // the last printed digit of each).
-      bool consistent = true;
-      if (*time > 0.0 && h.time_us) {
-        const double algbw_from_time = gbps(bytes, *time);
-        const double rel_time = h.time_tolerance_us / *time;
-        if (h.algbw_gbps &&
-            std::abs(algbw_from_time - *h.algbw_gbps) > h.algbw_tolerance_gbps + algbw_from_time * rel_time + 1e-9) {
-          algbw_mismatch.add(where(log, row));
-          consistent = false;
-        }
-        const double busbw_from_time = algbw_from_time * factor;
-        if (h.busbw_gbps &&
-            std::abs(busbw_from_time - *h.busbw_gbps) > h.busbw_tolerance_gbps + busbw_from_time * rel_time + 1e-9) {
-          busbw_mismatch.add(where(log, row));
-          consistent = false;
-        }
-      }
-      if (!derived.empty()) recomputed.add(where(log, row));
+// Whether the printed algbw and busbw are size / time (x factor) within half a unit of the last
+// printed digit of each; tallies the ones that are not.
+bool consistent_with_time(const NcclTestsHalf& h, double bytes, double time, double factor, const std::string& at,
+                          RowTallies& tallies) {
+  if (!(time > 0.0 && h.time_us)) return true;
+  bool consistent = true;
+  const double algbw_from_time = gbps(bytes, time);
+  const double rel_time = h.time_tolerance_us / time;
+  if (h.algbw_gbps &&
+      std::abs(algbw_from_time - *h.algbw_gbps) > h.algbw_tolerance_gbps + algbw_from_time * rel_time + 1e-9) {
+    tallies.algbw_mismatch.add(at);
+    consistent = false;
+  }
+  const double busbw_from_time = algbw_from_time * factor;
+  if (h.busbw_gbps &&
+      std::abs(busbw_from_time - *h.busbw_gbps) > h.busbw_tolerance_gbps + busbw_from_time * rel_time + 1e-9) {
+    tallies.busbw_mismatch.add(at);
+    consistent = false;
+  }
+  return consistent;
+}
 
-      CaseRecord r;
-      r.run_id = opt.run_id;
-      r.collective = collective;
-      r.redop = redop;
-      r.dtype = *dtype;
-      r.backend = "nccl";
-      r.algo_requested = "auto";
-      r.scope = "global";
-      r.in_place = in_place;
-      r.timing = "pipelined";  // nccl-tests launches `iters` operations back to back, then averages
-      r.buffers = "plain";
-      r.graph = graph;
-      r.bytes = row.size_bytes;
-      r.count = row.count;
-      set_rank_bytes(r, elem);
-      r.num_ranks = n;
-      r.domain_sizes = opt.ranks_per_domain ? placement_from_ranks_per_domain(n, *opt.ranks_per_domain).domain_sizes
+// The case's identity and run parameters: what nccl-tests ran, on how many ranks, how often.
+CaseRecord case_identity(const LogContext& ctx, const NcclTestsRow& row, bool in_place, const std::string& dtype,
+                         const std::optional<std::string>& redop, std::size_t elem) {
+  CaseRecord r;
+  r.run_id = ctx.opt.run_id;
+  r.collective = ctx.collective;
+  r.redop = redop;
+  r.dtype = dtype;
+  r.backend = "nccl";
+  r.algo_requested = "auto";
+  r.scope = "global";
+  r.in_place = in_place;
+  r.timing = "pipelined";  // nccl-tests launches `iters` operations back to back, then averages
+  r.buffers = "plain";
+  r.graph = ctx.graph;
+  r.bytes = row.size_bytes;
+  r.count = row.count;
+  set_rank_bytes(r, elem);
+  const int n = ctx.num_ranks;
+  r.num_ranks = n;
+  r.domain_sizes = ctx.opt.ranks_per_domain ? placement_from_ranks_per_domain(n, *ctx.opt.ranks_per_domain).domain_sizes
                                             : std::vector<int>{n};
-      r.num_domains = static_cast<int>(r.domain_sizes.size());
-      r.iterations = iters.value_or(0);
-      r.warmup = warmup.value_or(0);
-      TimeStats t;
-      t.p50 = t.p5 = t.p95 = t.p99 = t.min = t.max = t.mean = t.ci95_low = t.ci95_high = *time;
-      t.stdev = t.cv = 0.0;
-      std::vector<std::string> filled{"p5", "p95", "p99", "min", "max", "mean", "stdev", "cv", "ci95_low", "ci95_high"};
-      r.samples_us = {*time};
-      if (h.per_iteration) {
-        // nccl-tests -I / the JSON per-iteration object: keep what it printed.
-        const auto& pi = *h.per_iteration;
-        const auto take = [&filled](double& field, const std::optional<double>& v, const char* name) {
-          if (!v) return;
-          field = *v;
-          filled.erase(std::remove(filled.begin(), filled.end(), std::string(name)), filled.end());
-        };
-        take(t.min, pi.min_us, "min");
-        take(t.max, pi.max_us, "max");
-        take(t.mean, pi.avg_us, "mean");
-        take(t.p95, pi.p95_us, "p95");
-        take(t.p99, pi.p99_us, "p99");
-        take(t.stdev, pi.stdev_us, "stdev");
-        if (pi.cv_pct) take(t.cv, std::optional<double>(*pi.cv_pct / 100.0), "cv");
-        if (!pi.times_us.empty()) {
-          r.samples_us = pi.times_us;
-          if (r.iterations > static_cast<int>(pi.times_us.size())) {
-            r.samples_dropped = static_cast<std::uint64_t>(r.iterations) - pi.times_us.size();
-          }
-        }
-      }
-      r.time_us = t;
-      r.stop_reason = "max_iters";  // nccl-tests runs a fixed number of iterations
-      r.algbw_gbps = std::max(0.0, *algbw);
-      r.busbw_gbps = std::max(0.0, *busbw);
-      r.checked = h.wrong.has_value();
-      r.wrong_total = h.wrong.value_or(0);
-      if (r.wrong_total > 0) {
-        r.status = "failed";
-        r.reason = fmt::format("nccl-tests reported {} wrong element(s) (ranks not given in the log)", r.wrong_total);
-      }
-      nlohmann::json details = {{"time_is", log.cpu_time ? "CPU time averaged over the iterations (nccl-tests -C)"
-                                                         : "GPU time averaged over the iterations, as printed"},
-                                {"type", row.type},
-                                {"redop", row.redop},
-                                {"root", row.root},
-                                {"time_fields_repeating_the_printed_time", filled},
-                                {"derived", derived},
-                                {"consistent", consistent}};
-      if (h.max_error) details["max_error"] = *h.max_error;
-      if (!h.wrong && !h.max_error) details["wrong"] = "N/A (validation off or not printed)";
-      r.extra = {{"source", "nccl-tests"},
-                 {"source_log", log.source_path},
-                 {"source_line", row.line > 0 ? nlohmann::json(row.line) : nlohmann::json(nullptr)},
-                 {"source_row", row.index},
-                 {"nccl_tests_version",
-                  log.nccl_tests_version ? nlohmann::json(*log.nccl_tests_version) : nlohmann::json(nullptr)},
-                 {"placement_note", nccl_tests_placement_note(opt)},
-                 {"nccl_tests", details}};
-      if (rooted_collective(r.collective) && row.root >= 0) r.root = static_cast<int>(row.root);
-      r.case_key = make_case_key(r);
-      out.cases.push_back(std::move(r));
-    }
+  r.num_domains = static_cast<int>(r.domain_sizes.size());
+  r.iterations = ctx.iters.value_or(0);
+  r.warmup = ctx.warmup.value_or(0);
+  return r;
+}
+
+// Sets `field` to a printed per-iteration value and strikes its name from `filled`.
+void take_printed(double& field, const std::optional<double>& v, const char* name, std::vector<std::string>& filled) {
+  if (!v) return;
+  field = *v;
+  filled.erase(std::remove(filled.begin(), filled.end(), std::string(name)), filled.end());
+}
+
+// nccl-tests -I / the JSON per-iteration object: keeps what it printed (statistics and samples).
+void apply_per_iteration(const NcclTestsPerIteration& pi, CaseRecord& r, TimeStats& t,
+                         std::vector<std::string>& filled) {
+  take_printed(t.min, pi.min_us, "min", filled);
+  take_printed(t.max, pi.max_us, "max", filled);
+  take_printed(t.mean, pi.avg_us, "mean", filled);
+  take_printed(t.p95, pi.p95_us, "p95", filled);
+  take_printed(t.p99, pi.p99_us, "p99", filled);
+  take_printed(t.stdev, pi.stdev_us, "stdev", filled);
+  if (pi.cv_pct) take_printed(t.cv, std::optional<double>(*pi.cv_pct / 100.0), "cv", filled);
+  if (pi.times_us.empty()) return;
+  r.samples_us = pi.times_us;
+  if (r.iterations > static_cast<int>(pi.times_us.size())) {
+    r.samples_dropped = static_cast<std::uint64_t>(r.iterations) - pi.times_us.size();
   }
-  for (const auto& [type, t] : skipped_types) {
-    out.warnings.push_back(fmt::format("{}: skipped {} row(s) of type '{}' (first at {}): collbench has no such dtype",
-                                       log.source_path, t.count, type, t.first));
+}
+
+// The case's time statistics: every one the printed average unless printed per iteration;
+// returns the names of those that repeat the printed time.
+std::vector<std::string> set_time_stats(CaseRecord& r, const NcclTestsHalf& h, double time) {
+  TimeStats t;
+  t.p50 = t.p5 = t.p95 = t.p99 = t.min = t.max = t.mean = t.ci95_low = t.ci95_high = time;
+  t.stdev = t.cv = 0.0;
+  std::vector<std::string> filled{"p5", "p95", "p99", "min", "max", "mean", "stdev", "cv", "ci95_low", "ci95_high"};
+  r.samples_us = {time};
+  if (h.per_iteration) apply_per_iteration(*h.per_iteration, r, t, filled);
+  r.time_us = t;
+  return filled;
+}
+
+// The case's result: bandwidths, validation and the failure nccl-tests' #wrong reports.
+void set_result(CaseRecord& r, const NcclTestsHalf& h, const Measured& m) {
+  r.stop_reason = "max_iters";  // nccl-tests runs a fixed number of iterations
+  r.algbw_gbps = std::max(0.0, m.algbw);
+  r.busbw_gbps = std::max(0.0, m.busbw);
+  r.checked = h.wrong.has_value();
+  r.wrong_total = h.wrong.value_or(0);
+  if (r.wrong_total > 0) {
+    r.status = "failed";
+    r.reason = fmt::format("nccl-tests reported {} wrong element(s) (ranks not given in the log)", r.wrong_total);
   }
-  for (const auto& [op, t] : skipped_ops) {
-    out.warnings.push_back(
+}
+
+// The record's extra.nccl_tests object: what the log printed and how the record was made from it.
+nlohmann::json nccl_tests_details(const NcclTestsLog& log, const NcclTestsRow& row, const NcclTestsHalf& h,
+                                  const std::vector<std::string>& filled, const Measured& m, bool consistent) {
+  nlohmann::json details = {{"time_is", log.cpu_time ? "CPU time averaged over the iterations (nccl-tests -C)"
+                                                     : "GPU time averaged over the iterations, as printed"},
+                            {"type", row.type},
+                            {"redop", row.redop},
+                            {"root", row.root},
+                            {"time_fields_repeating_the_printed_time", filled},
+                            {"derived", m.derived},
+                            {"consistent", consistent}};
+  if (h.max_error) details["max_error"] = *h.max_error;
+  if (!h.wrong && !h.max_error) details["wrong"] = "N/A (validation off or not printed)";
+  return details;
+}
+
+// The record's extra: where it came from (log, line, row) and its details.
+nlohmann::json case_extra(const LogContext& ctx, const NcclTestsRow& row, nlohmann::json details) {
+  return {{"source", "nccl-tests"},
+          {"source_log", ctx.log.source_path},
+          {"source_line", row.line > 0 ? nlohmann::json(row.line) : nlohmann::json(nullptr)},
+          {"source_row", row.index},
+          {"nccl_tests_version", or_null(ctx.log.nccl_tests_version)},
+          {"placement_note", nccl_tests_placement_note(ctx.opt)},
+          {"nccl_tests", std::move(details)}};
+}
+
+// The dtype and redop of one row in collbench spelling, and the element size.
+struct RowTypes {
+  std::string dtype;
+  std::optional<std::string> redop;
+  std::size_t elem = 0;
+};
+
+// One measurement (the in-place or out-of-place half of a row) as a record; a warning instead
+// when it has no time.
+void convert_half(const LogContext& ctx, const NcclTestsRow& row, const RowTypes& types, bool in_place,
+                  NcclTestsConverted& out, RowTallies& tallies) {
+  const NcclTestsHalf& h = in_place ? row.in_place : row.out_of_place;
+  if (!h.present()) return;
+  const double bytes = static_cast<double>(row.size_bytes);
+  const std::string at = where(ctx.log, row);
+  const std::optional<Measured> m = measurement(h, bytes, ctx.factor);
+  if (!m) {
+    out.warnings.push_back(fmt::format("{}: {} measurement of {} B has no time: left out", at,
+                                       in_place ? "in-place" : "out-of-place", row.size_bytes));
+    return;
+  }
+  const bool consistent = consistent_with_time(h, bytes, m->time, ctx.factor, at, tallies);
+  if (!m->derived.empty()) tallies.recomputed.add(at);
+
+  CaseRecord r = case_identity(ctx, row, in_place, types.dtype, types.redop, types.elem);
+  const std::vector<std::string> filled = set_time_stats(r, h, m->time);
+  set_result(r, h, *m);
+  r.extra = case_extra(ctx, row, nccl_tests_details(ctx.log, row, h, filled, *m, consistent));
+  if (rooted_collective(r.collective) && row.root >= 0) r.root = static_cast<int>(row.root);
+  r.case_key = make_case_key(r);
+  out.cases.push_back(std::move(r));
+}
+
+// One table row: up to two records, or a tally when collbench has no such dtype or reduction.
+void convert_row(const LogContext& ctx, const NcclTestsRow& row, NcclTestsConverted& out, RowTallies& tallies) {
+  const auto dtype = collbench_dtype_from_nccl_tests(row.type);
+  if (!dtype) {
+    tallies.skipped_types[row.type].add(where(ctx.log, row));
+    return;
+  }
+  bool op_known = true;
+  const auto redop = collbench_redop_from_nccl_tests(row.redop, op_known);
+  if (!op_known) {
+    tallies.skipped_ops[row.redop].add(where(ctx.log, row));
+    return;
+  }
+  const RowTypes types{*dtype, redop, dtype_size(parse_dtype(*dtype))};
+  for (const bool in_place : {false, true}) convert_half(ctx, row, types, in_place, out, tallies);
+}
+
+// One warning per kind of row left out (dtype, reduction), each naming its count and first place.
+void add_skip_warnings(const NcclTestsLog& log, const RowTallies& tallies, std::vector<std::string>& warnings) {
+  for (const auto& [type, t] : tallies.skipped_types) {
+    warnings.push_back(fmt::format("{}: skipped {} row(s) of type '{}' (first at {}): collbench has no such dtype",
+                                   log.source_path, t.count, type, t.first));
+  }
+  for (const auto& [op, t] : tallies.skipped_ops) {
+    warnings.push_back(
         fmt::format("{}: skipped {} row(s) with reduction '{}' (first at {}): collbench has no such "
                     "reduction (sum, prod, min, max)",
                     log.source_path, t.count, op, t.first));
   }
-  if (algbw_mismatch.count > 0) {
-    out.warnings.push_back(
+}
+
+// One warning per kind of inconsistent or recomputed measurement, each naming its count and first place.
+void add_check_warnings(const NcclTestsLog& log, const RowTallies& tallies, double factor,
+                        std::vector<std::string>& warnings) {
+  if (tallies.algbw_mismatch.count > 0) {
+    warnings.push_back(
         fmt::format("{}: {} measurement(s) print an algbw that is not size / time within rounding "
                     "(first at {}); the printed values are kept",
-                    log.source_path, algbw_mismatch.count, algbw_mismatch.first));
+                    log.source_path, tallies.algbw_mismatch.count, tallies.algbw_mismatch.first));
   }
-  if (busbw_mismatch.count > 0) {
-    out.warnings.push_back(
+  if (tallies.busbw_mismatch.count > 0) {
+    warnings.push_back(
         fmt::format("{}: {} measurement(s) print a busbw that is not size / time x {:g} within "
                     "rounding (first at {}); the printed values are kept",
-                    log.source_path, busbw_mismatch.count, factor, busbw_mismatch.first));
+                    log.source_path, tallies.busbw_mismatch.count, factor, tallies.busbw_mismatch.first));
   }
-  if (recomputed.count > 0) {
-    out.warnings.push_back(
+  if (tallies.recomputed.count > 0) {
+    warnings.push_back(
         fmt::format("{}: {} measurement(s) lack a printed time, algbw or busbw (first at {}); "
                     "recomputed from the others (listed in nccl_tests.derived)",
-                    log.source_path, recomputed.count, recomputed.first));
+                    log.source_path, tallies.recomputed.count, tallies.recomputed.first));
   }
+}
+
+}  // namespace
+
+NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTestsConvertOptions& opt) {
+  NcclTestsConverted out;
+  const std::string span = log_span(log);
+  add_log_warnings(log, out.warnings);
+  const std::string collective = log_collective(log, opt, span);
+  const int n = log_num_ranks(log, opt, span);
+  out.source = source_json(log, collective, n);
+  out.hosts = hosts_from_devices(log.devices);
+  if (!recordable(collective)) {
+    out.skipped = true;
+    out.warnings.push_back(skipped_log_warning(log, span, collective));
+    out.source["cases"] = 0;
+    return out;
+  }
+  const LogContext ctx{log,
+                       opt,
+                       collective,
+                       n,
+                       nccl_tests_busbw_factor(collective, n),
+                       header_int(log, "iters"),
+                       header_int(log, "warmup iters"),
+                       header_int(log, "graph").value_or(0)};
+  if (!ctx.iters)
+    out.warnings.push_back(fmt::format("{}: no 'iters' in the log's header: iterations recorded as 0", span));
+
+  RowTallies tallies;
+  for (const auto& row : log.rows) convert_row(ctx, row, out, tallies);
+  add_skip_warnings(log, tallies, out.warnings);
+  add_check_warnings(log, tallies, ctx.factor, out.warnings);
   out.source["cases"] = out.cases.size();
   return out;
 }
