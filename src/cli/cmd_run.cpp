@@ -241,87 +241,103 @@ void print_list_json() {
   std::puts(out.dump(2).c_str());
 }
 
-plan::Sweep build_sweep(const RunFlags& f) {
-  plan::Sweep sweep;
-  sweep.name = "run-" + f.collective;
-  sweep.source = "<command line>";
-  sweep.system = f.system;
-  coll::find_collective(f.collective);
+// The MoE parameter sets of the command line, with --dp-bytes (ep-dp-concurrent only) in each.
+std::vector<std::map<std::string, std::string>> param_sets_of(const RunFlags& f) {
   auto param_sets = moe_param_sets(f);
-  if (f.dp_bytes) {
-    if (!coll::find_collective(f.collective).uses_levels()) {
-      throw InputError(fmt::format("--dp-bytes applies only to ep-dp-concurrent, not {}", f.collective));
-    }
-    try {
-      coll::find_collective(f.collective).check_params({{"dp_bytes", *f.dp_bytes}});
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("--dp-bytes: {}", e.what()));
-    }
-    for (auto& p : param_sets) p["dp_bytes"] = *f.dp_bytes;
+  if (!f.dp_bytes) return param_sets;
+  if (!coll::find_collective(f.collective).uses_levels()) {
+    throw InputError(fmt::format("--dp-bytes applies only to ep-dp-concurrent, not {}", f.collective));
   }
-  // MoE cases carry no requested size (0): the workload sets it, and the record says what ran.
-  const auto sizes = is_moe(f.collective) ? std::vector<std::uint64_t>{0}
-                                          : plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes),
-                                                              f.factor, parse_bytes(f.increment));
+  try {
+    coll::find_collective(f.collective).check_params({{"dp_bytes", *f.dp_bytes}});
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--dp-bytes: {}", e.what()));
+  }
+  for (auto& p : param_sets) p["dp_bytes"] = *f.dp_bytes;
+  return param_sets;
+}
+
+// The lists the cases are the product of: -d, -o, --algo, --scope, --in-place.
+struct RunAxes {
   std::vector<Dtype> dtypes;
-  for (const auto& d : split_list(f.dtypes == "all" ? join(dtype_names(), ",") : f.dtypes, "-d/--dtype")) {
-    dtypes.push_back(parse_dtype(d));
-  }
   std::vector<Redop> redops;
+  std::vector<std::string> algos;
+  std::vector<Scope> scopes;
+  std::vector<bool> places;
+};
+RunAxes run_axes(const RunFlags& f) {
+  RunAxes x;
+  for (const auto& d : split_list(f.dtypes == "all" ? join(dtype_names(), ",") : f.dtypes, "-d/--dtype")) {
+    x.dtypes.push_back(parse_dtype(d));
+  }
   for (const auto& r : split_list(f.redops == "all" ? join(redop_names(), ",") : f.redops, "-o/--redop")) {
-    redops.push_back(parse_redop(r));
+    x.redops.push_back(parse_redop(r));
   }
   // A collective without a reduction (all-to-all, all-gather, ...) has one case per size whatever
   // -o says: `-o all` across a mixed list of collectives must not repeat identical cases.
-  if (!coll::find_collective(f.collective).has_redop()) redops.resize(1);
-  std::vector<std::string> algos;
-  for (const auto& a : split_list(f.algos, "--algo")) algos.push_back(parse_algorithm(a));
-  std::vector<Scope> scopes;
-  for (const auto& s : split_list(f.scopes, "--scope")) scopes.push_back(parse_scope(s));
-  std::vector<bool> places;
+  if (!coll::find_collective(f.collective).has_redop()) x.redops.resize(1);
+  for (const auto& a : split_list(f.algos, "--algo")) x.algos.push_back(parse_algorithm(a));
+  for (const auto& sc : split_list(f.scopes, "--scope")) x.scopes.push_back(parse_scope(sc));
   if (f.in_place == "off")
-    places = {false};
+    x.places = {false};
   else if (f.in_place == "on")
-    places = {true};
+    x.places = {true};
   else if (f.in_place == "both")
-    places = {false, true};
+    x.places = {false, true};
   else
     throw InputError(unknown_name_message("--in-place mode", f.in_place, {"off", "on", "both"}));
-  const std::string backend = parse_backend(f.backend);
-  const std::string buffers = f.buffers.empty() ? (backend == "mpi" ? "host" : "plain") : parse_buffer_kind(f.buffers);
-  const Timing timing = parse_timing(f.timing);
+  return x;
+}
+
+// -c and the overlap flags, checked before any case is built.
+void check_case_flags(const RunFlags& f) {
   if (f.check != 0 && f.check != 1) throw InputError(fmt::format("-c/--check {}: accepted: 0, 1", f.check));
   if (!f.overlap.empty()) overlap::parse_compute_spec(f.overlap);  // names --overlap and the accepted values
   if (f.overlap_chunks < 0) throw InputError(fmt::format("--overlap-chunks {}: must be at least 1", f.overlap_chunks));
   if (f.overlap_chunks > 0 && f.overlap.empty()) {
     throw InputError("--overlap-chunks needs --overlap COMPUTE (e.g. --overlap gemm:workload=deepseek-v3)");
   }
+}
 
-  for (Dtype d : dtypes) {
-    for (Redop r : redops) {
-      for (const auto& a : algos) {
-        for (Scope s : scopes) {
-          for (bool ip : places) {
+plan::Sweep build_sweep(const RunFlags& f) {
+  plan::Sweep sweep;
+  sweep.name = "run-" + f.collective;
+  sweep.source = "<command line>";
+  sweep.system = f.system;
+  coll::find_collective(f.collective);
+  const auto param_sets = param_sets_of(f);
+  // MoE cases carry no requested size (0): the workload sets it, and the record says what ran.
+  const auto sizes = is_moe(f.collective) ? std::vector<std::uint64_t>{0}
+                                          : plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes),
+                                                              f.factor, parse_bytes(f.increment));
+  const RunAxes axes = run_axes(f);
+  plan::Case base;
+  base.collective = f.collective;
+  base.backend = parse_backend(f.backend);
+  base.buffers = f.buffers.empty() ? (base.backend == "mpi" ? "host" : "plain") : parse_buffer_kind(f.buffers);
+  base.timing = parse_timing(f.timing);
+  check_case_flags(f);
+  base.root = f.root;
+  base.graph = f.graph;
+  base.check = f.check == 1;
+  base.overlap = f.overlap;
+  base.overlap_chunks = f.overlap_chunks;
+  apply_stop_flags(f.stop, base);
+  for (Dtype d : axes.dtypes) {
+    for (Redop r : axes.redops) {
+      for (const auto& a : axes.algos) {
+        for (Scope sc : axes.scopes) {
+          for (bool ip : axes.places) {
             for (const auto& params : param_sets) {
               for (auto bytes : sizes) {
-                plan::Case c;
-                c.collective = f.collective;
+                plan::Case c = base;
                 c.dtype = d;
                 c.redop = r;
                 c.algo = a;
-                c.scope = s;
+                c.scope = sc;
                 c.in_place = ip;
-                c.backend = backend;
-                c.buffers = buffers;
-                c.timing = timing;
-                c.root = f.root;
-                c.graph = f.graph;
-                c.check = f.check == 1;
                 c.bytes = bytes;
                 c.params = params;
-                c.overlap = f.overlap;
-                c.overlap_chunks = f.overlap_chunks;
-                apply_stop_flags(f.stop, c);
                 sweep.cases.push_back(c);
               }
             }
