@@ -314,7 +314,8 @@ std::vector<std::string> plot(const Plotter& p, const std::vector<std::string>& 
   return paths;
 }
 
-int run_weak_scaling(const WeakScalingFlags& f) {
+// The report's options from the flags (profiles loaded, --set applied where it belongs).
+report::WeakScalingOptions weak_scaling_options(const WeakScalingFlags& f) {
   report::WeakScalingOptions opt;
   opt.requested_ranks = parse_ranks(f.ranks);
   opt.metric = report::parse_metric(f.metric);
@@ -331,6 +332,73 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   if (!f.system && !f.project_onto && !f.sets.empty()) {
     throw InputError("--set needs --system or --project-onto: the profile it overrides");
   }
+  return opt;
+}
+
+// The busbw and per-rank plots, only where the records hold what they draw (imports have no
+// per-rank times), so that a failure of the plotting package is always worth a warning.
+void draw_record_plots(const Plotter& plotter, const std::vector<report::InputFile>& files, const fs::path& dir,
+                       report::PlotLinks& links, std::vector<std::string>& written, std::vector<std::string>& notes) {
+  std::vector<std::string> inputs;
+  for (const auto& file : files) inputs.push_back(file.path);
+  bool any_busbw = false, any_per_rank = false;
+  for (const auto& file : files) {
+    for (const auto& r : file.cases) {
+      any_busbw |= r.status == "ok" && r.bytes > 0 && r.busbw_gbps > 0.0;
+      any_per_rank |= r.per_rank.has_value() && !r.per_rank->mean_us.empty();
+    }
+  }
+  std::vector<std::string> kinds;
+  if (any_busbw) kinds.emplace_back("busbw");
+  if (any_per_rank) kinds.emplace_back("rank-heatmap");
+  for (const auto& kind : kinds) {
+    std::vector<std::string> args{kind};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    args.insert(args.end(), {"--out", dir.string(), "--format", "png"});
+    for (const auto& path : plot(plotter, args, notes)) {
+      links.other.push_back(fs::path(path).filename().string());
+      written.push_back(path);
+    }
+  }
+}
+
+// Every plot of the report (unless --no-plots or no plotting package): links for the Markdown,
+// paths into `written`.
+report::PlotLinks draw_plots(const WeakScalingFlags& f, const report::WeakScalingReport& rep,
+                             const std::vector<report::InputFile>& files, const fs::path& dir,
+                             const fs::path& json_path, std::vector<std::string>& written) {
+  report::PlotLinks links;
+  links.weak_scaling.assign(rep.groups.size(), "");
+  if (f.no_plots) {
+    links.note = "plots not drawn (--no-plots)";
+    return links;
+  }
+  const Plotter plotter = find_plotter();
+  if (!plotter.why_not.empty()) {
+    links.note = plotter.why_not;
+    std::fprintf(stderr, "collbench: %s\n", plotter.why_not.c_str());
+    return links;
+  }
+  std::vector<std::string> notes;
+  const auto ws = plot(plotter, {"weak-scaling", json_path.string(), "--out", dir.string(), "--format", "png"}, notes);
+  for (const auto& path : ws) {
+    const std::string name = fs::path(path).filename().string();
+    for (std::size_t gi = 0; gi < rep.groups.size(); ++gi) {
+      const std::string prefix = report::weak_scaling_plot_prefix(gi);
+      if (name.rfind(prefix + "_", 0) == 0 || name.rfind(prefix + ".", 0) == 0) links.weak_scaling[gi] = name;
+    }
+    written.push_back(path);
+  }
+  draw_record_plots(plotter, files, dir, links, written, notes);
+  if (!notes.empty()) {
+    links.note = fmt::format("some plots are missing: {}", join(notes, "; "));
+    std::fprintf(stderr, "collbench: warning: %s\n", links.note.c_str());
+  }
+  return links;
+}
+
+int run_weak_scaling(const WeakScalingFlags& f) {
+  const report::WeakScalingOptions opt = weak_scaling_options(f);
   check_html_path(f.html);
   const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, opt.system ? &*opt.system : nullptr);
   auto files = load_all(f.files);
@@ -348,58 +416,8 @@ int run_weak_scaling(const WeakScalingFlags& f) {
   const fs::path json_path = dir / "report.json";
   const fs::path md_path = dir / "report.md";
   write_file_checked(json_path.string(), report::weak_scaling_json(rep).dump(2) + "\n");
-
-  report::PlotLinks links;
-  links.weak_scaling.assign(rep.groups.size(), "");
   std::vector<std::string> written{md_path.string(), json_path.string()};
-  if (f.no_plots) {
-    links.note = "plots not drawn (--no-plots)";
-  } else {
-    const Plotter plotter = find_plotter();
-    if (!plotter.why_not.empty()) {
-      links.note = plotter.why_not;
-      std::fprintf(stderr, "collbench: %s\n", plotter.why_not.c_str());
-    } else {
-      std::vector<std::string> notes;
-      const auto ws =
-          plot(plotter, {"weak-scaling", json_path.string(), "--out", dir.string(), "--format", "png"}, notes);
-      for (const auto& path : ws) {
-        const std::string name = fs::path(path).filename().string();
-        for (std::size_t gi = 0; gi < rep.groups.size(); ++gi) {
-          const std::string prefix = report::weak_scaling_plot_prefix(gi);
-          if (name.rfind(prefix + "_", 0) == 0 || name.rfind(prefix + ".", 0) == 0) links.weak_scaling[gi] = name;
-        }
-        written.push_back(path);
-      }
-      std::vector<std::string> inputs;
-      for (const auto& file : files) inputs.push_back(file.path);
-      // The other plots only where the records hold what they draw (imports have no per-rank
-      // times), so that a failure of the plotting package is always worth a warning.
-      bool any_busbw = false, any_per_rank = false;
-      for (const auto& file : files) {
-        for (const auto& r : file.cases) {
-          any_busbw |= r.status == "ok" && r.bytes > 0 && r.busbw_gbps > 0.0;
-          any_per_rank |= r.per_rank.has_value() && !r.per_rank->mean_us.empty();
-        }
-      }
-      std::vector<std::string> kinds;
-      if (any_busbw) kinds.emplace_back("busbw");
-      if (any_per_rank) kinds.emplace_back("rank-heatmap");
-      for (const auto& kind : kinds) {
-        std::vector<std::string> args{kind};
-        args.insert(args.end(), inputs.begin(), inputs.end());
-        args.insert(args.end(), {"--out", dir.string(), "--format", "png"});
-        for (const auto& path : plot(plotter, args, notes)) {
-          links.other.push_back(fs::path(path).filename().string());
-          written.push_back(path);
-        }
-      }
-      if (!notes.empty()) {
-        links.note = fmt::format("some plots are missing: {}", join(notes, "; "));
-        std::fprintf(stderr, "collbench: warning: %s\n", links.note.c_str());
-      }
-    }
-  }
+  const report::PlotLinks links = draw_plots(f, rep, files, dir, json_path, written);
   write_file_checked(md_path.string(), report::render_weak_scaling_markdown(rep, links));
   if (f.html) {
     write_file_atomic(*f.html, report::render_weak_scaling_html(rep, files, html_context()));
