@@ -223,8 +223,7 @@ std::string skipped_log_warning(const NcclTestsLog& log, const std::string& span
       span, log.rows.size(), collective);
 }
 
-// Time, algbw and busbw of one measurement, each missing one derived from the others; nullopt
-// when there is no time and no algbw to derive it from.
+// Time, algbw and busbw of a measurement, a missing one derived from the others (nullopt: no time, no algbw).
 std::optional<Measured> measurement(const NcclTestsHalf& h, double bytes, double factor) {
   Measured m;
   std::optional<double> time = h.time_us;
@@ -241,8 +240,7 @@ std::optional<Measured> measurement(const NcclTestsHalf& h, double bytes, double
   return m;
 }
 
-// Whether the printed algbw and busbw are size / time (x factor) within half a unit of the last
-// printed digit of each; tallies the ones that are not.
+// Whether the printed algbw and busbw are size / time (x factor) within rounding; tallies those that are not.
 bool consistent_with_time(const NcclTestsHalf& h, double bytes, double time, double factor, const std::string& at,
                           RowTallies& tallies) {
   if (!(time > 0.0 && h.time_us)) return true;
@@ -315,8 +313,7 @@ void apply_per_iteration(const NcclTestsPerIteration& pi, CaseRecord& r, TimeSta
   }
 }
 
-// The case's time statistics: every one the printed average unless printed per iteration;
-// returns the names of those that repeat the printed time.
+// Sets the time statistics (the printed average unless printed per iteration); returns those repeating it.
 std::vector<std::string> set_time_stats(CaseRecord& r, const NcclTestsHalf& h, double time) {
   TimeStats t;
   t.p50 = t.p5 = t.p95 = t.p99 = t.min = t.max = t.mean = t.ci95_low = t.ci95_high = time;
@@ -375,8 +372,7 @@ struct RowTypes {
   std::size_t elem = 0;
 };
 
-// One measurement (the in-place or out-of-place half of a row) as a record; a warning instead
-// when it has no time.
+// One measurement (in-place or out-of-place half of a row) as a record, or a warning when it has no time.
 void convert_half(const LogContext& ctx, const NcclTestsRow& row, const RowTypes& types, bool in_place,
                   NcclTestsConverted& out, RowTallies& tallies) {
   const NcclTestsHalf& h = in_place ? row.in_place : row.out_of_place;

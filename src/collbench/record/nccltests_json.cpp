@@ -274,13 +274,13 @@ void read_results(const Json& j, JsonReader& r, NcclTestsLog& log) {
   for (std::size_t i = 0; i < results.size(); ++i) log.rows.push_back(read_result(results[i], i, r));
 }
 
-// Footer: out-of-bounds count, average bus bandwidth (version 1 spelled it "average_bus_bandwidith" /
-// "bandwidith") and the errors nccl-tests printed.
+// Footer: out-of-bounds count, average bus bandwidth and the errors nccl-tests printed.
 void read_footer(const Json& j, JsonReader& r, NcclTestsLog& log) {
   if (j.contains("out_of_bounds") && j.at("out_of_bounds").is_object()) {
     if (const auto v = r.number(j.at("out_of_bounds"), "count", "out_of_bounds"))
       log.out_of_bounds = static_cast<long>(*v);
   }
+  // Version 1 spelled the average "average_bus_bandwidith" / "bandwidith".
   for (const char* key : {"average_bus_bandwidth", "average_bus_bandwidith"}) {
     if (!j.contains(key) || !j.at(key).is_object()) continue;
     const auto& a = j.at(key);
@@ -301,10 +301,10 @@ std::optional<int> ranks_per_process(const NcclTestsLog& log) {
   return std::nullopt;
 }
 
-// What the device list says about the rank count (and whether it lists every rank). nccl-tests
-// parses only the first device line of each process into the JSON, so config.devices has one
-// entry per process, ranks 0, k, 2k, ... with k = nThread x nGpus.
+// What the device list says about the rank count (and whether it lists every rank).
 RankEvidence json_rank_evidence(NcclTestsLog& log) {
+  // nccl-tests parses only the first device line of each process into the JSON, so config.devices
+  // has one entry per process, ranks 0, k, 2k, ... with k = nThread x nGpus.
   RankEvidence ev;
   const std::optional<int> pp = ranks_per_process(log);
   ev.per_process = pp;
