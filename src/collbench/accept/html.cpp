@@ -99,6 +99,91 @@ std::string verdict_class(Verdict v) {
 
 }  // namespace
 
+namespace {
+
+// One limit of a row ("rows[i].limits[k]").
+LimitResult limit_from_json(const Reader& rd, const json& l, const std::string& lw) {
+  LimitResult lr;
+  lr.kind = rd.str(l, "kind", lw);
+  lr.required = rd.number(l, "required", lw);
+  lr.limit = rd.opt_number(l, "limit", lw);
+  lr.metric = rd.str(l, "metric", lw);
+  lr.measured = rd.opt_number(l, "measured", lw);
+  lr.judged = l.contains("judged") && l["judged"].is_boolean() && l["judged"].get<bool>();
+  lr.passed = l.contains("passed") && l["passed"].is_boolean() && l["passed"].get<bool>();
+  if (l.contains("note") && l["note"].is_string()) lr.note = l["note"].get<std::string>();
+  return lr;
+}
+
+// The metric the "measured" column shows: the file's, else judge.cpp's rule from the limits.
+std::string primary_metric_of(const json& x, const Row& row) {
+  if (x.contains("primary_metric") && x["primary_metric"].is_string()) return x["primary_metric"].get<std::string>();
+  bool bus = false, alg = false, ratio = false, time = false;
+  for (const auto& l : row.limits) {
+    bus |= l.kind == "fraction_of_bound" || l.kind == "fraction_of_expected" || l.kind == "min_busbw_gbps";
+    alg |= l.kind == "min_algbw_gbps";
+    ratio |= l.kind == "max_interference";
+    time |= l.kind == "max_time_us";
+  }
+  if (bus && row.busbw && *row.busbw == 0.0 && row.time) return "time_us";
+  return bus ? "busbw_gbps" : alg ? "algbw_gbps" : (ratio && !time) ? "interference" : "time_us";
+}
+
+// The measured figures of a row: its repetitions, the values judged and the model beside them.
+void measured_from_json(const Reader& rd, const json& x, const std::string& where, Row& row) {
+  if (x.contains("repetitions") && x["repetitions"].is_object()) {
+    const json& reps = x["repetitions"];
+    row.busbw_gbps = rd.numbers(reps, "busbw_gbps", where + ".repetitions");
+    row.algbw_gbps = rd.numbers(reps, "algbw_gbps", where + ".repetitions");
+    row.time_us = rd.numbers(reps, "time_us", where + ".repetitions");
+  }
+  row.busbw = rd.opt_number(x, "busbw_gbps", where);
+  row.algbw = rd.opt_number(x, "algbw_gbps", where);
+  row.time = rd.opt_number(x, "time_us", where);
+  row.interference = rd.opt_number(x, "interference", where);
+  if (x.contains("model") && x["model"].is_object()) {
+    const json& m = x["model"];
+    row.bound_busbw_gbps = rd.opt_number(m, "bound_busbw_gbps", where + ".model");
+    row.expected_busbw_gbps = rd.opt_number(m, "expected_busbw_gbps", where + ".model");
+    row.bound_time_us = rd.opt_number(m, "bound_time_us", where + ".model");
+    row.expected_time_us = rd.opt_number(m, "expected_time_us", where + ".model");
+    if (m.contains("note") && m["note"].is_string()) row.model_note = m["note"].get<std::string>();
+  }
+}
+
+// One row of the verdict ("rows[i]").
+Row row_from_json(const Reader& rd, const json& x, const std::string& where) {
+  if (!x.is_object()) rd.fail(where, "not an object");
+  Row row;
+  row.check = rd.str(x, "check", where);
+  row.description = rd.str(x, "description", where, true);
+  row.collective = rd.str(x, "collective", where);
+  row.algo = rd.str(x, "algo", where, true);
+  row.dtype = rd.str(x, "dtype", where, true);
+  row.scope = rd.str(x, "scope", where, true);
+  const double bytes = rd.number(x, "bytes", where);
+  if (bytes < 0) rd.fail(where, "'bytes' must not be negative");
+  row.bytes = static_cast<std::uint64_t>(bytes);
+  row.domain = x.contains("domain") && x["domain"].is_number_integer() ? x["domain"].get<int>() : -1;
+  row.first_rank = static_cast<int>(rd.number(x, "first_rank", where));
+  row.num_ranks = static_cast<int>(rd.number(x, "num_ranks", where));
+  row.domain_label = rd.str(x, "domain_label", where, true);
+  row.policy_text = x.contains("policy") && x["policy"].is_string() ? x["policy"].get<std::string>() : "";
+  measured_from_json(rd, x, where, row);
+  if (x.contains("limits") && x["limits"].is_array()) {
+    for (std::size_t k = 0; k < x["limits"].size(); ++k) {
+      row.limits.push_back(limit_from_json(rd, x["limits"][k], fmt::format("{}.limits[{}]", where, k)));
+    }
+  }
+  row.primary_metric = primary_metric_of(x, row);
+  row.verdict = parse_verdict(rd, rd.str(x, "verdict", where), where);
+  row.reason = rd.str(x, "reason", where, true);
+  row.evidence = rd.strings(x, "evidence", where);
+  return row;
+}
+
+}  // namespace
+
 AcceptReport accept_from_json(const json& j, const std::string& path) {
   const Reader rd{path};
   if (!j.is_object()) rd.fail("top level", "not a JSON object");
@@ -120,78 +205,8 @@ AcceptReport accept_from_json(const json& j, const std::string& path) {
   r.notes = rd.strings(j, "notes", "top level");
   const json& rows = rd.need(j, "rows", "top level");
   if (!rows.is_array()) rd.fail("rows", "'rows' must be an array");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const json& x = rows[i];
-    const std::string where = fmt::format("rows[{}]", i);
-    if (!x.is_object()) rd.fail(where, "not an object");
-    Row row;
-    row.check = rd.str(x, "check", where);
-    row.description = rd.str(x, "description", where, true);
-    row.collective = rd.str(x, "collective", where);
-    row.algo = rd.str(x, "algo", where, true);
-    row.dtype = rd.str(x, "dtype", where, true);
-    row.scope = rd.str(x, "scope", where, true);
-    const double bytes = rd.number(x, "bytes", where);
-    if (bytes < 0) rd.fail(where, "'bytes' must not be negative");
-    row.bytes = static_cast<std::uint64_t>(bytes);
-    row.domain = x.contains("domain") && x["domain"].is_number_integer() ? x["domain"].get<int>() : -1;
-    row.first_rank = static_cast<int>(rd.number(x, "first_rank", where));
-    row.num_ranks = static_cast<int>(rd.number(x, "num_ranks", where));
-    row.domain_label = rd.str(x, "domain_label", where, true);
-    row.policy_text = x.contains("policy") && x["policy"].is_string() ? x["policy"].get<std::string>() : "";
-    if (x.contains("repetitions") && x["repetitions"].is_object()) {
-      const json& reps = x["repetitions"];
-      row.busbw_gbps = rd.numbers(reps, "busbw_gbps", where + ".repetitions");
-      row.algbw_gbps = rd.numbers(reps, "algbw_gbps", where + ".repetitions");
-      row.time_us = rd.numbers(reps, "time_us", where + ".repetitions");
-    }
-    row.busbw = rd.opt_number(x, "busbw_gbps", where);
-    row.algbw = rd.opt_number(x, "algbw_gbps", where);
-    row.time = rd.opt_number(x, "time_us", where);
-    row.interference = rd.opt_number(x, "interference", where);
-    if (x.contains("model") && x["model"].is_object()) {
-      const json& m = x["model"];
-      row.bound_busbw_gbps = rd.opt_number(m, "bound_busbw_gbps", where + ".model");
-      row.expected_busbw_gbps = rd.opt_number(m, "expected_busbw_gbps", where + ".model");
-      row.bound_time_us = rd.opt_number(m, "bound_time_us", where + ".model");
-      row.expected_time_us = rd.opt_number(m, "expected_time_us", where + ".model");
-      if (m.contains("note") && m["note"].is_string()) row.model_note = m["note"].get<std::string>();
-    }
-    if (x.contains("limits") && x["limits"].is_array()) {
-      for (std::size_t k = 0; k < x["limits"].size(); ++k) {
-        const json& l = x["limits"][k];
-        const std::string lw = fmt::format("{}.limits[{}]", where, k);
-        LimitResult lr;
-        lr.kind = rd.str(l, "kind", lw);
-        lr.required = rd.number(l, "required", lw);
-        lr.limit = rd.opt_number(l, "limit", lw);
-        lr.metric = rd.str(l, "metric", lw);
-        lr.measured = rd.opt_number(l, "measured", lw);
-        lr.judged = l.contains("judged") && l["judged"].is_boolean() && l["judged"].get<bool>();
-        lr.passed = l.contains("passed") && l["passed"].is_boolean() && l["passed"].get<bool>();
-        if (l.contains("note") && l["note"].is_string()) lr.note = l["note"].get<std::string>();
-        row.limits.push_back(lr);
-      }
-    }
-    // The metric the "measured" column shows (judge.cpp's rule, for files without the key).
-    if (x.contains("primary_metric") && x["primary_metric"].is_string()) {
-      row.primary_metric = x["primary_metric"].get<std::string>();
-    } else {
-      bool bus = false, alg = false, ratio = false, time = false;
-      for (const auto& l : row.limits) {
-        bus |= l.kind == "fraction_of_bound" || l.kind == "fraction_of_expected" || l.kind == "min_busbw_gbps";
-        alg |= l.kind == "min_algbw_gbps";
-        ratio |= l.kind == "max_interference";
-        time |= l.kind == "max_time_us";
-      }
-      row.primary_metric = bus ? "busbw_gbps" : alg ? "algbw_gbps" : (ratio && !time) ? "interference" : "time_us";
-      if (bus && row.busbw && *row.busbw == 0.0 && row.time) row.primary_metric = "time_us";
-    }
-    row.verdict = parse_verdict(rd, rd.str(x, "verdict", where), where);
-    row.reason = rd.str(x, "reason", where, true);
-    row.evidence = rd.strings(x, "evidence", where);
-    r.rows.push_back(std::move(row));
-  }
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    r.rows.push_back(row_from_json(rd, rows[i], fmt::format("rows[{}]", i)));
   return r;
 }
 
