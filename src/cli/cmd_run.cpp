@@ -349,67 +349,86 @@ plan::Sweep build_sweep(const RunFlags& f) {
   return sweep;
 }
 
-Action setup(CLI::App& app) {
-  auto f = std::make_shared<RunFlags>();
-  app.add_option("collective", f->collective, "Collective: " + join(coll::collective_names()));
-  f->size_options = {
+// The size axes: -b, -e, -f, -i, -d and -o.
+void add_size_options(CLI::App& app, RunFlags& f) {
+  f.size_options = {
       {"-b/--minbytes",
-       app.add_option("-b,--minbytes", f->min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
+       app.add_option("-b,--minbytes", f.min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
            ->default_str("32M")},
-      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f->max_bytes, "Largest size")->default_str("32M")},
-      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f->factor, "Size multiplication factor")->default_str("2")},
+      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f.max_bytes, "Largest size")->default_str("32M")},
+      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f.factor, "Size multiplication factor")->default_str("2")},
       {"-i/--stepbytes",
-       app.add_option("-i,--stepbytes", f->increment, "Size increment (instead of -f)")->default_str("0")},
-      {"-d/--dtype", app.add_option("-d,--dtype", f->dtypes, "Dtype(s), comma list or 'all': " + join(dtype_names()))
+       app.add_option("-i,--stepbytes", f.increment, "Size increment (instead of -f)")->default_str("0")},
+      {"-d/--dtype", app.add_option("-d,--dtype", f.dtypes, "Dtype(s), comma list or 'all': " + join(dtype_names()))
                          ->default_str("float32")},
-      {"-o/--redop", app.add_option("-o,--redop", f->redops, "Reduction(s), comma list or 'all': sum, prod, min, max")
+      {"-o/--redop", app.add_option("-o,--redop", f.redops, "Reduction(s), comma list or 'all': sum, prod, min, max")
                          ->default_str("sum")},
   };
-  app.add_option("-c,--check", f->check, "Verify results before timing (0/1)")->default_str("1");
-  app.add_option("--algo", f->algos, "Algorithm(s), comma list run side by side: " + join(algorithm_names()))
+}
+
+// What each case is: check, algorithm, backend, buffers, timing, scope, in place, root, graph, system, --list.
+void add_case_options(CLI::App& app, RunFlags& f) {
+  app.add_option("-c,--check", f.check, "Verify results before timing (0/1)")->default_str("1");
+  app.add_option("--algo", f.algos, "Algorithm(s), comma list run side by side: " + join(algorithm_names()))
       ->default_str("auto");
-  app.add_option("--backend", f->backend, "Backend: mpi (host buffers) or nccl (GPU buffers)")->default_str("mpi");
-  app.add_option("--buffers", f->buffers, "Buffer kind: host (mpi); plain, registered, symmetric (nccl)");
-  app.add_option("--timing", f->timing, "isolated (barrier, then one op) or pipelined (back-to-back batches)")
+  app.add_option("--backend", f.backend, "Backend: mpi (host buffers) or nccl (GPU buffers)")->default_str("mpi");
+  app.add_option("--buffers", f.buffers, "Buffer kind: host (mpi); plain, registered, symmetric (nccl)");
+  app.add_option("--timing", f.timing, "isolated (barrier, then one op) or pipelined (back-to-back batches)")
       ->default_str("isolated");
-  app.add_option("--scope", f->scopes, "global (all ranks) and/or domain (each domain at once)")->default_str("global");
-  app.add_option("--in-place", f->in_place, "off, on or both")->default_str("off");
-  app.add_option("-r,--root", f->root, "Root rank for broadcast")->default_str("0");
-  app.add_option("-G,--graph", f->graph, "CUDA-graph replays per sample (nccl backend)")->default_str("0");
-  app.add_option("--system", f->system, "System profile (name or file) for bounds");
-  app.add_flag("--list", f->list, "List collectives, dtypes, backends and algorithms");
-  app.add_flag("--list-json", f->list_json,
+  app.add_option("--scope", f.scopes, "global (all ranks) and/or domain (each domain at once)")->default_str("global");
+  app.add_option("--in-place", f.in_place, "off, on or both")->default_str("off");
+  app.add_option("-r,--root", f.root, "Root rank for broadcast")->default_str("0");
+  app.add_option("-G,--graph", f.graph, "CUDA-graph replays per sample (nccl backend)")->default_str("0");
+  app.add_option("--system", f.system, "System profile (name or file) for bounds");
+  app.add_flag("--list", f.list, "List collectives, dtypes, backends and algorithms");
+  app.add_flag("--list-json", f.list_json,
                "--list as JSON: each collective's size flags (bytes: -b/-e, tokens: --tokens), reductions, in-place "
                "form and smallest communicator (min_ranks, min_domains)");
-  app.add_option("--overlap", f->overlap,
+}
+
+// Overlap mode and the EP/DP concurrent all-reduce size.
+void add_overlap_options(CLI::App& app, RunFlags& f) {
+  app.add_option("--overlap", f.overlap,
                  "Overlap mode: run a compute load beside the collective and report t_comm, t_compute, t_both, "
                  "exposed time and overlap efficiency; COMPUTE = " +
                      join(overlap::compute_load_names(), " | ") +
                      "[:key=value,...], e.g. gemm:m=512,n=512,k=512, gemm:workload=deepseek-v3,tokens_per_expert=256, "
                      "stream:bytes=64M, sleep:time=20ms (docs/overlap.md)");
-  app.add_option("--overlap-chunks", f->overlap_chunks,
+  app.add_option("--overlap-chunks", f.overlap_chunks,
                  "Pipeline: split the micro-batch into N chunks, chunk i's communication beside chunk i-1's "
                  "compute (moe-roundtrip: dispatch, expert compute, combine)");
-  app.add_option("--dp-bytes", f->dp_bytes,
+  app.add_option("--dp-bytes", f.dp_bytes,
                  "ep-dp-concurrent: per-rank all-reduce buffer across domains, e.g. 64M (default: the -b/-e size)");
+}
+
+// The MoE families' workload, routing and EP options.
+void add_moe_options(CLI::App& app, RunFlags& f) {
   const std::string moe_group = "MoE (moe-dispatch, moe-combine, moe-roundtrip; comma lists expand as cases)";
-  app.add_option("--workload", f->moe.workload, "Workload profile(s), name or file (default deepseek-v3)")
+  app.add_option("--workload", f.moe.workload, "Workload profile(s), name or file (default deepseek-v3)")
       ->group(moe_group);
-  app.add_option("--tokens", f->moe.tokens, "Tokens per rank, e.g. 128,4096 (default: the profile's)")
-      ->group(moe_group);
-  app.add_option("--routing", f->moe.routing,
+  app.add_option("--tokens", f.moe.tokens, "Tokens per rank, e.g. 128,4096 (default: the profile's)")->group(moe_group);
+  app.add_option("--routing", f.moe.routing,
                  "Routing: a popularity name (uniform, lognormal, zipf, one-hot-rank), key=value pairs "
                  "(popularity=lognormal,sigma=0.5,groups_per_token=4) or a YAML map; repeat for several")
       ->group(moe_group)
       ->allow_extra_args(false);
-  app.add_option("--ep-size", f->moe.ep_size, "Ranks per EP group, e.g. 64 (default: all ranks)")->group(moe_group);
-  app.add_option("--imbalance", f->moe.imbalance, "Target max/mean rank load, e.g. 1.25 (log-normal; sets sigma)")
+  app.add_option("--ep-size", f.moe.ep_size, "Ranks per EP group, e.g. 64 (default: all ranks)")->group(moe_group);
+  app.add_option("--imbalance", f.moe.imbalance, "Target max/mean rank load, e.g. 1.25 (log-normal; sets sigma)")
       ->group(moe_group);
-  app.add_option("--counts-exchange", f->moe.counts_exchange,
+  app.add_option("--counts-exchange", f.moe.counts_exchange,
                  "timed (counts all-to-all inside the timed region, default) or untimed")
       ->group(moe_group);
-  app.add_option("--seed", f->moe.seed, "Routing seed(s)")->group(moe_group);
-  app.add_option("--rows", f->moe.rows, "copy (one row per token-expert) or dedup (per token-rank)")->group(moe_group);
+  app.add_option("--seed", f.moe.seed, "Routing seed(s)")->group(moe_group);
+  app.add_option("--rows", f.moe.rows, "copy (one row per token-expert) or dedup (per token-rank)")->group(moe_group);
+}
+
+Action setup(CLI::App& app) {
+  auto f = std::make_shared<RunFlags>();
+  app.add_option("collective", f->collective, "Collective: " + join(coll::collective_names()));
+  add_size_options(app, *f);
+  add_case_options(app, *f);
+  add_overlap_options(app, *f);
+  add_moe_options(app, *f);
   add_stop_flags(app, f->stop, true);
   add_repeats_flag(app, f->repeats);
   add_placement_flags(app, f->placement);
