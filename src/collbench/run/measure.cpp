@@ -1,4 +1,5 @@
-// Verification and timing loop.
+// Measuring one case: measure() and its steps (setup, verification, warm-up, timed rounds, side
+// operations, overlap mode, per-rank figures). The pure rules they apply are in measure_rules.cpp.
 #include "collbench/run/measure.hpp"
 
 #include <fmt/format.h>
@@ -13,12 +14,10 @@
 #include <thread>
 
 #include "collbench/backend/mpi/simulation.hpp"
-#include "collbench/coll/moe_plan.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/coll/sendrecv.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/stats/summary.hpp"
-#include "collbench/workload/profile.hpp"
 
 namespace collbench::run {
 namespace {
@@ -231,286 +230,331 @@ void inline_clock_round(const TimedCase& t, int& iter, std::vector<double>& loca
     sums.add(slot, slot);
   }
 }
-}  // namespace
 
-coll::CaseContext case_context(const plan::Case& spec, int rank, int num_ranks, const Placement* placement) {
+// This rank's part of the timed rounds: its sums and every one of its per-iteration times.
+struct RankTimes {
+  RankSums sums;
+  std::vector<double> totals;  // for its median
+};
+
+// The case on the measured communicator: its context and its buffers. Not copied or moved: the
+// inline clock's bound launch points into it.
+struct PreparedCase {
+  PreparedCase() = default;
+  PreparedCase(const PreparedCase&) = delete;
+  PreparedCase& operator=(const PreparedCase&) = delete;
   coll::CaseContext ctx;
-  ctx.dtype = spec.dtype;
-  ctx.redop = spec.redop;
-  ctx.rank = rank;
-  ctx.num_ranks = num_ranks;
-  ctx.in_place = spec.in_place;
-  ctx.root = spec.root;
-  ctx.params = &spec.params;
-  ctx.algo = spec.algo;
-  if (spec.scope == Scope::global && placement != nullptr && placement->num_ranks() == num_ranks) {
-    ctx.placement = *placement;
-  } else {
-    ctx.placement = placement_from_sizes(num_ranks, {num_ranks});
-  }
-  return ctx;
-}
+  CaseBuffers buffers;
+};
 
-plan::Case pipeline_chunk_case(const plan::Case& spec, int chunks) {
-  plan::Case c = spec;
-  if (chunks < 1) throw InputError(fmt::format("--overlap-chunks {}: must be at least 1", chunks));
-  if (spec.collective.rfind("moe-", 0) == 0) {
-    const coll::MoeParams p = coll::parse_moe_params(spec.params);
-    const int tokens = p.tokens ? *p.tokens : workload::load_workload_profile(p.workload).tokens_per_rank;
-    if (tokens < chunks) {
-      throw InputError(fmt::format("--overlap-chunks {}: {} tokens per rank cannot be split into {} chunks", chunks,
-                                   tokens, chunks));
-    }
-    c.params["tokens"] = std::to_string((tokens + chunks - 1) / chunks);
-  } else {
-    if (spec.bytes / static_cast<std::uint64_t>(chunks) == 0) {
-      throw InputError(
-          fmt::format("--overlap-chunks {}: {} B cannot be split into {} chunks", chunks, spec.bytes, chunks));
-    }
-    c.bytes = spec.bytes / static_cast<std::uint64_t>(chunks);
-  }
-  c.overlap_chunks = 0;
-  return c;
-}
-
-std::string stop_reason(const plan::StopRule& rule, const std::vector<double>& samples, double elapsed_s) {
-  const auto n = static_cast<int>(samples.size());
-  if (n >= rule.max_iters) return "max_iters";
-  if (elapsed_s >= rule.max_time_s) return "max_time";
-  if (n < rule.min_iters) return {};
-  if (elapsed_s >= rule.min_time_s && stats::summarize(samples).relative_ci_half_width() <= rule.max_noise) {
-    return "converged";
-  }
-  if (rule.budget_s > 0 && n >= rule.budget_iters && elapsed_s >= rule.budget_s) return "budget";
-  return {};
-}
-
-int next_round_size(const plan::StopRule& rule, int iterations, int round, double elapsed_s) {
-  const double per_iter_s = elapsed_s / static_cast<double>(std::max(iterations, 1));
-  // Iterations that fill `seconds` at the rate so far (rounded down, plus one).
-  const auto iters_in = [per_iter_s](double seconds) {
-    return static_cast<long long>(std::max(seconds, 0.0) / per_iter_s) + 1;
-  };
-  long long next = std::min<long long>(2LL * round, static_cast<long long>(rule.max_iters) - iterations);
-  if (per_iter_s > 0) next = std::min(next, iters_in(rule.max_time_s - elapsed_s));
-  if (rule.budget_s > 0 && per_iter_s > 0) {
-    const long long to_iters = static_cast<long long>(std::max(rule.budget_iters, rule.min_iters)) - iterations;
-    const long long to_time = elapsed_s < rule.budget_s ? iters_in(rule.budget_s - elapsed_s) : 0;
-    const long long to_budget = std::max(to_iters, to_time);
-    if (to_budget > 0) next = std::min(next, to_budget);
-  }
-  return static_cast<int>(std::clamp<long long>(next, 1, 4096));
-}
-
-bool use_inline_clock(bool timer_reads_mpi_wtime, bool case_has_faults) {
-  return timer_reads_mpi_wtime && !case_has_faults;
-}
-
-Measurement measure(const MeasureInput& in) {
-  // Every step below is bounded by the watchdog: it learns where this rank is (mark).
-  mark(in, -1, Phase::host, Stage::setup);
-  const plan::Case& spec = *in.spec;
-  const auto& coll = *in.collective;
-  backend::Comm& comm = *in.comm;
-  const Control& control = *in.control;
-  Measurement m;
-
-  const coll::CaseContext ctx = case_context(spec, comm.rank(), comm.size(), in.placement);
-  m.shape = coll.shape_for(spec.bytes, ctx);
-  CaseBuffers buffers = allocate_and_fill(in, m.shape, ctx);
-  coll.prepare(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
-
-  // Overlap mode: the compute load, and for the pipeline one buffer set per chunk.
+// Overlap mode's compute load and, for the pipeline, the chunk case with one buffer set per chunk.
+// Not copied or moved: chunk_ctx points into chunk_case.
+struct OverlapSetup {
+  OverlapSetup() = default;
+  OverlapSetup(const OverlapSetup&) = delete;
+  OverlapSetup& operator=(const OverlapSetup&) = delete;
   std::unique_ptr<overlap::ComputeLoad> compute;
-  const bool pipelined_overlap = !spec.overlap.empty() && spec.overlap_chunks > 0;
-  plan::Case chunk_spec_case;
+  plan::Case chunk_case;
   coll::Shape chunk_shape;
+  coll::CaseContext chunk_ctx;
   std::vector<CaseBuffers> chunk_buffers;
+};
+
+// The case's context and shape on this rank, its buffers filled, and the collective prepared on them.
+void prepare_case(const MeasureInput& in, coll::Shape& shape, PreparedCase& pc) {
+  backend::Comm& comm = *in.comm;
+  pc.ctx = case_context(*in.spec, comm.rank(), comm.size(), in.placement);
+  shape = in.collective->shape_for(in.spec->bytes, pc.ctx);
+  pc.buffers = allocate_and_fill(in, shape, pc.ctx);
+  in.collective->prepare(comm, pc.buffers.send_ptr, pc.buffers.recv_ptr, shape, pc.ctx);
+}
+
+// The pipeline's chunks (overlap chunks > 0): the load per chunk, the chunk case and shape, and
+// one filled buffer set per chunk.
+void add_pipeline_chunks(const MeasureInput& in, Measurement::Overlap& o, OverlapSetup& ov) {
+  const plan::Case& spec = *in.spec;
+  const backend::Comm& comm = *in.comm;
+  o.compute = overlap::chunk_spec(o.compute, spec.overlap_chunks);
+  o.chunks = spec.overlap_chunks;
+  o.stages = in.collective->num_stages();
+  ov.chunk_case = pipeline_chunk_case(spec, spec.overlap_chunks);
+  ov.chunk_shape = in.collective->shape_for(ov.chunk_case.bytes,
+                                            case_context(ov.chunk_case, comm.rank(), comm.size(), in.placement));
+  for (int c = 0; c < spec.overlap_chunks; ++c) {
+    ov.chunk_buffers.push_back(
+        allocate_and_fill(in, ov.chunk_shape, case_context(ov.chunk_case, comm.rank(), comm.size(), in.placement)));
+  }
+}
+
+// Overlap mode (spec.overlap set): the compute load, and for the pipeline the chunks, prepared.
+void prepare_overlap(const MeasureInput& in, const coll::CaseContext& ctx, Measurement& m, OverlapSetup& ov) {
+  const plan::Case& spec = *in.spec;
+  backend::Comm& comm = *in.comm;
+  const bool pipelined = !spec.overlap.empty() && spec.overlap_chunks > 0;
   if (!spec.overlap.empty()) {
     m.overlap.emplace();
     m.overlap->compute = overlap::parse_compute_spec(spec.overlap, comm.size());
-    if (pipelined_overlap) {
-      m.overlap->compute = overlap::chunk_spec(m.overlap->compute, spec.overlap_chunks);
-      m.overlap->chunks = spec.overlap_chunks;
-      m.overlap->stages = coll.num_stages();
-      chunk_spec_case = pipeline_chunk_case(spec, spec.overlap_chunks);
-      chunk_shape =
-          coll.shape_for(chunk_spec_case.bytes, case_context(chunk_spec_case, comm.rank(), comm.size(), in.placement));
-      for (int c = 0; c < spec.overlap_chunks; ++c) {
-        chunk_buffers.push_back(
-            allocate_and_fill(in, chunk_shape, case_context(chunk_spec_case, comm.rank(), comm.size(), in.placement)));
-      }
-    }
-    compute = in.backend->make_compute(m.overlap->compute);
-    m.overlap->device = compute->device();
+    if (pipelined) add_pipeline_chunks(in, *m.overlap, ov);
+    ov.compute = in.backend->make_compute(m.overlap->compute);
+    m.overlap->device = ov.compute->device();
   }
-  const coll::CaseContext chunk_ctx =
-      pipelined_overlap ? case_context(chunk_spec_case, comm.rank(), comm.size(), in.placement) : ctx;
-  for (auto& cb : chunk_buffers) coll.prepare(comm, cb.send_ptr, cb.recv_ptr, chunk_shape, chunk_ctx);
-
-  // 1. Verify before timing (overlap mode: while the compute load runs beside the collective).
-  mark(in, -1, Phase::waiting, Stage::verification);
-  std::uint64_t wrong = 0;
-  if (spec.check) {
-    if (compute) compute->start();
-    wrong = verify_once(in, buffers, m.shape, ctx, m.waived);
-    if (compute) compute->wait();
-    for (auto& cb : chunk_buffers) {
-      if (m.waived) break;
-      compute->start();
-      wrong += verify_once(in, cb, chunk_shape, chunk_ctx, m.waived);
-      compute->wait();
-    }
-    if (m.waived) return m;  // every rank agreed: nothing was run
-    m.checked = true;
+  ov.chunk_ctx = pipelined ? case_context(ov.chunk_case, comm.rank(), comm.size(), in.placement) : ctx;
+  for (auto& cb : ov.chunk_buffers) {
+    in.collective->prepare(comm, cb.send_ptr, cb.recv_ptr, ov.chunk_shape, ov.chunk_ctx);
   }
-  m.wrong_by_rank = control.gather(wrong);
+}
 
-  // 2. Warm-up (excluded from every statistic).
-  for (int i = 0; i < spec.stop.warmup; ++i) {
+// Verification before timing (overlap mode: while the compute load runs beside the collective):
+// this rank's wrong elements; m.waived set instead when every rank's library refused the case.
+std::uint64_t verify_case(const MeasureInput& in, PreparedCase& pc, OverlapSetup& ov, Measurement& m) {
+  if (!in.spec->check) return 0;
+  overlap::ComputeLoad* compute = ov.compute.get();
+  if (compute) compute->start();
+  std::uint64_t wrong = verify_once(in, pc.buffers, m.shape, pc.ctx, m.waived);
+  if (compute) compute->wait();
+  for (auto& cb : ov.chunk_buffers) {
+    if (m.waived) break;
+    compute->start();
+    wrong += verify_once(in, cb, ov.chunk_shape, ov.chunk_ctx, m.waived);
+    compute->wait();
+  }
+  if (!m.waived) m.checked = true;
+  return wrong;
+}
+
+// Warm-up (excluded from every statistic), with the fault injection's hang in warm-up.
+void warm_up(const MeasureInput& in, const PreparedCase& pc, const coll::Shape& shape) {
+  for (int i = 0; i < in.spec->stop.warmup; ++i) {
     if (in.faults->hang_in_warmup(in.world_rank, in.case_index, i)) {
       mark(in, i, Phase::fault, Stage::warmup);
       hang_forever(in.world_rank, in.case_index, fmt::format("warm-up iteration {}", i));
     }
     mark(in, i, Phase::waiting, Stage::warmup);
-    coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
+    in.collective->launch(*in.comm, pc.buffers.send_ptr, pc.buffers.recv_ptr, shape, pc.ctx);
   }
-  comm.synchronize();
+  in.comm->synchronize();
+}
 
-  // 3. Timed rounds.
-  auto timer = in.backend->timer();
-  const double slow = in.faults->slow_factor(in.case_index);
-  const bool pipelined = spec.timing == Timing::pipelined;
-  const int batch = pipelined ? std::max(spec.stop.batch, 1) : 1;
-  double pair_slow = 1.0;
-  if (coll.id() == CollectiveId::sendrecv) {
-    // slow-pair names world ranks; the peers are ranks of the measured communicator.
-    const coll::SendRecvPeers peers = coll::sendrecv_peers(ctx);
-    pair_slow =
-        std::max(in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.send_to), in.case_index),
-                 in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.recv_from), in.case_index));
-  }
-  // Scope domain over several domains: each domain's per-iteration time (max over its ranks)
-  // is kept as well, so every domain can be judged on its own (acceptance, bisection).
-  const bool per_domain = spec.scope == Scope::domain && in.placement != nullptr && in.placement->num_domains() > 1;
-  if (per_domain && control.rank() == 0)
-    m.domain_samples_us.assign(static_cast<std::size_t>(in.placement->num_domains()), {});
-  std::vector<double> own_totals;  // this rank's per-iteration times, for its median
-  std::vector<double> all_totals;  // per_domain: every rank's times of one round, on rank 0
+// Fault kind slow-pair on a sendrecv case: the larger factor of this rank's pairs with its two
+// peers (slow-pair names world ranks; the peers are ranks of the measured communicator); else 1.
+double pair_slow_factor(const MeasureInput& in, const coll::CaseContext& ctx) {
+  if (in.collective->id() != CollectiveId::sendrecv) return 1.0;
+  const coll::SendRecvPeers peers = coll::sendrecv_peers(ctx);
+  return std::max(in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.send_to), in.case_index),
+                  in.faults->pair_factor(in.world_rank, world_rank_of(in, ctx.rank, peers.recv_from), in.case_index));
+}
 
+// What an iteration on the backend's timer needs, fixed for the case (the side operations' too).
+TimedCase timer_case(const MeasureInput& in, const PreparedCase& pc, const coll::Shape& shape, backend::Timer& timer) {
   TimedCase timed;
   timed.in = &in;
-  timed.buffers = &buffers;
-  timed.shape = &m.shape;
-  timed.ctx = &ctx;
-  timed.timer = timer.get();
-  timed.batch = batch;
-  timed.slow = slow;
-  timed.pair_slow = pair_slow;
-  const bool inline_clock = use_inline_clock(timer->reads_mpi_wtime(), in.faults->affects_case(in.case_index));
+  timed.buffers = &pc.buffers;
+  timed.shape = &shape;
+  timed.ctx = &pc.ctx;
+  timed.timer = &timer;
+  timed.batch = in.spec->timing == Timing::pipelined ? std::max(in.spec->stop.batch, 1) : 1;
+  timed.slow = in.faults->slow_factor(in.case_index);
+  return timed;
+}
+
+// What every timed iteration needs, fixed for the case; on the inline clock (use_inline_clock)
+// the launch bound once into `bound`, which must outlive the rounds (empty on the timer's path).
+TimedCase timed_case(const MeasureInput& in, const PreparedCase& pc, const coll::Shape& shape, backend::Timer& timer,
+                     std::optional<backend::BoundCall>& bound) {
+  TimedCase timed = timer_case(in, pc, shape, timer);
+  timed.pair_slow = pair_slow_factor(in, pc.ctx);
+  if (use_inline_clock(timer.reads_mpi_wtime(), in.faults->affects_case(in.case_index))) {
+    bound.emplace(in.collective->bind_launch(*in.comm, pc.buffers.send_ptr, pc.buffers.recv_ptr, shape, pc.ctx));
+  }
+  timed.launch = bound ? &*bound : nullptr;
+  timed.synchronize = !in.comm->synchronize_is_noop();
+  return timed;
+}
+
+// Scope domain over several domains: each domain's per-iteration time (max over its ranks) is
+// kept as well, so every domain can be judged on its own (acceptance, bisection).
+bool keeps_domain_samples(const MeasureInput& in) {
+  return in.spec->scope == Scope::domain && in.placement != nullptr && in.placement->num_domains() > 1;
+}
+
+// One round's times of every rank gathered on rank 0 (into `all`, by rank), and there each
+// domain's per-iteration max over its ranks appended to domains[domain].
+void gather_domain_round(const MeasureInput& in, const std::vector<double>& local, std::vector<double>& all,
+                         std::vector<std::vector<double>>& domains) {
+  const Control& control = *in.control;
+  const int round = static_cast<int>(local.size());
+  const auto stride = static_cast<std::size_t>(round);
+  if (control.rank() == 0) all.assign(stride * static_cast<std::size_t>(control.size()), 0.0);
+  MPI_Gather(local.data(), round, MPI_DOUBLE, all.data(), round, MPI_DOUBLE, 0, control.comm());
+  if (control.rank() != 0) return;
+  for (int d = 0; d < in.placement->num_domains(); ++d) {
+    auto& dom = domains[static_cast<std::size_t>(d)];
+    for (std::size_t r = 0; r < stride; ++r) {
+      double worst = 0.0;
+      for (int w = 0; w < control.size(); ++w) {
+        if (in.placement->domain_of(w) == d) worst = std::max(worst, all[static_cast<std::size_t>(w) * stride + r]);
+      }
+      dom.push_back(worst);
+    }
+  }
+}
+
+// After a round: rank 0 adds the round's maxima over ranks to the samples and applies the stopping
+// rule; every rank follows its broadcast decision. The next round's length, or none (m.stop_reason set).
+std::optional<int> next_round_or_stop(const MeasureInput& in, const std::vector<double>& round_max, int iter, int round,
+                                      double t_begin, Measurement& m) {
+  const Control& control = *in.control;
+  std::string reason;
+  int next_round = 0;
+  if (control.rank() == 0) {
+    m.samples_us.insert(m.samples_us.end(), round_max.begin(), round_max.end());
+    const double elapsed = MPI_Wtime() - t_begin;
+    reason = stop_reason(in.spec->stop, m.samples_us, elapsed);
+    next_round = next_round_size(in.spec->stop, iter, round, elapsed);
+  }
+  reason = control.broadcast_string(reason);
+  if (!reason.empty()) {
+    m.stop_reason = reason;
+    return std::nullopt;
+  }
+  MPI_Bcast(&next_round, 1, MPI_INT, 0, control.comm());
+  return next_round;
+}
+
+// The timed rounds until the stopping rule says enough: rank 0's samples (and each domain's),
+// the iteration count and the stop reason into `m`, this rank's own times into `own`. The case's
+// fixed part and the sums are locals here: the compiler sees that nothing the timed region calls
+// changes them, so the timed iterations compile as they did inside measure() (no reload).
+void timed_rounds(const MeasureInput& in, const PreparedCase& pc, backend::Timer& timer, Measurement& m,
+                  RankTimes& own) {
   std::optional<backend::BoundCall> bound_launch;
-  if (inline_clock) bound_launch.emplace(coll.bind_launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx));
-  timed.launch = bound_launch ? &*bound_launch : nullptr;
-  timed.synchronize = !comm.synchronize_is_noop();
-  RankSums sums;
+  const TimedCase t = timed_case(in, pc, m.shape, timer, bound_launch);
+  const Control& control = *in.control;
+  const bool per_domain = keeps_domain_samples(in);
+  if (per_domain && control.rank() == 0) {
+    m.domain_samples_us.assign(static_cast<std::size_t>(in.placement->num_domains()), {});
+  }
+  std::vector<double> all_totals;  // per_domain: every rank's times of one round, on rank 0
   int iter = 0;
-  int round = std::clamp(spec.stop.min_iters, 1, 16);
+  int round = std::clamp(in.spec->stop.min_iters, 1, 16);
   const double t_begin = MPI_Wtime();
   std::vector<double> local_total;
   std::vector<double> round_max;
+  RankSums sums;
   for (;;) {
     local_total.assign(static_cast<std::size_t>(round), 0.0);
-    if (inline_clock) {
-      inline_clock_round(timed, iter, local_total, sums);
+    if (t.launch != nullptr) {
+      inline_clock_round(t, iter, local_total, sums);
     } else {
-      for (double& slot : local_total) timed_iteration(timed, iter++, slot, sums);
+      for (double& slot : local_total) timed_iteration(t, iter++, slot, sums);
     }
     control.max_to_root(local_total, round_max);
-    own_totals.insert(own_totals.end(), local_total.begin(), local_total.end());
-    if (per_domain) {
-      if (control.rank() == 0)
-        all_totals.assign(static_cast<std::size_t>(round) * static_cast<std::size_t>(control.size()), 0.0);
-      MPI_Gather(local_total.data(), round, MPI_DOUBLE, all_totals.data(), round, MPI_DOUBLE, 0, control.comm());
-      if (control.rank() == 0) {
-        for (int d = 0; d < in.placement->num_domains(); ++d) {
-          auto& dom = m.domain_samples_us[static_cast<std::size_t>(d)];
-          for (int r = 0; r < round; ++r) {
-            double worst = 0.0;
-            for (int w = 0; w < control.size(); ++w) {
-              if (in.placement->domain_of(w) != d) continue;
-              worst = std::max(worst, all_totals[static_cast<std::size_t>(w) * static_cast<std::size_t>(round) +
-                                                 static_cast<std::size_t>(r)]);
-            }
-            dom.push_back(worst);
-          }
-        }
-      }
-    }
-    std::string reason;
-    int next_round = 0;
-    if (control.rank() == 0) {
-      m.samples_us.insert(m.samples_us.end(), round_max.begin(), round_max.end());
-      const double elapsed = MPI_Wtime() - t_begin;
-      reason = stop_reason(spec.stop, m.samples_us, elapsed);
-      next_round = next_round_size(spec.stop, iter, round, elapsed);
-    }
-    reason = control.broadcast_string(reason);
-    if (!reason.empty()) {
-      m.stop_reason = reason;
-      break;
-    }
-    int nr = next_round;
-    MPI_Bcast(&nr, 1, MPI_INT, 0, control.comm());
-    round = nr;
+    own.totals.insert(own.totals.end(), local_total.begin(), local_total.end());
+    if (per_domain) gather_domain_round(in, local_total, all_totals, m.domain_samples_us);
+    const std::optional<int> next = next_round_or_stop(in, round_max, iter, round, t_begin, m);
+    if (!next) break;
+    round = *next;
   }
   m.iterations = iter;
+  own.sums = sums;
+}
 
-  // 4. Side operations (MoE: the counts exchange alone; ep-dp-concurrent: each part alone), timed
-  // like a round of the case: `batch` launches back to back under --timing pipelined, so that a
-  // ratio against the case's time compares like with like.
-  for (const auto& op : coll.side_operations(m.shape)) {
-    constexpr int kSideIters = 20;
-    std::vector<double> local(kSideIters, 0.0);
-    std::vector<double> worst;
-    for (int i = 0; i < kSideIters; ++i) {
-      mark(in, iter, Phase::waiting);
-      control.barrier(in.progress);
-      timer->start();
-      for (int b = 0; b < batch; ++b) coll.launch_side(op, comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
-      comm.synchronize();
-      timer->stop();
-      local[static_cast<std::size_t>(i)] = timer->total_us() * slow / batch;
+// Rank 0: the median over kSideIters iterations of the max over ranks of side operation `op`,
+// `batch` launches back to back per iteration as in a round of the case.
+double time_side_operation(const TimedCase& t, const std::string& op, int iter) {
+  constexpr int kSideIters = 20;
+  const MeasureInput& in = *t.in;
+  std::vector<double> local(kSideIters, 0.0);
+  std::vector<double> worst;
+  for (int i = 0; i < kSideIters; ++i) {
+    mark(in, iter, Phase::waiting);
+    in.control->barrier(in.progress);
+    t.timer->start();
+    for (int b = 0; b < t.batch; ++b) {
+      in.collective->launch_side(op, *in.comm, t.buffers->send_ptr, t.buffers->recv_ptr, *t.shape, *t.ctx);
     }
-    control.max_to_root(local, worst);
-    if (control.rank() == 0) m.side_us[op] = stats::summarize(worst).p50;
+    in.comm->synchronize();
+    t.timer->stop();
+    local[static_cast<std::size_t>(i)] = t.timer->total_us() * t.slow / t.batch;
   }
+  in.control->max_to_root(local, worst);
+  return in.control->rank() == 0 ? stats::summarize(worst).p50 : 0.0;
+}
 
-  // 5. Overlap mode: the collective alone, the load alone, and both at once (overlap_measure.hpp).
-  if (compute) {
-    OverlapOps ops;
-    ops.chunks = m.overlap->chunks;
-    ops.stages = m.overlap->stages;
-    ops.launch = [&](int chunk, int stage) {
-      if (stage < 0) {
-        coll.launch(comm, buffers.send_ptr, buffers.recv_ptr, m.shape, ctx);
-        return;
-      }
-      auto& cb = chunk_buffers[static_cast<std::size_t>(chunk)];
-      coll.launch_stage(stage, comm, cb.send_ptr, cb.recv_ptr, chunk_shape, chunk_ctx);
-    };
-    ops.synchronize = [&comm] { comm.synchronize(); };
-    ops.compute = compute.get();
-    ops.progress = [&](int it) { mark(in, iter + it, Phase::waiting); };
-    m.overlap->samples = time_overlap(ops, control, spec.stop, in.progress);
-    m.overlap->compute_wrong_by_rank = control.gather(compute->check());
+// Side operations (MoE: the counts exchange alone; ep-dp-concurrent: each part alone), timed like
+// a round of the case (under --timing pipelined `batch` launches back to back), so that a ratio
+// against the case's time compares like with like.
+void time_side_operations(const TimedCase& t, Measurement& m) {
+  for (const auto& op : t.in->collective->side_operations(m.shape)) {
+    const double p50 = time_side_operation(t, op, m.iterations);
+    if (t.in->control->rank() == 0) m.side_us[op] = p50;
   }
+}
 
-  const double mean = iter > 0 ? sums.total / iter : 0.0;
-  const double wait = iter > 0 ? sums.inside / iter : 0.0;
+// Overlap mode: the collective alone, the load alone, and both at once (overlap_measure.hpp).
+void time_overlap_mode(const MeasureInput& in, const PreparedCase& pc, const OverlapSetup& ov, Measurement& m) {
+  const auto& coll = *in.collective;
+  backend::Comm& comm = *in.comm;
+  const int iter = m.iterations;
+  OverlapOps ops;
+  ops.chunks = m.overlap->chunks;
+  ops.stages = m.overlap->stages;
+  ops.launch = [&](int chunk, int stage) {
+    if (stage < 0) {
+      coll.launch(comm, pc.buffers.send_ptr, pc.buffers.recv_ptr, m.shape, pc.ctx);
+      return;
+    }
+    const auto& cb = ov.chunk_buffers[static_cast<std::size_t>(chunk)];
+    coll.launch_stage(stage, comm, cb.send_ptr, cb.recv_ptr, ov.chunk_shape, ov.chunk_ctx);
+  };
+  ops.synchronize = [&comm] { comm.synchronize(); };
+  ops.compute = ov.compute.get();
+  ops.progress = [&in, iter](int it) { mark(in, iter + it, Phase::waiting); };
+  m.overlap->samples = time_overlap(ops, *in.control, in.spec->stop, in.progress);
+  m.overlap->compute_wrong_by_rank = in.control->gather(ov.compute->check());
+}
+
+// The record's per-rank figures, gathered on rank 0: each rank's mean and max time per iteration,
+// its mean time inside the collective, and its median.
+void gather_rank_figures(const Control& control, const RankTimes& own, Measurement& m) {
+  const int iter = m.iterations;
+  const double mean = iter > 0 ? own.sums.total / iter : 0.0;
+  const double wait = iter > 0 ? own.sums.inside / iter : 0.0;
   m.rank_mean_us = control.gather(mean);
-  m.rank_max_us = control.gather(sums.max_total);
+  m.rank_max_us = control.gather(own.sums.max_total);
   m.rank_wait_us = control.gather(wait);
-  m.rank_p50_us = control.gather(own_totals.empty() ? 0.0 : stats::summarize(own_totals).p50);
+  m.rank_p50_us = control.gather(own.totals.empty() ? 0.0 : stats::summarize(own.totals).p50);
+}
+}  // namespace
+
+Measurement measure(const MeasureInput& in) {
+  // Every step below is bounded by the watchdog: it learns where this rank is (mark).
+  mark(in, -1, Phase::host, Stage::setup);
+  // 0. The case's buffers, filled; overlap mode's load and pipeline chunks.
+  Measurement m;
+  PreparedCase pc;
+  prepare_case(in, m.shape, pc);
+  OverlapSetup ov;
+  prepare_overlap(in, pc.ctx, m, ov);
+
+  // 1. Verify before timing.
+  mark(in, -1, Phase::waiting, Stage::verification);
+  const std::uint64_t wrong = verify_case(in, pc, ov, m);
+  if (m.waived) return m;  // every rank agreed: nothing was run
+  m.wrong_by_rank = in.control->gather(wrong);
+
+  // 2. Warm-up.
+  warm_up(in, pc, m.shape);
+
+  // 3. Timed rounds, on the backend's timer or the inline clock.
+  auto timer = in.backend->timer();
+  RankTimes own;
+  timed_rounds(in, pc, *timer, m, own);
+
+  // 4. Side operations, 5. overlap mode's three timings, 6. the per-rank figures.
+  time_side_operations(timer_case(in, pc, m.shape, *timer), m);
+  if (ov.compute) time_overlap_mode(in, pc, ov, m);
+  gather_rank_figures(*in.control, own, m);
   return m;
 }
 
