@@ -168,6 +168,14 @@ class Collective {
   [[nodiscard]] virtual std::optional<model::TrafficMatrix> traffic(const Shape& /*shape*/) const {
     return std::nullopt;
   }
+  // The summary of traffic() on `placement` (model::summarize_traffic); families whose matrix is
+  // large compute it without the n x n matrix (MoE: from the EP-group blocks).
+  [[nodiscard]] virtual std::optional<model::TrafficSummary> traffic_summary(const Shape& shape,
+                                                                             const Placement& placement) const {
+    const auto matrix = traffic(shape);
+    if (!matrix) return std::nullopt;
+    return model::summarize_traffic(*matrix, placement);
+  }
   // What the case's size means besides bytes (MoE: workload, tokens, routing, ...), appended to
   // the size field of case_key so that cases of equal bytes stay distinct; empty for the others.
   [[nodiscard]] virtual std::string size_label(const Shape& /*shape*/, const CaseContext& /*ctx*/) const { return {}; }

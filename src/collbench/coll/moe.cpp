@@ -335,6 +335,14 @@ class MoeCollective final : public Collective {
     return moe_traffic(mc.w->matrix(), mc.w->dispatch_row_bytes, mc.w->combine_row_bytes, op_);
   }
 
+  [[nodiscard]] std::optional<model::TrafficSummary> traffic_summary(const Shape& shape,
+                                                                     const Placement& placement) const override {
+    const MoeCase& mc = detail_of(shape);
+    const MoeWorkload& w = *mc.w;
+    return moe_traffic_summary(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_,
+                               moe_placement(placement, w.matrix().num_ranks));
+  }
+
   [[nodiscard]] nlohmann::json workload_record(const Shape& shape) const override {
     const MoeCase& mc = detail_of(shape);
     const MoeWorkload& w = *mc.w;

@@ -81,8 +81,12 @@ std::string kernel_note(const SystemProfile& system, const TrafficSummary& t) {
 
 TrafficEstimate estimate_from_traffic(const SystemProfile& system, const TrafficMatrix& matrix,
                                       const Placement& placement) {
+  return estimate_from_summary(system, summarize_traffic(matrix, placement), placement);
+}
+
+TrafficEstimate estimate_from_summary(const SystemProfile& system, TrafficSummary summary, const Placement& placement) {
   TrafficEstimate out;
-  out.traffic = summarize_traffic(matrix, placement);
+  out.traffic = std::move(summary);
   const auto& t = out.traffic;
   const double b_up = system.scale_up.bytes_per_s;
   const double b_out = system.scale_out.per_gpu_bytes_per_s();
@@ -117,7 +121,7 @@ TrafficEstimate estimate_from_traffic(const SystemProfile& system, const Traffic
     latency_s += system.scale_up.hop_latency_s;
   }
 
-  const int n = matrix.num_ranks;
+  const int n = static_cast<int>(t.per_rank.size());
   const double bytes = static_cast<double>(t.bytes_max_rank);
   Estimate& e = out.estimate;
   e.system = system.name;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "collbench/core/placement.hpp"
@@ -98,5 +99,7 @@ double kernel_peer_time_s(const EpKernel& kernel, const RankTraffic& rank);
 // placement disagree in size.
 TrafficEstimate estimate_from_traffic(const SystemProfile& system, const TrafficMatrix& matrix,
                                       const Placement& placement);
+// The same from the matrix's summary (summarize_traffic, or a family's own summary of it).
+TrafficEstimate estimate_from_summary(const SystemProfile& system, TrafficSummary summary, const Placement& placement);
 
 }  // namespace collbench::model

@@ -207,14 +207,14 @@ void annotate_with_model(record::CaseRecord& r, const plan::Case& c, const Place
   note_bound_check(r, model::check_against_bound(e, r.time_us->p50));
 }
 
-// Irregular exchanges (MoE): the bound for the case's traffic matrix (model/traffic.hpp).
-void annotate_with_traffic_model(record::CaseRecord& r, const model::TrafficMatrix& traffic, const Placement& placement,
-                                 const model::SystemProfile& system) {
+// Irregular exchanges (MoE): the bound for the summary of the case's traffic matrix (model/traffic.hpp).
+void annotate_with_traffic_model(record::CaseRecord& r, const model::TrafficSummary& traffic,
+                                 const Placement& placement, const model::SystemProfile& system) {
   if (!r.time_us) {
     r.extra["model_note"] = std::string("not measured");
     return;
   }
-  const auto t = model::estimate_from_traffic(system, traffic, placement);
+  const auto t = model::estimate_from_summary(system, traffic, placement);
   const auto& e = t.estimate;
   set_model(r, system, e);
   r.extra["model_algo"] = e.algo_modelled;

@@ -31,9 +31,9 @@ void fill_measurement(record::CaseRecord& r, const Measurement& m, const coll::C
 void annotate_with_model(record::CaseRecord& r, const plan::Case& c, const Placement& placement,
                          const model::SystemProfile& system);
 
-// Irregular exchanges (MoE): the bound for the case's traffic matrix (model/traffic.hpp).
-void annotate_with_traffic_model(record::CaseRecord& r, const model::TrafficMatrix& traffic, const Placement& placement,
-                                 const model::SystemProfile& system);
+// Irregular exchanges (MoE): the bound for the summary of the case's traffic matrix (model/traffic.hpp).
+void annotate_with_traffic_model(record::CaseRecord& r, const model::TrafficSummary& traffic,
+                                 const Placement& placement, const model::SystemProfile& system);
 
 // Concurrent parts (ep-dp-concurrent): record `concurrent` (each part alone, all at once,
 // interference) and the bound of the slowest part; no model without a profile (`system` null).

@@ -463,7 +463,7 @@ void SweepRun::annotate(CaseRun& cr, const Measurement& m, const std::vector<Rep
   const model::SystemProfile* system = system_ ? &*system_ : nullptr;
   if (const auto parts = cr.coll->concurrent_parts(cr.shape0, cr.ctx0); !parts.empty()) {
     annotate_concurrent(rec, parts, m.side_us, c, system);
-  } else if (const auto traffic = cr.coll->traffic(cr.shape0)) {
+  } else if (const auto traffic = cr.coll->traffic_summary(cr.shape0, cr.ctx0.placement)) {
     if (system) annotate_with_traffic_model(rec, *traffic, cr.ctx0.placement, *system);
   } else if (system) {
     annotate_with_model(rec, c, placement_, *system);
