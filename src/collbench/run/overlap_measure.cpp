@@ -20,102 +20,135 @@ double since_us(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
+// The three timed phases of one overlap iteration: the communication alone (per stage when
+// pipelined), the compute alone, and both together (the pipeline's schedule).
+class OverlapPhases {
+ public:
+  explicit OverlapPhases(const OverlapOps& ops)
+      : ops_(ops),
+        compute_(*ops.compute),
+        pipeline_(ops.chunks > 0),
+        chunks_(pipeline_ ? ops.chunks : 1),
+        stages_(pipeline_ ? ops.stages : 0),
+        schedule_(pipeline_ ? overlap::pipeline_schedule(ops.chunks, ops.stages) : std::vector<overlap::Slot>{}) {}
+
+  [[nodiscard]] int stages() const { return stages_; }
+  // Columns of one iteration: comm, compute, both, then one per stage (pipeline).
+  [[nodiscard]] std::size_t columns() const { return 3 + static_cast<std::size_t>(stages_); }
+
+  void comm_alone(double* stage_out) const {
+    if (!pipeline_) {
+      ops_.launch(0, -1);
+      ops_.synchronize();
+      return;
+    }
+    for (int k = 0; k < stages_; ++k) {
+      const auto t0 = Clock::now();
+      for (int c = 0; c < chunks_; ++c) ops_.launch(c, k);
+      ops_.synchronize();
+      stage_out[k] = since_us(t0);
+    }
+  }
+  void compute_alone() const {
+    for (int c = 0; c < chunks_; ++c) {
+      compute_.start();
+      compute_.wait();
+    }
+  }
+  void both() const {
+    if (!pipeline_) {
+      compute_.start();
+      ops_.launch(0, -1);
+      ops_.synchronize();
+      compute_.wait();
+      return;
+    }
+    for (const auto& slot : schedule_) {
+      if (slot.compute_chunk >= 0) compute_.start();
+      for (const auto& op : slot.comm) ops_.launch(op.chunk, op.stage);
+      if (!slot.comm.empty()) ops_.synchronize();
+      if (slot.compute_chunk >= 0) compute_.wait();
+    }
+  }
+
+  // One iteration into `row` (columns() values), each phase after a barrier and a watchdog beat.
+  void iteration(int iter, double* row, const Control& control, backend::Progress progress) const {
+    beat(iter);
+    control.barrier(progress);
+    auto t0 = Clock::now();
+    comm_alone(row + 3);
+    row[0] = since_us(t0);
+    beat(iter);
+    control.barrier(progress);
+    t0 = Clock::now();
+    compute_alone();
+    row[1] = since_us(t0);
+    beat(iter);
+    control.barrier(progress);
+    t0 = Clock::now();
+    both();
+    row[2] = since_us(t0);
+  }
+  void beat(int iter) const {
+    if (ops_.progress) ops_.progress(iter);
+  }
+
+ private:
+  const OverlapOps& ops_;
+  overlap::ComputeLoad& compute_;
+  bool pipeline_;
+  int chunks_;
+  int stages_;
+  std::vector<overlap::Slot> schedule_;
+};
+
+// Rank 0: a round's slowest-rank rows into the samples, and whether to stop (the reason) or how
+// many iterations the next round takes.
+std::string take_round(OverlapSamples& out, const std::vector<double>& worst, int round, const OverlapPhases& phases,
+                       const plan::StopRule& rule, double elapsed_s, int iter, int& next_round) {
+  const std::size_t cols = phases.columns();
+  for (int r = 0; r < round; ++r) {
+    const double* row = worst.data() + static_cast<std::size_t>(r) * cols;
+    out.comm_us.push_back(row[0]);
+    out.compute_us.push_back(row[1]);
+    out.both_us.push_back(row[2]);
+    for (int k = 0; k < phases.stages(); ++k) out.stage_us[static_cast<std::size_t>(k)].push_back(row[3 + k]);
+  }
+  const double per_iter_s = elapsed_s / std::max(iter, 1);
+  const int by_time = per_iter_s > 0 ? static_cast<int>((rule.max_time_s - elapsed_s) / per_iter_s) + 1 : round * 2;
+  next_round = std::clamp(std::min({round * 2, rule.max_iters - iter, by_time}), 1, 1024);
+  return stop_reason(rule, out.both_us, elapsed_s);
+}
+
 }  // namespace
 
 OverlapSamples time_overlap(const OverlapOps& ops, const Control& control, const plan::StopRule& rule,
                             backend::Progress progress) {
-  overlap::ComputeLoad& compute = *ops.compute;
-  const bool pipeline = ops.chunks > 0;
-  const int chunks = pipeline ? ops.chunks : 1;
-  const int stages = pipeline ? ops.stages : 0;
-  const auto schedule = pipeline ? overlap::pipeline_schedule(ops.chunks, ops.stages) : std::vector<overlap::Slot>{};
-  // Columns of one iteration: comm, compute, both, then one per stage (pipeline).
-  const std::size_t cols = 3 + static_cast<std::size_t>(stages);
-
-  const auto run_comm_alone = [&](double* stage_out) {
-    if (!pipeline) {
-      ops.launch(0, -1);
-      ops.synchronize();
-      return;
-    }
-    for (int k = 0; k < stages; ++k) {
-      const auto t0 = Clock::now();
-      for (int c = 0; c < chunks; ++c) ops.launch(c, k);
-      ops.synchronize();
-      stage_out[k] = since_us(t0);
-    }
-  };
-  const auto run_compute_alone = [&] {
-    for (int c = 0; c < chunks; ++c) {
-      compute.start();
-      compute.wait();
-    }
-  };
-  const auto run_both = [&] {
-    if (!pipeline) {
-      compute.start();
-      ops.launch(0, -1);
-      ops.synchronize();
-      compute.wait();
-      return;
-    }
-    for (const auto& slot : schedule) {
-      if (slot.compute_chunk >= 0) compute.start();
-      for (const auto& op : slot.comm) ops.launch(op.chunk, op.stage);
-      if (!slot.comm.empty()) ops.synchronize();
-      if (slot.compute_chunk >= 0) compute.wait();
-    }
-  };
-
+  const OverlapPhases phases(ops);
   // One untimed pass of each (first-touch of the load's memory, lazy library setup). The watchdog
   // hears progress before every phase: each gets the whole --timeout.
-  if (ops.progress) ops.progress(0);
-  run_compute_alone();
-  if (ops.progress) ops.progress(0);
-  run_both();
+  phases.beat(0);
+  phases.compute_alone();
+  phases.beat(0);
+  phases.both();
 
   OverlapSamples out;
-  out.stage_us.assign(static_cast<std::size_t>(stages), {});
+  out.stage_us.assign(static_cast<std::size_t>(phases.stages()), {});
   std::vector<double> local, worst;
   int iter = 0;
   int round = std::clamp(rule.min_iters, 1, 8);
   const auto t_begin = Clock::now();
   for (;;) {
-    local.assign(static_cast<std::size_t>(round) * cols, 0.0);
+    local.assign(static_cast<std::size_t>(round) * phases.columns(), 0.0);
     for (int r = 0; r < round; ++r, ++iter) {
-      double* row = local.data() + static_cast<std::size_t>(r) * cols;
-      if (ops.progress) ops.progress(iter);
-      control.barrier(progress);
-      auto t0 = Clock::now();
-      run_comm_alone(row + 3);
-      row[0] = since_us(t0);
-      if (ops.progress) ops.progress(iter);
-      control.barrier(progress);
-      t0 = Clock::now();
-      run_compute_alone();
-      row[1] = since_us(t0);
-      if (ops.progress) ops.progress(iter);
-      control.barrier(progress);
-      t0 = Clock::now();
-      run_both();
-      row[2] = since_us(t0);
+      phases.iteration(iter, local.data() + static_cast<std::size_t>(r) * phases.columns(), control, progress);
     }
     control.max_to_root(local, worst);
     std::string reason;
     int next_round = 0;
     if (control.rank() == 0) {
-      for (int r = 0; r < round; ++r) {
-        const double* row = worst.data() + static_cast<std::size_t>(r) * cols;
-        out.comm_us.push_back(row[0]);
-        out.compute_us.push_back(row[1]);
-        out.both_us.push_back(row[2]);
-        for (int k = 0; k < stages; ++k) out.stage_us[static_cast<std::size_t>(k)].push_back(row[3 + k]);
-      }
       const double elapsed = std::chrono::duration<double>(Clock::now() - t_begin).count();
-      reason = stop_reason(rule, out.both_us, elapsed);
-      const double per_iter_s = elapsed / std::max(iter, 1);
-      const int by_time = per_iter_s > 0 ? static_cast<int>((rule.max_time_s - elapsed) / per_iter_s) + 1 : round * 2;
-      next_round = std::clamp(std::min({round * 2, rule.max_iters - iter, by_time}), 1, 1024);
+      reason = take_round(out, worst, round, phases, rule, elapsed, iter, next_round);
     }
     reason = control.broadcast_string(reason);
     if (!reason.empty()) {
