@@ -159,66 +159,76 @@ std::vector<double> nice_ticks(double low, double high, int target) {
   return out;
 }
 
-std::string render_line_chart(const LineChart& c) {
-  const double width = c.width, height = c.height;
-  std::string out = open_svg(c.width, c.height, c.title);
-  auto [legend_svg, legend_height] = legend(legend_items(c), 70.0, 28.0, width - 90.0);
-  out += legend_svg;
+namespace {
 
-  Frame f;
-  f.x_axis = c.x_axis;
-  f.left = 70.0;
-  f.right = width - 24.0;
-  f.top = 34.0 + legend_height + 8.0;
-  f.bottom = height - 46.0;
-
+// Data range of a line chart in axis units (x: log2 or linear); infinite when nothing is plottable.
+struct Range {
   double x_min = std::numeric_limits<double>::infinity(), x_max = -x_min;
   double y_min = x_min, y_max = -x_min;
+};
+
+// The "no data to plot" note in the middle of an empty chart.
+std::string no_data(double width, double height) {
+  return fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle" fill="#666">no data to plot</text>)",
+                     num(width / 2), num(height / 2), kFontSize);
+}
+
+// Range of the series' usable points and their error bars.
+Range series_range(const LineChart& c, const Frame& f) {
+  Range r;
   for (const auto& s : c.series) {
     for (const auto& p : s.points) {
       if (!f.usable_x(p.x) || !finite(p.y)) continue;
-      x_min = std::min(x_min, f.ax(p.x));
-      x_max = std::max(x_max, f.ax(p.x));
-      y_min = std::min(y_min, p.y);
-      y_max = std::max(y_max, p.y);
-      if (p.y_low && finite(*p.y_low)) y_min = std::min(y_min, *p.y_low);
-      if (p.y_high && finite(*p.y_high)) y_max = std::max(y_max, *p.y_high);
+      r.x_min = std::min(r.x_min, f.ax(p.x));
+      r.x_max = std::max(r.x_max, f.ax(p.x));
+      r.y_min = std::min(r.y_min, p.y);
+      r.y_max = std::max(r.y_max, p.y);
+      if (p.y_low && finite(*p.y_low)) r.y_min = std::min(r.y_min, *p.y_low);
+      if (p.y_high && finite(*p.y_high)) r.y_max = std::max(r.y_max, *p.y_high);
     }
   }
-  if (!finite(x_min)) {
-    out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle" fill="#666">no data to plot</text>)",
-                       num(width / 2), num(height / 2), kFontSize);
-    return out + "</svg>";
+  return r;
+}
+
+// Widens the y range to the reference lines (and to zero when asked); returns the y ticks and sets the frame's y.
+std::vector<double> fit_y(const LineChart& c, Range& r, Frame& f) {
+  for (const auto& ref : c.references) {
+    if (!finite(ref.y)) continue;
+    r.y_min = std::min(r.y_min, ref.y);
+    r.y_max = std::max(r.y_max, ref.y);
   }
-  for (const auto& r : c.references) {
-    if (!finite(r.y)) continue;
-    y_min = std::min(y_min, r.y);
-    y_max = std::max(y_max, r.y);
-  }
-  if (c.y_from_zero) y_min = std::min(y_min, 0.0);
-  const std::vector<double> y_ticks = nice_ticks(y_min, y_max + (y_max - y_min) * 0.04, 5);
+  if (c.y_from_zero) r.y_min = std::min(r.y_min, 0.0);
+  std::vector<double> y_ticks = nice_ticks(r.y_min, r.y_max + (r.y_max - r.y_min) * 0.04, 5);
   f.y_lo = y_ticks.front();
   f.y_hi = y_ticks.back();
   if (f.y_hi <= f.y_lo) f.y_hi = f.y_lo + 1.0;
+  return y_ticks;
+}
 
-  std::vector<double> x_ticks;  // data values
+// Sets the frame's x range; returns the x ticks (data values): powers of two on a log2 axis.
+std::vector<double> fit_x(const LineChart& c, const Range& r, Frame& f) {
+  std::vector<double> x_ticks;
   if (c.x_axis == Axis::log2) {
-    const double pad = x_max > x_min ? 0.04 * (x_max - x_min) + 0.15 : 0.6;
-    f.x_lo = x_min - pad;
-    f.x_hi = x_max + pad;
-    const auto k_lo = static_cast<long>(std::ceil(x_min - 1e-9)), k_hi = static_cast<long>(std::floor(x_max + 1e-9));
+    const double pad = r.x_max > r.x_min ? 0.04 * (r.x_max - r.x_min) + 0.15 : 0.6;
+    f.x_lo = r.x_min - pad;
+    f.x_hi = r.x_max + pad;
+    const auto k_lo = static_cast<long>(std::ceil(r.x_min - 1e-9));
+    const auto k_hi = static_cast<long>(std::floor(r.x_max + 1e-9));
     const long count = std::max(1L, k_hi - k_lo + 1);
     const long stride = (count + 7) / 8;
     for (long k = k_lo; k <= k_hi; k += stride) x_ticks.push_back(std::exp2(static_cast<double>(k)));
   } else {
-    x_ticks = nice_ticks(x_min, x_max, 6);
-    f.x_lo = std::min(x_ticks.front(), x_min);
-    f.x_hi = std::max(x_ticks.back(), x_max);
+    x_ticks = nice_ticks(r.x_min, r.x_max, 6);
+    f.x_lo = std::min(x_ticks.front(), r.x_min);
+    f.x_hi = std::max(x_ticks.back(), r.x_max);
     if (f.x_hi <= f.x_lo) f.x_hi = f.x_lo + 1.0;
   }
+  return x_ticks;
+}
 
-  // Grid, axes and tick labels.
-  out += R"(<g class="grid" stroke="#e3e6ea" stroke-width="1">)";
+// Grid lines at the ticks and the plot area's border.
+std::string grid(const Frame& f, const std::vector<double>& y_ticks, const std::vector<double>& x_ticks) {
+  std::string out = R"(<g class="grid" stroke="#e3e6ea" stroke-width="1">)";
   for (const double y : y_ticks) {
     out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}"/>)", num(f.left), num(f.py(y)), num(f.right),
                        num(f.py(y)));
@@ -230,7 +240,13 @@ std::string render_line_chart(const LineChart& c) {
   out += "</g>";
   out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)", num(f.left),
                      num(f.top), num(f.right - f.left), num(f.bottom - f.top));
-  out += fmt::format(R"(<g class="ticks" font-size="{}" fill="#333">)", kFontSize - 1);
+  return out;
+}
+
+// Tick labels of both axes.
+std::string tick_labels(const LineChart& c, const Frame& f, const std::vector<double>& y_ticks,
+                        const std::vector<double>& x_ticks) {
+  std::string out = fmt::format(R"(<g class="ticks" font-size="{}" fill="#333">)", kFontSize - 1);
   for (const double y : y_ticks) {
     out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}</text>)", num(f.left - 6), num(f.py(y) + 4),
                        xml_escape(tick_text(y)));
@@ -239,59 +255,103 @@ std::string render_line_chart(const LineChart& c) {
     out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", num(f.px(x)), num(f.bottom + 16),
                        xml_escape(x_tick_text(x, c.x_format)));
   }
-  out += "</g>";
-  out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle">{}</text>)",
-                     num((f.left + f.right) / 2), num(height - 10), kFontSize, xml_escape(c.x_label));
-  out += fmt::format(
+  return out + "</g>";
+}
+
+// The y axis title, rotated, at the left edge, centred on the plot area from `top` to `bottom`.
+std::string y_title(double top, double bottom, const std::string& label) {
+  return fmt::format(
       R"svg(<text x="{}" y="{}" font-size="{}" text-anchor="middle" transform="rotate(-90 {} {})">{}</text>)svg",
-      num(16), num((f.top + f.bottom) / 2), kFontSize, num(16), num((f.top + f.bottom) / 2), xml_escape(c.y_label));
+      num(16), num((top + bottom) / 2), kFontSize, num(16), num((top + bottom) / 2), xml_escape(label));
+}
 
-  // Reference lines (bounds, perfect scaling).
-  for (const auto& r : c.references) {
-    if (!finite(r.y)) continue;
-    out +=
-        fmt::format(R"(<g class="reference"><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.5"{}/>)",
-                    num(f.left), num(f.py(r.y)), num(f.right), num(f.py(r.y)), kReferenceColour, dash(r.stroke));
-    out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="end" fill="{}">{}</text></g>)",
-                       num(f.right - 4), num(f.py(r.y) - 4), kFontSize - 1, kReferenceColour, xml_escape(r.label));
+// The x axis title under the plot area, then the y axis title.
+std::string axis_titles(const LineChart& c, const Frame& f) {
+  return fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle">{}</text>)",
+                     num((f.left + f.right) / 2), num(c.height - 10.0), kFontSize, xml_escape(c.x_label)) +
+         y_title(f.top, f.bottom, c.y_label);
+}
+
+// One horizontal reference line across the plot area at pixel height `y`, labelled at its right end.
+std::string reference_line(double left, double right, double y, const ReferenceLine& r) {
+  return fmt::format(R"(<g class="reference"><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.5"{}/>)",
+                     num(left), num(y), num(right), num(y), kReferenceColour, dash(r.stroke)) +
+         fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="end" fill="{}">{}</text></g>)", num(right - 4),
+                     num(y - 4), kFontSize - 1, kReferenceColour, xml_escape(r.label));
+}
+
+// Error bars (whiskers with caps) of the points that have both ends.
+std::string error_bars(const Series& s, const std::vector<const Point*>& pts, const Frame& f, const char* col) {
+  std::string out;
+  for (const Point* p : pts) {
+    if (!p->y_low || !p->y_high || !finite(*p->y_low) || !finite(*p->y_high)) continue;
+    const double x = f.px(p->x), lo = f.py(*p->y_low), hi = f.py(*p->y_high);
+    out += fmt::format(
+        R"(<path class="errorbar" d="M{},{} L{},{} M{},{} L{},{} M{},{} L{},{}" stroke="{}" stroke-width="1.3" fill="none"{}/>)",
+        num(x), num(lo), num(x), num(hi), num(x - 4), num(lo), num(x + 4), num(lo), num(x - 4), num(hi), num(x + 4),
+        num(hi), col, s.hollow ? dash(Stroke::dashed) : "");
   }
+  return out;
+}
 
-  // Series: line, error bars, markers, point labels.
-  for (const auto& s : c.series) {
-    const char* col = colour(s.color);
-    std::vector<const Point*> pts;
-    for (const auto& p : s.points) {
-      if (f.usable_x(p.x) && finite(p.y)) pts.push_back(&p);
-    }
-    out += fmt::format(R"(<g class="series{}">)", s.hollow ? " projected" : "");
-    if (s.stroke != Stroke::none && pts.size() >= 2) {
-      std::string d;
-      for (const Point* p : pts) d += fmt::format("{}{},{}", d.empty() ? "M" : " L", num(f.px(p->x)), num(f.py(p->y)));
-      out += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"{}/>)", d, col, dash(s.stroke));
-    }
+// Markers and point labels of a series (each when the series asks for it).
+std::string markers_and_labels(const Series& s, const std::vector<const Point*>& pts, const Frame& f, const char* col) {
+  std::string out;
+  if (s.markers) {
     for (const Point* p : pts) {
-      if (!p->y_low || !p->y_high || !finite(*p->y_low) || !finite(*p->y_high)) continue;
-      const double x = f.px(p->x), lo = f.py(*p->y_low), hi = f.py(*p->y_high);
-      out += fmt::format(
-          R"(<path class="errorbar" d="M{},{} L{},{} M{},{} L{},{} M{},{} L{},{}" stroke="{}" stroke-width="1.3" fill="none"{}/>)",
-          num(x), num(lo), num(x), num(hi), num(x - 4), num(lo), num(x + 4), num(lo), num(x - 4), num(hi), num(x + 4),
-          num(hi), col, s.hollow ? dash(Stroke::dashed) : "");
+      out += fmt::format(R"(<circle class="{}" cx="{}" cy="{}" r="4" fill="{}" stroke="{}" stroke-width="1.8"/>)",
+                         s.hollow ? "marker hollow" : "marker", num(f.px(p->x)), num(f.py(p->y)),
+                         s.hollow ? "#fff" : col, col);
     }
-    if (s.markers) {
-      for (const Point* p : pts) {
-        out += fmt::format(R"(<circle class="{}" cx="{}" cy="{}" r="4" fill="{}" stroke="{}" stroke-width="1.8"/>)",
-                           s.hollow ? "marker hollow" : "marker", num(f.px(p->x)), num(f.py(p->y)),
-                           s.hollow ? "#fff" : col, col);
-      }
-    }
-    if (!s.point_label.empty()) {
-      for (const Point* p : pts) {
-        out += fmt::format(R"(<text class="point-label" x="{}" y="{}" font-size="{}" fill="{}">{}</text>)",
-                           num(f.px(p->x) + 6), num(f.py(p->y) - 7), kFontSize - 2, col, xml_escape(s.point_label));
-      }
-    }
-    out += "</g>";
   }
+  if (!s.point_label.empty()) {
+    for (const Point* p : pts) {
+      out += fmt::format(R"(<text class="point-label" x="{}" y="{}" font-size="{}" fill="{}">{}</text>)",
+                         num(f.px(p->x) + 6), num(f.py(p->y) - 7), kFontSize - 2, col, xml_escape(s.point_label));
+    }
+  }
+  return out;
+}
+
+// One series: its line, error bars, markers and point labels.
+std::string series_svg(const Series& s, const Frame& f) {
+  const char* col = colour(s.color);
+  std::vector<const Point*> pts;
+  for (const auto& p : s.points) {
+    if (f.usable_x(p.x) && finite(p.y)) pts.push_back(&p);
+  }
+  std::string out = fmt::format(R"(<g class="series{}">)", s.hollow ? " projected" : "");
+  if (s.stroke != Stroke::none && pts.size() >= 2) {
+    std::string d;
+    for (const Point* p : pts) d += fmt::format("{}{},{}", d.empty() ? "M" : " L", num(f.px(p->x)), num(f.py(p->y)));
+    out += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"{}/>)", d, col, dash(s.stroke));
+  }
+  out += error_bars(s, pts, f, col) + markers_and_labels(s, pts, f, col);
+  return out + "</g>";
+}
+
+}  // namespace
+
+std::string render_line_chart(const LineChart& c) {
+  const double width = c.width, height = c.height;
+  std::string out = open_svg(c.width, c.height, c.title);
+  auto [legend_svg, legend_height] = legend(legend_items(c), 70.0, 28.0, width - 90.0);
+  out += legend_svg;
+  Frame f;
+  f.x_axis = c.x_axis;
+  f.left = 70.0;
+  f.right = width - 24.0;
+  f.top = 34.0 + legend_height + 8.0;
+  f.bottom = height - 46.0;
+  Range range = series_range(c, f);
+  if (!finite(range.x_min)) return out + no_data(width, height) + "</svg>";
+  const std::vector<double> y_ticks = fit_y(c, range, f);
+  const std::vector<double> x_ticks = fit_x(c, range, f);
+  out += grid(f, y_ticks, x_ticks) + tick_labels(c, f, y_ticks, x_ticks) + axis_titles(c, f);
+  for (const auto& r : c.references) {
+    if (finite(r.y)) out += reference_line(f.left, f.right, f.py(r.y), r);
+  }
+  for (const auto& s : c.series) out += series_svg(s, f);
   return out + "</svg>";
 }
 
