@@ -355,35 +355,40 @@ std::string render_line_chart(const LineChart& c) {
   return out + "</svg>";
 }
 
-std::string render_bar_chart(const BarChart& c) {
-  const double width = c.width, height = c.height;
-  std::string out = open_svg(c.width, c.height, c.title);
+namespace {
+
+// Plot area and value axis of a bar chart; the axis is in "axis units": the value (linear) or its log10.
+struct BarFrame {
+  double left = 0, right = 0, top = 0, bottom = 0;  // plot area in pixels
+  double lo = 0, hi = 1;                            // axis range in axis units
+  bool log_y = false;
+
+  [[nodiscard]] double au(double v) const { return log_y ? std::log10(v) : v; }
+  [[nodiscard]] double py(double axis_value) const { return bottom - (axis_value - lo) / (hi - lo) * (bottom - top); }
+};
+
+// The bars that can be drawn: finite values, and positive ones on a log axis.
+std::vector<const Bar*> drawable_bars(const BarChart& c) {
   std::vector<const Bar*> bars;
   for (const auto& b : c.bars) {
     if (finite(b.value) && (!c.log_y || b.value > 0.0)) bars.push_back(&b);
   }
-  if (bars.empty()) {
-    out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle" fill="#666">no data to plot</text>)",
-                       num(width / 2), num(height / 2), kFontSize);
-    return out + "</svg>";
-  }
-  const bool slanted = bars.size() > 6;
-  const double left = 70.0, right = width - 24.0, top = 40.0, bottom = height - (slanted ? 96.0 : 46.0);
-  const bool have_ref = c.reference && finite(c.reference->y) && (!c.log_y || c.reference->y > 0.0);
+  return bars;
+}
 
-  // Axis in "axis units": the value (linear) or its log10.
-  const auto au = [&](double v) { return c.log_y ? std::log10(v) : v; };
+// Sets the frame's axis range from the bars (and the reference); returns the ticks in axis units.
+std::vector<double> fit_bar_axis(const std::vector<const Bar*>& bars, const ReferenceLine* ref, BarFrame& f) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const Bar* b : bars) {
-    lo = std::min(lo, au(b->value));
-    hi = std::max(hi, au(b->value));
+    lo = std::min(lo, f.au(b->value));
+    hi = std::max(hi, f.au(b->value));
   }
-  if (have_ref) {
-    lo = std::min(lo, au(c.reference->y));
-    hi = std::max(hi, au(c.reference->y));
+  if (ref) {
+    lo = std::min(lo, f.au(ref->y));
+    hi = std::max(hi, f.au(ref->y));
   }
-  std::vector<double> ticks;  // in axis units
-  if (c.log_y) {
+  std::vector<double> ticks;
+  if (f.log_y) {
     lo = std::floor(lo - 0.25);
     hi = std::ceil(hi + 0.25);
     const auto span = static_cast<long>(hi - lo);
@@ -396,65 +401,85 @@ std::string render_bar_chart(const BarChart& c) {
     lo = ticks.front();
     hi = ticks.back() > lo ? ticks.back() : lo + 1.0;
   }
-  const auto py = [&](double axis_value) { return bottom - (axis_value - lo) / (hi - lo) * (bottom - top); };
-  const auto label_of_tick = [&](double t) {
-    if (!c.log_y) return tick_text(t);
-    const auto k = static_cast<long>(t);
-    return k >= -3 && k <= 5 ? tick_text(std::pow(10.0, t)) : fmt::format("1e{}", k);
-  };
-  const double base = c.log_y ? (have_ref ? au(c.reference->y) : lo) : std::max(lo, 0.0);
+  f.lo = lo;
+  f.hi = hi;
+  return ticks;
+}
 
-  out += R"(<g class="grid" stroke="#e3e6ea" stroke-width="1">)";
+// Label of a value-axis tick: powers of ten as numbers near 1, as 1eK beyond.
+std::string bar_tick_label(bool log_y, double t) {
+  if (!log_y) return tick_text(t);
+  const auto k = static_cast<long>(t);
+  return k >= -3 && k <= 5 ? tick_text(std::pow(10.0, t)) : fmt::format("1e{}", k);
+}
+
+// Grid lines and labels of the value axis, and its title.
+std::string bar_axis(const BarChart& c, const BarFrame& f, const std::vector<double>& ticks) {
+  std::string out = R"(<g class="grid" stroke="#e3e6ea" stroke-width="1">)";
   for (const double t : ticks) {
-    out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}"/>)", num(left), num(py(t)), num(right), num(py(t)));
+    out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}"/>)", num(f.left), num(f.py(t)), num(f.right),
+                       num(f.py(t)));
   }
   out += "</g>";
   out += fmt::format(R"(<g class="ticks" font-size="{}" fill="#333">)", kFontSize - 1);
   for (const double t : ticks) {
-    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}</text>)", num(left - 6), num(py(t) + 4),
-                       xml_escape(label_of_tick(t)));
+    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="end">{}</text>)", num(f.left - 6), num(f.py(t) + 4),
+                       xml_escape(bar_tick_label(c.log_y, t)));
   }
   out += "</g>";
-  out += fmt::format(
-      R"svg(<text x="{}" y="{}" font-size="{}" text-anchor="middle" transform="rotate(-90 {} {})">{}</text>)svg",
-      num(16), num((top + bottom) / 2), kFontSize, num(16), num((top + bottom) / 2), xml_escape(c.y_label));
+  return out + y_title(f.top, f.bottom, c.y_label);
+}
 
-  const double slot = (right - left) / static_cast<double>(bars.size());
+// A bar's name under the axis (cut to 28 characters), slanted when there are many bars.
+std::string bar_label(const Bar& b, double cx, double bottom, bool slanted) {
+  std::string label = b.label;
+  if (label.size() > 28) label = label.substr(0, 26) + "..";
+  if (slanted) {
+    return fmt::format(
+        R"svg(<text x="{}" y="{}" font-size="{}" text-anchor="end" transform="rotate(-35 {} {})">{}</text>)svg",
+        num(cx), num(bottom + 14), kFontSize - 2, num(cx), num(bottom + 14), xml_escape(label));
+  }
+  return fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle">{}</text>)", num(cx), num(bottom + 16),
+                     kFontSize - 2, xml_escape(label));
+}
+
+// One bar from `base` (axis units) to its value, centred on `cx`, with its value and its name.
+std::string bar_svg(const Bar& b, double cx, double bar_w, double base, const BarFrame& f, bool slanted) {
+  const double end = f.py(f.au(b.value)), start = f.py(base);
+  const double y0 = std::min(start, end), h = std::max(1.0, std::abs(start - end));
+  const char* fill = b.css_class == "fail" ? "#c92a2a" : b.css_class == "pass" ? "#2b8a3e" : "#868e96";
+  std::string out =
+      fmt::format(R"(<rect class="bar {}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}</title></rect>)",
+                  xml_escape(b.css_class), num(cx - bar_w / 2), num(y0), num(bar_w), num(h), fill,
+                  xml_escape(b.tooltip.empty() ? b.label : b.tooltip));
+  const bool above = end <= start;
+  out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle" fill="#333">{}</text>)", num(cx),
+                     num(above ? end - 4 : end + 12), kFontSize - 2, xml_escape(fmt::format("{:.3g}", b.value)));
+  return out + bar_label(b, cx, f.bottom, slanted);
+}
+
+}  // namespace
+
+std::string render_bar_chart(const BarChart& c) {
+  const double width = c.width, height = c.height;
+  std::string out = open_svg(c.width, c.height, c.title);
+  const std::vector<const Bar*> bars = drawable_bars(c);
+  if (bars.empty()) return out + no_data(width, height) + "</svg>";
+  const bool slanted = bars.size() > 6;
+  BarFrame f{70.0, width - 24.0, 40.0, height - (slanted ? 96.0 : 46.0), 0.0, 1.0, c.log_y};
+  const bool have_ref = c.reference && finite(c.reference->y) && (!c.log_y || c.reference->y > 0.0);
+  const ReferenceLine* ref = have_ref ? &*c.reference : nullptr;
+  const std::vector<double> ticks = fit_bar_axis(bars, ref, f);
+  const double base = c.log_y ? (ref ? f.au(ref->y) : f.lo) : std::max(f.lo, 0.0);
+  out += bar_axis(c, f, ticks);
+  const double slot = (f.right - f.left) / static_cast<double>(bars.size());
   const double bar_w = std::min(48.0, slot * 0.7);
   for (std::size_t i = 0; i < bars.size(); ++i) {
-    const Bar& b = *bars[i];
-    const double cx = left + slot * (static_cast<double>(i) + 0.5);
-    const double end = py(au(b.value)), start = py(base);
-    const double y0 = std::min(start, end), h = std::max(1.0, std::abs(start - end));
-    const char* fill = b.css_class == "fail" ? "#c92a2a" : b.css_class == "pass" ? "#2b8a3e" : "#868e96";
-    out +=
-        fmt::format(R"(<rect class="bar {}" x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}</title></rect>)",
-                    xml_escape(b.css_class), num(cx - bar_w / 2), num(y0), num(bar_w), num(h), fill,
-                    xml_escape(b.tooltip.empty() ? b.label : b.tooltip));
-    const bool above = end <= start;
-    out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle" fill="#333">{}</text>)", num(cx),
-                       num(above ? end - 4 : end + 12), kFontSize - 2, xml_escape(fmt::format("{:.3g}", b.value)));
-    std::string label = b.label;
-    if (label.size() > 28) label = label.substr(0, 26) + "..";
-    if (slanted) {
-      out += fmt::format(
-          R"svg(<text x="{}" y="{}" font-size="{}" text-anchor="end" transform="rotate(-35 {} {})">{}</text>)svg",
-          num(cx), num(bottom + 14), kFontSize - 2, num(cx), num(bottom + 14), xml_escape(label));
-    } else {
-      out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="middle">{}</text>)", num(cx),
-                         num(bottom + 16), kFontSize - 2, xml_escape(label));
-    }
+    out += bar_svg(*bars[i], f.left + slot * (static_cast<double>(i) + 0.5), bar_w, base, f, slanted);
   }
-  out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)", num(left), num(top),
-                     num(right - left), num(bottom - top));
-  if (have_ref) {
-    const double y = py(au(c.reference->y));
-    out +=
-        fmt::format(R"(<g class="reference"><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.5"{}/>)",
-                    num(left), num(y), num(right), num(y), kReferenceColour, dash(c.reference->stroke));
-    out += fmt::format(R"(<text x="{}" y="{}" font-size="{}" text-anchor="end" fill="{}">{}</text></g>)",
-                       num(right - 4), num(y - 4), kFontSize - 1, kReferenceColour, xml_escape(c.reference->label));
-  }
+  out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#999"/>)", num(f.left),
+                     num(f.top), num(f.right - f.left), num(f.bottom - f.top));
+  if (ref) out += reference_line(f.left, f.right, f.py(f.au(ref->y)), *ref);
   return out + "</svg>";
 }
 
