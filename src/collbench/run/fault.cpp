@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
@@ -34,6 +35,84 @@ double number(const std::string& item, const std::string& key, const std::string
   }
 }
 
+// What each key sets, and whether it takes whole numbers only.
+struct KeySetter {
+  std::string_view key;
+  bool whole;
+  void (*set)(FaultItem&, double);
+};
+const KeySetter kKeySetters[] = {
+    {"rank", true, [](FaultItem& f, double v) { f.rank = static_cast<int>(v); }},
+    {"case", true, [](FaultItem& f, double v) { f.case_index = static_cast<int>(v); }},
+    {"iter", true, [](FaultItem& f, double v) { f.iter = static_cast<int>(v); }},
+    {"warmup", true, [](FaultItem& f, double v) { f.warmup = static_cast<int>(v); }},
+    {"us", false, [](FaultItem& f, double v) { f.us = v; }},
+    {"factor", false, [](FaultItem& f, double v) { f.factor = v; }},
+    {"a", true, [](FaultItem& f, double v) { f.a = static_cast<int>(v); }},
+    {"b", true, [](FaultItem& f, double v) { f.b = static_cast<int>(v); }},
+};
+
+// One key=value of an item into f (the key one of its kind's).
+void set_key(FaultItem& f, const std::string& kv, const std::vector<std::string>& allowed) {
+  const std::string& item = f.text;
+  const auto eq = kv.find('=');
+  if (eq == std::string::npos) {
+    throw InputError(fmt::format("COLLBENCH_FAULT item '{}': '{}' is not key=value", item, kv));
+  }
+  const std::string key = kv.substr(0, eq);
+  const std::string value = kv.substr(eq + 1);
+  if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+    throw InputError(
+        fmt::format("COLLBENCH_FAULT item '{}': {}", item, unknown_name_message("key for " + f.kind, key, allowed)));
+  }
+  const double v = number(item, key, value);
+  for (const auto& setter : kKeySetters) {
+    if (setter.key != key) continue;
+    if (setter.whole && (v != std::floor(v) || v > 1e9)) {
+      throw InputError(
+          fmt::format("COLLBENCH_FAULT item '{}': {}='{}' is not a whole number (0 to 1000000000)", item, key, value));
+    }
+    setter.set(f, v);
+  }
+}
+
+// What an item of each kind must name.
+void check_item(const FaultItem& f) {
+  const std::string& item = f.text;
+  const bool needs_rank = f.kind == "corrupt" || f.kind == "delay" || f.kind == "hang";
+  if (needs_rank && !f.rank) throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs rank=R", item));
+  if (f.kind == "delay" && f.us <= 0) throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs us=U > 0", item));
+  if ((f.kind == "slow" || f.kind == "slow-pair") && f.factor <= 0) {
+    throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs factor=F > 0", item));
+  }
+  if (f.iter && f.warmup) {
+    throw InputError(
+        fmt::format("COLLBENCH_FAULT item '{}': iter=I (timed iteration I) and warmup=W (warm-up "
+                    "iteration W) exclude each other",
+                    item));
+  }
+  if (f.kind == "slow-pair" && (f.a < 0 || f.b < 0)) {
+    throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs a=A,b=B", item));
+  }
+}
+
+// One item, "KIND[:key=value,...]".
+FaultItem parse_item(const std::string& item) {
+  const auto colon = item.find(':');
+  FaultItem f;
+  f.text = item;
+  f.kind = item.substr(0, colon);
+  if (std::find(kKinds.begin(), kKinds.end(), f.kind) == kKinds.end()) {
+    throw InputError("COLLBENCH_FAULT: " + unknown_name_message("fault kind", f.kind, kKinds));
+  }
+  const auto allowed = keys_for(f.kind);
+  if (colon != std::string::npos && colon + 1 < item.size()) {
+    for (const auto& kv : split_list(item.substr(colon + 1), "COLLBENCH_FAULT")) set_key(f, kv, allowed);
+  }
+  check_item(f);
+  return f;
+}
+
 }  // namespace
 
 FaultPlan FaultPlan::parse(const std::string& text) {
@@ -45,69 +124,7 @@ FaultPlan FaultPlan::parse(const std::string& text) {
     if (end == std::string::npos) end = text.size();
     const std::string item = text.substr(start, end - start);
     start = end + 1;
-    if (item.empty()) continue;
-    const auto colon = item.find(':');
-    FaultItem f;
-    f.text = item;
-    f.kind = item.substr(0, colon);
-    if (std::find(kKinds.begin(), kKinds.end(), f.kind) == kKinds.end()) {
-      throw InputError("COLLBENCH_FAULT: " + unknown_name_message("fault kind", f.kind, kKinds));
-    }
-    const auto allowed = keys_for(f.kind);
-    if (colon != std::string::npos && colon + 1 < item.size()) {
-      for (const auto& kv : split_list(item.substr(colon + 1), "COLLBENCH_FAULT")) {
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos) {
-          throw InputError(fmt::format("COLLBENCH_FAULT item '{}': '{}' is not key=value", item, kv));
-        }
-        const std::string key = kv.substr(0, eq);
-        const std::string value = kv.substr(eq + 1);
-        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-          throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}", item,
-                                       unknown_name_message("key for " + f.kind, key, allowed)));
-        }
-        const double v = number(item, key, value);
-        const bool integral_key =
-            key == "rank" || key == "case" || key == "iter" || key == "warmup" || key == "a" || key == "b";
-        if (integral_key && (v != std::floor(v) || v > 1e9)) {
-          throw InputError(fmt::format("COLLBENCH_FAULT item '{}': {}='{}' is not a whole number (0 to 1000000000)",
-                                       item, key, value));
-        }
-        if (key == "rank")
-          f.rank = static_cast<int>(v);
-        else if (key == "case")
-          f.case_index = static_cast<int>(v);
-        else if (key == "iter")
-          f.iter = static_cast<int>(v);
-        else if (key == "warmup")
-          f.warmup = static_cast<int>(v);
-        else if (key == "us")
-          f.us = v;
-        else if (key == "factor")
-          f.factor = v;
-        else if (key == "a")
-          f.a = static_cast<int>(v);
-        else if (key == "b")
-          f.b = static_cast<int>(v);
-      }
-    }
-    const bool needs_rank = f.kind == "corrupt" || f.kind == "delay" || f.kind == "hang";
-    if (needs_rank && !f.rank) throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs rank=R", item));
-    if (f.kind == "delay" && f.us <= 0)
-      throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs us=U > 0", item));
-    if ((f.kind == "slow" || f.kind == "slow-pair") && f.factor <= 0) {
-      throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs factor=F > 0", item));
-    }
-    if (f.iter && f.warmup) {
-      throw InputError(
-          fmt::format("COLLBENCH_FAULT item '{}': iter=I (timed iteration I) and warmup=W (warm-up "
-                      "iteration W) exclude each other",
-                      item));
-    }
-    if (f.kind == "slow-pair" && (f.a < 0 || f.b < 0)) {
-      throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs a=A,b=B", item));
-    }
-    plan.items_.push_back(f);
+    if (!item.empty()) plan.items_.push_back(parse_item(item));
   }
   return plan;
 }
