@@ -135,7 +135,10 @@ std::string render_comparison_markdown(const Comparison& c) {
   return out;
 }
 
-std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const PlotLinks& plots) {
+namespace {
+
+// Title and the method paragraph of a weak-scaling report.
+std::string ws_method(const WeakScalingReport& rep) {
   std::string out = fmt::format("# {}\n\n", rep.title);
   const std::string_view metric_text = efficiency_definition(rep.metric);
   out += fmt::format(
@@ -147,7 +150,12 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
       "efficiency's interval by k = 1 + log2(N / N_cal), clipped at the bound (E(N) from the same interval). More "
       "than 4x beyond the largest measured N: *model only*. Method: docs/report.md.\n\n",
       metric_text, 100.0 * rep.confidence, rep.resamples, rep.seed);
-  out += "Inputs: " + fmt::format("{}", fmt::join(rep.inputs, ", ")) + "\n\n";
+  return out;
+}
+
+// Inputs, systems, projection status, warnings and the plots' note.
+std::string ws_context(const WeakScalingReport& rep, const PlotLinks& plots) {
+  std::string out = "Inputs: " + fmt::format("{}", fmt::join(rep.inputs, ", ")) + "\n\n";
   if (rep.measured_system) out += fmt::format("Measured on: {}\n\n", *rep.measured_system);
   if (rep.projection_system) {
     out += fmt::format("Projected with profile: {}{}\n\n", *rep.projection_system,
@@ -160,98 +168,135 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
     out += "\n";
   }
   if (!plots.note.empty()) out += fmt::format("> {}\n\n", plots.note);
+  return out;
+}
 
-  for (std::size_t gi = 0; gi < rep.groups.size(); ++gi) {
-    const auto& g = rep.groups[gi];
-    out += fmt::format("## {} · {} · {} · {}/rank · {} · {} · {}{}\n\n", g.collective, g.algo, g.dtype,
-                       format_bytes(g.bytes_per_rank), g.scope, g.backend, g.in_place ? "in-place" : "out-of-place",
-                       g.redop ? " · " + *g.redop : "");
-    out += fmt::format("bytes per rank {}, timing {}, reference N0 = {}\n\n", g.bytes_per_rank, g.timing,
-                       g.reference_ranks > 0 ? std::to_string(g.reference_ranks) : std::string("none"));
-    const auto simulated =
-        std::count_if(g.measured.begin(), g.measured.end(), [](const auto& m) { return m.simulated; });
-    out += simulated == 0 ? "### Measured\n\n"
-           : simulated == static_cast<std::ptrdiff_t>(g.measured.size())
-               ? "### Simulated (SimGrid SMPI on a generated platform: simulated times, not measurements)\n\n"
-               : "### Measured and simulated (points marked (sim) are simulated, not measured)\n\n";
-    out +=
-        "| N | domains | packing | time p50 (us) | p99 (us) | algbw (GB/s) | busbw (GB/s) | % bound | % bound CI | "
-        "% expected | E(N) | E(N) CI | slowest rank (host) | samples |\n"
-        "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|\n";
-    for (const auto& m : g.measured) {
-      std::string slowest = "–";
-      if (m.slowest_rank) {
-        slowest = fmt::format("{} ({}) {:.2f} us vs median {:.2f} us", *m.slowest_rank,
-                              md_escape(m.slowest_host.value_or("host unknown")), m.slowest_rank_mean_us.value_or(0.0),
-                              m.median_rank_mean_us.value_or(0.0));
-      }
-      out += fmt::format("| {} | {} | {}{} | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {} |\n",
-                         fmt::format("{}{}", m.num_ranks, m.simulated ? " (sim)" : ""), m.num_domains, m.packing,
-                         m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us, m.algbw_gbps, m.busbw_gbps,
-                         number_text(m.pct_bound, 1), interval_text(m.pct_bound_ci, 1), number_text(m.pct_expected, 1),
-                         number_text(m.efficiency, 3), interval_text(m.efficiency_ci, 3), slowest, m.samples);
-    }
-    out += "\n";
-    std::vector<std::string> sources;
-    for (const auto& m : g.measured) {
-      if (!m.bound_source.empty() && std::find(sources.begin(), sources.end(), m.bound_source) == sources.end()) {
-        sources.push_back(m.bound_source);
-      }
-    }
-    if (!g.overlap.empty()) {
-      // Overlap mode (docs/overlap.md): how much of the collective stays exposed beside compute, per N.
-      out += fmt::format("### Exposed communication beside compute ({})\n\n", md_escape(g.overlap));
-      out +=
-          "| N | t_comm (us) | t_compute (us) | t_both (us) | exposed (us) | exposed / t_comm | overlap efficiency |\n"
-          "|---:|---:|---:|---:|---:|---:|---:|\n";
-      for (const auto& m : g.measured) {
-        if (!m.t_both_us) continue;
-        const std::optional<double> fraction = m.t_comm_us && *m.t_comm_us > 0 && m.exposed_us
-                                                   ? std::optional<double>(*m.exposed_us / *m.t_comm_us)
-                                                   : std::nullopt;
-        out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", m.num_ranks, number_text(m.t_comm_us, 2),
-                           number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2), number_text(m.exposed_us, 2),
-                           number_text(fraction, 3), number_text(m.overlap_efficiency, 3));
-      }
-      out += "\n";
-    }
-    if (!sources.empty()) out += fmt::format("Bounds from: {}.\n\n", fmt::join(sources, "; "));
-    for (const auto& m : g.measured) {
-      for (const auto& note : m.notes) out += fmt::format("- N={} ({}:{}): {}\n", m.num_ranks, m.file, m.line, note);
-    }
-    if (!g.projected.empty()) {
-      out += fmt::format("\n### Projected (model, not measured)\n\n");
-      out += fmt::format("Calibrated at N={}: efficiency vs bound {} {}.\n\n", g.calibration_ranks,
-                         number_text(g.calibration_efficiency, 3), interval_text(g.calibration_ci, 3));
-      out +=
-          "| N | packing | system | bound time (us) | bound busbw (GB/s) | projected time (us) | projected busbw "
-          "(GB/s) | projected E(N) | E(N) prediction interval | projected % bound | % bound PI | extrapolation |\n"
-          "|---:|---|---|---:|---:|---:|---:|---:|---|---:|---|---|\n";
-      for (const auto& p : g.projected) {
-        out += fmt::format(
-            "| {} | {}{} | {} | {:.2f} | {:.3f} | {:.2f} | {:.3f} | {} | {} | {} | {} | {:.3g}x{} |\n", p.num_ranks,
-            p.packing, p.uneven ? " (uneven)" : "", p.system, p.bound_time_us, p.bound_busbw_gbps, p.projected_time_us,
-            p.projected_busbw_gbps, number_text(p.efficiency, 3), interval_text(p.pi, 3), number_text(p.pct_bound, 1),
-            interval_text(p.pct_bound_pi, 1), p.extrapolation,
-            p.extrapolation_warning
-                ? fmt::format(" **model only** (beyond {:g}x the largest measured N)", rep.extrapolation_warn_factor)
-                : "");
-      }
-      out += "\n";
-      for (const auto& p : g.projected) {
-        for (const auto& note : p.notes) {
-          if (!p.extrapolation_warning || note.find("projecting to") == std::string::npos) {
-            out += fmt::format("- projected N={}: {}\n", p.num_ranks, note);
-          }
-        }
-      }
-    }
-    for (const auto& note : g.notes) out += fmt::format("- {}\n", note);
-    if (gi < plots.weak_scaling.size() && !plots.weak_scaling[gi].empty()) {
-      out += fmt::format("\n![E(N) and % of bound vs N]({})\n", plots.weak_scaling[gi]);
-    }
-    out += "\n";
+// A group's heading and its fixed parameters.
+std::string ws_group_heading(const WeakScalingGroup& g) {
+  return fmt::format("## {} · {} · {} · {}/rank · {} · {} · {}{}\n\n", g.collective, g.algo, g.dtype,
+                     format_bytes(g.bytes_per_rank), g.scope, g.backend, g.in_place ? "in-place" : "out-of-place",
+                     g.redop ? " · " + *g.redop : "") +
+         fmt::format("bytes per rank {}, timing {}, reference N0 = {}\n\n", g.bytes_per_rank, g.timing,
+                     g.reference_ranks > 0 ? std::to_string(g.reference_ranks) : std::string("none"));
+}
+
+// Heading of the measured table: measured, simulated, or both.
+std::string_view ws_measured_heading(const WeakScalingGroup& g) {
+  const auto simulated = std::count_if(g.measured.begin(), g.measured.end(), [](const auto& m) { return m.simulated; });
+  return simulated == 0 ? "### Measured\n\n"
+         : simulated == static_cast<std::ptrdiff_t>(g.measured.size())
+             ? "### Simulated (SimGrid SMPI on a generated platform: simulated times, not measurements)\n\n"
+             : "### Measured and simulated (points marked (sim) are simulated, not measured)\n\n";
+}
+
+// One row of the measured table.
+std::string ws_measured_row(const MeasuredPoint& m) {
+  std::string slowest = "–";
+  if (m.slowest_rank) {
+    slowest = fmt::format("{} ({}) {:.2f} us vs median {:.2f} us", *m.slowest_rank,
+                          md_escape(m.slowest_host.value_or("host unknown")), m.slowest_rank_mean_us.value_or(0.0),
+                          m.median_rank_mean_us.value_or(0.0));
   }
+  return fmt::format("| {} | {} | {}{} | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} | {} |\n",
+                     fmt::format("{}{}", m.num_ranks, m.simulated ? " (sim)" : ""), m.num_domains, m.packing,
+                     m.uneven ? " (uneven)" : "", m.p50_us, m.p99_us, m.algbw_gbps, m.busbw_gbps,
+                     number_text(m.pct_bound, 1), interval_text(m.pct_bound_ci, 1), number_text(m.pct_expected, 1),
+                     number_text(m.efficiency, 3), interval_text(m.efficiency_ci, 3), slowest, m.samples);
+}
+
+// The measured (or simulated) points of a group.
+std::string ws_measured_table(const WeakScalingGroup& g) {
+  std::string out(ws_measured_heading(g));
+  out +=
+      "| N | domains | packing | time p50 (us) | p99 (us) | algbw (GB/s) | busbw (GB/s) | % bound | % bound CI | "
+      "% expected | E(N) | E(N) CI | slowest rank (host) | samples |\n"
+      "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|\n";
+  for (const auto& m : g.measured) out += ws_measured_row(m);
+  return out + "\n";
+}
+
+// Overlap mode (docs/overlap.md): how much of the collective stays exposed beside compute, per N.
+std::string ws_overlap_table(const WeakScalingGroup& g) {
+  if (g.overlap.empty()) return "";
+  std::string out = fmt::format("### Exposed communication beside compute ({})\n\n", md_escape(g.overlap));
+  out +=
+      "| N | t_comm (us) | t_compute (us) | t_both (us) | exposed (us) | exposed / t_comm | overlap efficiency |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& m : g.measured) {
+    if (!m.t_both_us) continue;
+    const std::optional<double> fraction = m.t_comm_us && *m.t_comm_us > 0 && m.exposed_us
+                                               ? std::optional<double>(*m.exposed_us / *m.t_comm_us)
+                                               : std::nullopt;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", m.num_ranks, number_text(m.t_comm_us, 2),
+                       number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2), number_text(m.exposed_us, 2),
+                       number_text(fraction, 3), number_text(m.overlap_efficiency, 3));
+  }
+  return out + "\n";
+}
+
+// Where the measured points' bounds come from (each source once, in order), and the points' notes.
+std::string ws_sources_and_notes(const WeakScalingGroup& g) {
+  std::vector<std::string> sources;
+  for (const auto& m : g.measured) {
+    if (!m.bound_source.empty() && std::find(sources.begin(), sources.end(), m.bound_source) == sources.end()) {
+      sources.push_back(m.bound_source);
+    }
+  }
+  std::string out;
+  if (!sources.empty()) out += fmt::format("Bounds from: {}.\n\n", fmt::join(sources, "; "));
+  for (const auto& m : g.measured) {
+    for (const auto& note : m.notes) out += fmt::format("- N={} ({}:{}): {}\n", m.num_ranks, m.file, m.line, note);
+  }
+  return out;
+}
+
+// One row of the projected table.
+std::string ws_projected_row(const ProjectedPoint& p, double warn_factor) {
+  return fmt::format(
+      "| {} | {}{} | {} | {:.2f} | {:.3f} | {:.2f} | {:.3f} | {} | {} | {} | {} | {:.3g}x{} |\n", p.num_ranks,
+      p.packing, p.uneven ? " (uneven)" : "", p.system, p.bound_time_us, p.bound_busbw_gbps, p.projected_time_us,
+      p.projected_busbw_gbps, number_text(p.efficiency, 3), interval_text(p.pi, 3), number_text(p.pct_bound, 1),
+      interval_text(p.pct_bound_pi, 1), p.extrapolation,
+      p.extrapolation_warning ? fmt::format(" **model only** (beyond {:g}x the largest measured N)", warn_factor) : "");
+}
+
+// The projected points of a group, their calibration and their notes.
+std::string ws_projected(const WeakScalingGroup& g, double warn_factor) {
+  if (g.projected.empty()) return "";
+  std::string out = fmt::format("\n### Projected (model, not measured)\n\n");
+  out += fmt::format("Calibrated at N={}: efficiency vs bound {} {}.\n\n", g.calibration_ranks,
+                     number_text(g.calibration_efficiency, 3), interval_text(g.calibration_ci, 3));
+  out +=
+      "| N | packing | system | bound time (us) | bound busbw (GB/s) | projected time (us) | projected busbw "
+      "(GB/s) | projected E(N) | E(N) prediction interval | projected % bound | % bound PI | extrapolation |\n"
+      "|---:|---|---|---:|---:|---:|---:|---:|---|---:|---|---|\n";
+  for (const auto& p : g.projected) out += ws_projected_row(p, warn_factor);
+  out += "\n";
+  for (const auto& p : g.projected) {
+    for (const auto& note : p.notes) {
+      if (!p.extrapolation_warning || note.find("projecting to") == std::string::npos) {
+        out += fmt::format("- projected N={}: {}\n", p.num_ranks, note);
+      }
+    }
+  }
+  return out;
+}
+
+// One group: heading, measured, overlap, bounds and notes, projected, the group's notes and its plot.
+std::string ws_group(const WeakScalingReport& rep, std::size_t gi, const PlotLinks& plots) {
+  const auto& g = rep.groups[gi];
+  std::string out = ws_group_heading(g) + ws_measured_table(g) + ws_overlap_table(g) + ws_sources_and_notes(g) +
+                    ws_projected(g, rep.extrapolation_warn_factor);
+  for (const auto& note : g.notes) out += fmt::format("- {}\n", note);
+  if (gi < plots.weak_scaling.size() && !plots.weak_scaling[gi].empty()) {
+    out += fmt::format("\n![E(N) and % of bound vs N]({})\n", plots.weak_scaling[gi]);
+  }
+  return out + "\n";
+}
+
+// The other plots and the report's notes.
+std::string ws_closing(const WeakScalingReport& rep, const PlotLinks& plots) {
+  std::string out;
   if (!plots.other.empty()) {
     out += "## Other plots\n\n";
     for (const auto& p : plots.other) out += fmt::format("![{}]({})\n\n", p, p);
@@ -262,6 +307,14 @@ std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const Plo
     out += "\n";
   }
   return out;
+}
+
+}  // namespace
+
+std::string render_weak_scaling_markdown(const WeakScalingReport& rep, const PlotLinks& plots) {
+  std::string out = ws_method(rep) + ws_context(rep, plots);
+  for (std::size_t gi = 0; gi < rep.groups.size(); ++gi) out += ws_group(rep, gi, plots);
+  return out + ws_closing(rep, plots);
 }
 
 }  // namespace collbench::report
