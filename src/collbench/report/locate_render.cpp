@@ -46,125 +46,135 @@ std::string seconds_text(double s) {
   return fmt::format("{:.3g} min", s / 60.0);
 }
 
+using json = nlohmann::json;
+
+// Time spent per method and in all, on the report's clock.
+json cost_json(const LocateReport& r) {
+  json costs = json::array();
+  double total = 0.0;
+  for (const auto& c : r.costs) {
+    costs.push_back({{"method", c.method}, {"seconds", c.seconds}, {"cases", c.cases}});
+    total += c.seconds;
+  }
+  return {{"clock", r.clock}, {"methods", costs}, {"total_seconds", total}};
+}
+
+// The suspects merged over the methods: a rank, or the two ranks of a link or a group (first and last).
+json suspects_json(const std::vector<Suspect>& suspects) {
+  json out = json::array();
+  for (const auto& s : suspects) {
+    json j{{"kind", s.kind}, {"found_by", s.found_by}, {"evidence", s.evidence}, {"host", s.host}};
+    if (s.kind == "rank") j["rank"] = s.rank;
+    if (s.kind == "link") j["ranks"] = {s.a, s.b};
+    if (s.kind == "group") j["ranks"] = {s.a, s.b};  // first and last
+    out.push_back(j);
+  }
+  return out;
+}
+
+// One analysed case of the skew method; a non-finite lead is null.
+json skew_case_json(const CaseSkew& c) {
+  json lead = json::array();
+  for (double v : c.lead_us) lead.push_back(finite_or_null(v));
+  return {{"case_key", c.case_key}, {"label", c.label},     {"first_rank", c.first_rank}, {"p50_us", c.p50_us},
+          {"p99_us", c.p99_us},     {"mean_us", c.mean_us}, {"wait_us", c.wait_us},       {"lead_us", lead},
+          {"leading", c.leading},   {"spike", c.spike}};
+}
+
+// The skew method: its cases, stragglers and observations.
+json skew_json(const SkewReport& skew) {
+  json cases = json::array();
+  for (const auto& c : skew.cases) cases.push_back(skew_case_json(c));
+  json stragglers = json::array();
+  for (const auto& s : skew.stragglers) {
+    stragglers.push_back({{"rank", s.rank},
+                          {"cases_leading", s.cases_leading},
+                          {"cases", s.cases},
+                          {"median_lead_us", s.median_lead_us},
+                          {"median_lead_fraction", s.median_lead_fraction},
+                          {"evidence", s.evidence}});
+  }
+  return {{"cases", cases},
+          {"stragglers", stragglers},
+          {"observations", skew.observations},
+          {"cases_skipped", skew.cases_skipped}};
+}
+
+// The n x n matrix of one figure (GB/s or time) as rows; a non-finite cell is null.
+json matrix_rows(const PairwiseMatrix& m, double (PairwiseMatrix::*at)(int, int) const) {
+  json rows = json::array();
+  for (int a = 0; a < m.num_ranks; ++a) {
+    json row = json::array();
+    for (int b = 0; b < m.num_ranks; ++b) row.push_back(finite_or_null((m.*at)(a, b)));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// Ranks of the pairwise method with their slow links and links.
+json rank_suspects_json(const std::vector<PairwiseRankSuspect>& ranks) {
+  json out = json::array();
+  for (const auto& s : ranks) out.push_back({{"rank", s.rank}, {"slow_links", s.slow_links}, {"links", s.links}});
+  return out;
+}
+
+// The pairwise method: the matrix, the reference rates, the slow and suspect links and ranks.
+json pairwise_json(const PairwiseReport& p) {
+  json slow = json::array(), links = json::array();
+  for (const auto& l : p.slow_links)
+    slow.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}, {"fraction", l.fraction_of_reference}});
+  for (const auto& l : p.suspect_links) links.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}});
+  return {{"bytes", p.matrix.bytes},
+          {"matrix_gbps", matrix_rows(p.matrix, &PairwiseMatrix::at_gbps)},
+          {"matrix_time_us", matrix_rows(p.matrix, &PairwiseMatrix::at_time)},
+          {"median_gbps", p.median_gbps},
+          {"reference_gbps", p.reference_gbps},
+          {"cross_reference_gbps", p.cross_reference_gbps ? json(*p.cross_reference_gbps) : json(nullptr)},
+          {"links_measured", p.links_measured},
+          {"slow_links", slow},
+          {"ranks_common_to_slow_links", rank_suspects_json(p.ranks)},
+          {"suspect_ranks", rank_suspects_json(p.suspect_ranks)},
+          {"suspect_links", links},
+          {"observations", p.observations}};
+}
+
+// One bisection step: each repetition's halves, and the step's decision.
+json bisect_step_json(const BisectStep& s) {
+  json reps = json::array();
+  for (const auto& c : s.repetitions) {
+    reps.push_back({{"first", half_json(c.first)},
+                    {"second", half_json(c.second)},
+                    {"order", order_name(c.order)},
+                    {"ratio", c.ratio}});
+  }
+  return {{"repetitions", reps}, {"order", order_name(s.order)}, {"ratio", s.ratio}, {"evidence", s.evidence}};
+}
+
+// The bisection: its steps and the final suspect range.
+json bisection_json(const BisectReport& b) {
+  json steps = json::array();
+  for (const auto& s : b.steps) steps.push_back(bisect_step_json(s));
+  return {{"steps", steps},
+          {"suspect_first_rank", b.lo},
+          {"suspect_last_rank", b.hi - 1},
+          {"found", b.found},
+          {"rank", b.rank ? json(*b.rank) : json(nullptr)},
+          {"conclusion", b.conclusion}};
+}
+
 }  // namespace
 
 nlohmann::json locate_to_json(const LocateReport& r) {
-  using json = nlohmann::json;
   json out{{"schema", kLocateSchema},
            {"num_ranks", r.num_ranks},
            {"hosts", r.hosts},
            {"fault", r.fault ? json(*r.fault) : json(nullptr)},
            {"notes", r.notes}};
-  if (!r.costs.empty()) {
-    json costs = json::array();
-    double total = 0.0;
-    for (const auto& c : r.costs) {
-      costs.push_back({{"method", c.method}, {"seconds", c.seconds}, {"cases", c.cases}});
-      total += c.seconds;
-    }
-    out["cost"] = {{"clock", r.clock}, {"methods", costs}, {"total_seconds", total}};
-  }
-  json suspects = json::array();
-  for (const auto& s : r.suspects) {
-    json j{{"kind", s.kind}, {"found_by", s.found_by}, {"evidence", s.evidence}, {"host", s.host}};
-    if (s.kind == "rank") j["rank"] = s.rank;
-    if (s.kind == "link") j["ranks"] = {s.a, s.b};
-    if (s.kind == "group") j["ranks"] = {s.a, s.b};  // first and last
-    suspects.push_back(j);
-  }
-  out["suspects"] = suspects;
-  if (r.skew) {
-    json cases = json::array();
-    for (const auto& c : r.skew->cases) {
-      json lead = json::array();
-      for (double v : c.lead_us) lead.push_back(finite_or_null(v));
-      cases.push_back({{"case_key", c.case_key},
-                       {"label", c.label},
-                       {"first_rank", c.first_rank},
-                       {"p50_us", c.p50_us},
-                       {"p99_us", c.p99_us},
-                       {"mean_us", c.mean_us},
-                       {"wait_us", c.wait_us},
-                       {"lead_us", lead},
-                       {"leading", c.leading},
-                       {"spike", c.spike}});
-    }
-    json stragglers = json::array();
-    for (const auto& s : r.skew->stragglers) {
-      stragglers.push_back({{"rank", s.rank},
-                            {"cases_leading", s.cases_leading},
-                            {"cases", s.cases},
-                            {"median_lead_us", s.median_lead_us},
-                            {"median_lead_fraction", s.median_lead_fraction},
-                            {"evidence", s.evidence}});
-    }
-    out["skew"] = {{"cases", cases},
-                   {"stragglers", stragglers},
-                   {"observations", r.skew->observations},
-                   {"cases_skipped", r.skew->cases_skipped}};
-  } else {
-    out["skew"] = nullptr;
-  }
-  if (r.pairwise) {
-    const auto& p = *r.pairwise;
-    const int n = p.matrix.num_ranks;
-    json gb = json::array(), tu = json::array();
-    for (int a = 0; a < n; ++a) {
-      json row_g = json::array(), row_t = json::array();
-      for (int b = 0; b < n; ++b) {
-        row_g.push_back(finite_or_null(p.matrix.at_gbps(a, b)));
-        row_t.push_back(finite_or_null(p.matrix.at_time(a, b)));
-      }
-      gb.push_back(row_g);
-      tu.push_back(row_t);
-    }
-    json slow = json::array(), links = json::array(), ranks = json::array(), common = json::array();
-    for (const auto& l : p.slow_links)
-      slow.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}, {"fraction", l.fraction_of_reference}});
-    for (const auto& l : p.suspect_links) links.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}});
-    for (const auto& s : p.suspect_ranks)
-      ranks.push_back({{"rank", s.rank}, {"slow_links", s.slow_links}, {"links", s.links}});
-    for (const auto& s : p.ranks)
-      common.push_back({{"rank", s.rank}, {"slow_links", s.slow_links}, {"links", s.links}});
-    out["pairwise"] = {{"bytes", p.matrix.bytes},
-                       {"matrix_gbps", gb},
-                       {"matrix_time_us", tu},
-                       {"median_gbps", p.median_gbps},
-                       {"reference_gbps", p.reference_gbps},
-                       {"cross_reference_gbps",
-                        p.cross_reference_gbps ? nlohmann::json(*p.cross_reference_gbps) : nlohmann::json(nullptr)},
-                       {"links_measured", p.links_measured},
-                       {"slow_links", slow},
-                       {"ranks_common_to_slow_links", common},
-                       {"suspect_ranks", ranks},
-                       {"suspect_links", links},
-                       {"observations", p.observations}};
-  } else {
-    out["pairwise"] = nullptr;
-  }
-  if (r.bisection) {
-    const auto& b = *r.bisection;
-    json steps = json::array();
-    for (const auto& s : b.steps) {
-      json reps = json::array();
-      for (const auto& c : s.repetitions) {
-        reps.push_back({{"first", half_json(c.first)},
-                        {"second", half_json(c.second)},
-                        {"order", order_name(c.order)},
-                        {"ratio", c.ratio}});
-      }
-      steps.push_back(
-          {{"repetitions", reps}, {"order", order_name(s.order)}, {"ratio", s.ratio}, {"evidence", s.evidence}});
-    }
-    out["bisection"] = {{"steps", steps},
-                        {"suspect_first_rank", b.lo},
-                        {"suspect_last_rank", b.hi - 1},
-                        {"found", b.found},
-                        {"rank", b.rank ? json(*b.rank) : json(nullptr)},
-                        {"conclusion", b.conclusion}};
-  } else {
-    out["bisection"] = nullptr;
-  }
+  if (!r.costs.empty()) out["cost"] = cost_json(r);
+  out["suspects"] = suspects_json(r.suspects);
+  out["skew"] = r.skew ? skew_json(*r.skew) : json(nullptr);
+  out["pairwise"] = r.pairwise ? pairwise_json(*r.pairwise) : json(nullptr);
+  out["bisection"] = r.bisection ? bisection_json(*r.bisection) : json(nullptr);
   return out;
 }
 
