@@ -58,110 +58,141 @@ std::optional<double> domain_time(const record::CaseRecord& r, std::size_t d, co
   return dom["time_us"][stat].get<double>();
 }
 
+// Per rank over the cases: how often it was compared and late, its leads, and the first late case's evidence.
+struct SkewTally {
+  int cases = 0, leading = 0;
+  std::vector<double> leads_us, lead_fractions;
+  std::string first_evidence;
+};
+
+// A record the skew method can read: ok, timed, with the waits of two ranks or more.
+bool skew_usable(const record::CaseRecord& r) {
+  return r.status == "ok" && r.per_rank && r.time_us && r.per_rank->wait_us.size() >= 2;
+}
+
+// The communicators compared (first rank, size): each domain under scope domain, else all ranks.
+std::vector<std::pair<int, int>> skew_groups(const record::CaseRecord& r) {
+  std::vector<std::pair<int, int>> groups;
+  if (r.scope == "domain" && r.domain_sizes.size() > 1) {
+    int first = 0;
+    for (const int size : r.domain_sizes) {
+      groups.emplace_back(first, size);
+      first += size;
+    }
+  } else {
+    groups.emplace_back(0, static_cast<int>(r.per_rank->wait_us.size()));
+  }
+  return groups;
+}
+
+// The case of communicator `g` of `n_groups` (ranks [first, first + size)): its times and waits, no judgement yet.
+CaseSkew skew_case(const record::CaseRecord& r, std::size_t g, std::size_t n_groups, int first, int size) {
+  const auto& waits = r.per_rank->wait_us;
+  CaseSkew cs;
+  cs.case_key = r.case_key;
+  cs.label = case_label(r) + (n_groups > 1 ? fmt::format(" (domain {})", g) : "");
+  cs.first_rank = first;
+  cs.p50_us = n_groups > 1 ? domain_time(r, g, "p50").value_or(r.time_us->p50) : r.time_us->p50;
+  cs.mean_us = n_groups > 1 ? domain_time(r, g, "mean").value_or(r.time_us->mean) : r.time_us->mean;
+  cs.p99_us = r.time_us->p99;
+  cs.wait_us.assign(waits.begin() + first, waits.begin() + first + size);
+  return cs;
+}
+
+// Rank `i` of the case: its lead over the others' median wait; late when the lead passes both thresholds.
+void judge_rank(CaseSkew& cs, int i, const SkewOptions& options, SkewTally& t) {
+  std::vector<double> others;
+  for (int j = 0; j < static_cast<int>(cs.wait_us.size()); ++j) {
+    if (j != i) others.push_back(cs.wait_us[static_cast<std::size_t>(j)]);
+  }
+  const double lead = median_of(others) - cs.wait_us[static_cast<std::size_t>(i)];
+  cs.lead_us.push_back(lead);
+  ++t.cases;
+  // Waits are means over the iterations, so the lead is compared with the mean time.
+  const auto [lo, hi] = std::minmax_element(others.begin(), others.end());
+  const bool late = cs.mean_us > 0 && lead >= options.min_lead_fraction * cs.mean_us &&
+                    lead >= options.min_lead_over_spread * (*hi - *lo);  // lead over the others' spread
+  if (!late) return;
+  cs.leading.push_back(cs.first_rank + i);
+  ++t.leading;
+  t.leads_us.push_back(lead);
+  t.lead_fractions.push_back(lead / cs.mean_us);
+  if (t.first_evidence.empty()) {
+    t.first_evidence = fmt::format(
+        "in {} it waited {} inside the collective while the others waited {} (median): it arrived {} late, "
+        "{:.0f}% of the mean iteration time {}",
+        cs.label, ms(cs.wait_us[static_cast<std::size_t>(i)]), ms(median_of(others)), ms(lead),
+        100.0 * lead / cs.mean_us, ms(cs.mean_us));
+  }
+}
+
+// The observation on a case whose tail is slow with no rank late: every rank slowed at once.
+std::string spike_text(const CaseSkew& cs) {
+  const auto [lo, hi] = std::minmax_element(cs.wait_us.begin(), cs.wait_us.end());
+  return fmt::format(
+      "system-wide spike in {}: p99 {} is {:.1f}x the p50 {}, but no rank arrives late (per-rank waits {} to "
+      "{}): every rank slowed at once (noise, another job, the fabric), not one straggler",
+      cs.label, ms(cs.p99_us), cs.p99_us / cs.p50_us, ms(cs.p50_us), ms(*lo), ms(*hi));
+}
+
+// One analysed case: every rank judged (tallied), then the spike test (noted in `observations`).
+CaseSkew analyse_case(CaseSkew cs, const SkewOptions& options, std::map<int, SkewTally>& tally,
+                      std::vector<std::string>& observations) {
+  for (int i = 0; i < static_cast<int>(cs.wait_us.size()); ++i) judge_rank(cs, i, options, tally[cs.first_rank + i]);
+  cs.spike = cs.leading.empty() && cs.p50_us > 0 && cs.p99_us / cs.p50_us >= options.spike_ratio;
+  if (cs.spike) observations.push_back(spike_text(cs));
+  return cs;
+}
+
+// A rank late in more than the consistency share of its cases: a straggler on its own.
+RankSuspect straggler(int rank, const SkewTally& t) {
+  const double lead_us = median_of(t.leads_us), lead_fraction = median_of(t.lead_fractions);
+  return {rank,
+          t.leading,
+          t.cases,
+          lead_us,
+          lead_fraction,
+          fmt::format("slow on its own: arrived late in {} of {} cases (median lead {}, {:.0f}% of the case time); {}",
+                      t.leading, t.cases, ms(lead_us), 100.0 * lead_fraction, t.first_evidence)};
+}
+
+// The observation when no rank is a straggler.
+std::string no_straggler_text(const SkewReport& out, const SkewOptions& options) {
+  int leading_cases = 0;
+  for (const auto& c : out.cases) leading_cases += c.leading.empty() ? 0 : 1;
+  return fmt::format(
+      "no straggler: no rank arrived late in more than {:.0f}% of the {} case(s) analysed ({} case(s) with a late "
+      "rank at all)",
+      100.0 * options.min_consistency, out.cases.size(), leading_cases);
+}
+
 }  // namespace
 
 // ---- skew ----------------------------------------------------------------------------------
 
 SkewReport analyse_skew(const std::vector<record::CaseRecord>& records, const SkewOptions& options) {
   SkewReport out;
-  struct Tally {
-    int cases = 0, leading = 0;
-    std::vector<double> leads_us, lead_fractions;
-    std::string first_evidence;
-  };
-  std::map<int, Tally> tally;
+  std::map<int, SkewTally> tally;
   for (const auto& r : records) {
-    if (r.status != "ok" || !r.per_rank || !r.time_us || r.per_rank->wait_us.size() < 2) {
+    if (!skew_usable(r)) {
       ++out.cases_skipped;
       continue;
     }
-    const auto& waits = r.per_rank->wait_us;
-    // The communicators compared: each domain under scope domain, else all ranks.
-    std::vector<std::pair<int, int>> groups;  // first rank, size
-    if (r.scope == "domain" && r.domain_sizes.size() > 1) {
-      int first = 0;
-      for (const int size : r.domain_sizes) {
-        groups.emplace_back(first, size);
-        first += size;
-      }
-    } else {
-      groups.emplace_back(0, static_cast<int>(waits.size()));
-    }
+    const std::vector<std::pair<int, int>> groups = skew_groups(r);
     bool analysed = false;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const auto [first, size] = groups[g];
-      if (size < 2 || static_cast<std::size_t>(first + size) > waits.size()) continue;
+      if (size < 2 || static_cast<std::size_t>(first + size) > r.per_rank->wait_us.size()) continue;
       analysed = true;
-      CaseSkew cs;
-      cs.case_key = r.case_key;
-      cs.label = case_label(r) + (groups.size() > 1 ? fmt::format(" (domain {})", g) : "");
-      cs.first_rank = first;
-      cs.p50_us = groups.size() > 1 ? domain_time(r, g, "p50").value_or(r.time_us->p50) : r.time_us->p50;
-      cs.mean_us = groups.size() > 1 ? domain_time(r, g, "mean").value_or(r.time_us->mean) : r.time_us->mean;
-      cs.p99_us = r.time_us->p99;
-      cs.wait_us.assign(waits.begin() + first, waits.begin() + first + size);
-      for (int i = 0; i < size; ++i) {
-        std::vector<double> others;
-        for (int j = 0; j < size; ++j) {
-          if (j != i) others.push_back(cs.wait_us[static_cast<std::size_t>(j)]);
-        }
-        const double lead = median_of(others) - cs.wait_us[static_cast<std::size_t>(i)];
-        cs.lead_us.push_back(lead);
-        const int rank = first + i;
-        auto& t = tally[rank];
-        ++t.cases;
-        // Waits are means over the iterations, so the lead is compared with the mean time.
-        const auto [lo, hi] = std::minmax_element(others.begin(), others.end());
-        const double spread = *hi - *lo;
-        if (cs.mean_us > 0 && lead >= options.min_lead_fraction * cs.mean_us &&
-            lead >= options.min_lead_over_spread * spread) {
-          cs.leading.push_back(rank);
-          ++t.leading;
-          t.leads_us.push_back(lead);
-          t.lead_fractions.push_back(lead / cs.mean_us);
-          if (t.first_evidence.empty()) {
-            t.first_evidence = fmt::format(
-                "in {} it waited {} inside the collective while the others waited {} (median): it arrived {} late, "
-                "{:.0f}% of the mean iteration time {}",
-                cs.label, ms(cs.wait_us[static_cast<std::size_t>(i)]), ms(median_of(others)), ms(lead),
-                100.0 * lead / cs.mean_us, ms(cs.mean_us));
-          }
-        }
-      }
-      cs.spike = cs.leading.empty() && cs.p50_us > 0 && cs.p99_us / cs.p50_us >= options.spike_ratio;
-      if (cs.spike) {
-        const auto [lo, hi] = std::minmax_element(cs.wait_us.begin(), cs.wait_us.end());
-        out.observations.push_back(fmt::format(
-            "system-wide spike in {}: p99 {} is {:.1f}x the p50 {}, but no rank arrives late (per-rank waits {} to "
-            "{}): every rank slowed at once (noise, another job, the fabric), not one straggler",
-            cs.label, ms(cs.p99_us), cs.p99_us / cs.p50_us, ms(cs.p50_us), ms(*lo), ms(*hi)));
-      }
-      out.cases.push_back(std::move(cs));
+      out.cases.push_back(analyse_case(skew_case(r, g, groups.size(), first, size), options, tally, out.observations));
     }
     if (!analysed) ++out.cases_skipped;
   }
   for (const auto& [rank, t] : tally) {
     if (t.leading == 0 || static_cast<double>(t.leading) <= options.min_consistency * t.cases) continue;
-    RankSuspect s;
-    s.rank = rank;
-    s.cases_leading = t.leading;
-    s.cases = t.cases;
-    s.median_lead_us = median_of(t.leads_us);
-    s.median_lead_fraction = median_of(t.lead_fractions);
-    s.evidence = fmt::format(
-        "slow on its own: arrived late in {} of {} cases (median lead {}, {:.0f}% of the case "
-        "time); {}",
-        t.leading, t.cases, ms(s.median_lead_us), 100.0 * s.median_lead_fraction, t.first_evidence);
-    out.stragglers.push_back(std::move(s));
+    out.stragglers.push_back(straggler(rank, t));
   }
-  if (out.stragglers.empty()) {
-    int leading_cases = 0;
-    for (const auto& c : out.cases) leading_cases += c.leading.empty() ? 0 : 1;
-    out.observations.push_back(fmt::format(
-        "no straggler: no rank arrived late in more than {:.0f}% of the {} case(s) analysed ({} case(s) with a late "
-        "rank at all)",
-        100.0 * options.min_consistency, out.cases.size(), leading_cases));
-  }
+  if (out.stragglers.empty()) out.observations.push_back(no_straggler_text(out, options));
   return out;
 }
 
