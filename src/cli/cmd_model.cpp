@@ -338,43 +338,83 @@ int list_systems() {
   return status;
 }
 
+// The system profile, its overrides and the placement.
+void add_system_options(CLI::App& app, ModelFlags& f) {
+  app.add_option("--system", f.system, "System profile: a name (see --list-systems) or a YAML file");
+  app.add_option(
+         "--set", f.sets,
+         "Override a profile key, validated as in the file (repeatable): KEY=VALUE, e.g. scale_out.oversubscription=2")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--ranks", f.ranks, "Rank counts, comma list (e.g. 256,512,1024); default: one domain");
+  app.add_option("--ranks-per-domain", f.ranks_per_domain,
+                 "Ranks per scale-up domain, rack-major, last domain partial (default: the profile's)");
+  app.add_option("--domain-sizes", f.domain_sizes, "Explicit domain sizes, e.g. 72,72,72,40");
+}
+
+// The size axes: -b, -e, -f, -i, -d, --algo and --scope.
+void add_size_options(CLI::App& app, ModelFlags& f) {
+  f.size_options = {
+      {"-b/--minbytes",
+       app.add_option("-b,--minbytes", f.min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
+           ->default_str("32M")},
+      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f.max_bytes, "Largest size")->default_str("32M")},
+      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f.factor, "Size multiplication factor")->default_str("2")},
+      {"-i/--stepbytes",
+       app.add_option("-i,--stepbytes", f.increment, "Size increment (instead of -f)")->default_str("0")},
+      {"-d/--dtype",
+       app.add_option("-d,--dtype", f.dtypes, "Dtype(s), comma list: " + join(dtype_names()))->default_str("float32")},
+      {"--algo",
+       app.add_option("--algo", f.algos, "Algorithm(s), comma list: " + join(algorithm_names()))->default_str("auto")},
+      {"--scope", app.add_option("--scope", f.scopes, "global (all ranks) and/or domain (each domain at once)")
+                      ->default_str("global")},
+  };
+}
+
+// The MoE message sizes' workload, tokens, EP sizes and rows.
+void add_moe_options(CLI::App& app, ModelFlags& f) {
+  const std::string moe_group = "MoE message sizes (moe-dispatch, moe-combine, moe-roundtrip)";
+  app.add_option("--workload", f.workload, "Workload profile, name or file (default deepseek-v3)")->group(moe_group);
+  app.add_option("--tokens", f.tokens, "Tokens per rank (default: the profile's)")->group(moe_group);
+  app.add_option("--ep-size", f.ep_sizes, "EP sizes, comma list (default 8,16,32,64,256)")->group(moe_group);
+  app.add_option("--rows", f.rows, "copy (one row per token-expert) or dedup (per token-rank; default: the profile's)")
+      ->group(moe_group);
+}
+
+// A regular collective's bounds and expected values on the profile, in --format.
+int run_collective_model(const ModelFlags& f) {
+  for (const auto* flag : {&f.workload, &f.tokens, &f.ep_sizes, &f.rows}) {
+    if (flag->has_value()) {
+      throw InputError(
+          fmt::format("--workload, --tokens, --ep-size and --rows apply only to moe-dispatch, "
+                      "moe-combine and moe-roundtrip, not {}",
+                      f.collective));
+    }
+  }
+  const model::SystemProfile system = resolve_system(f);
+  const std::vector<report::ModelRow> rows = build_rows(f, system);
+  std::string text;
+  if (f.format == "json") {
+    text = report::render_model_json(f.collective, system, rows);
+  } else if (f.format == "csv") {
+    text = report::render_model_csv(f.collective, system, rows);
+  } else {
+    text =
+        report::render_model_table(f.collective, coll::find_collective(f.collective).bytes_convention(), system, rows);
+  }
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
 Action setup(CLI::App& app) {
   auto f = std::make_shared<ModelFlags>();
   app.add_option("collective", f->collective,
                  "Collective: " + join(model::modelled_collectives()) +
                      "; moe-dispatch, moe-combine, moe-roundtrip "
                      "(message sizes per EP size)");
-  app.add_option("--system", f->system, "System profile: a name (see --list-systems) or a YAML file");
-  app.add_option(
-         "--set", f->sets,
-         "Override a profile key, validated as in the file (repeatable): KEY=VALUE, e.g. scale_out.oversubscription=2")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--ranks", f->ranks, "Rank counts, comma list (e.g. 256,512,1024); default: one domain");
-  app.add_option("--ranks-per-domain", f->ranks_per_domain,
-                 "Ranks per scale-up domain, rack-major, last domain partial (default: the profile's)");
-  app.add_option("--domain-sizes", f->domain_sizes, "Explicit domain sizes, e.g. 72,72,72,40");
-  f->size_options = {
-      {"-b/--minbytes",
-       app.add_option("-b,--minbytes", f->min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
-           ->default_str("32M")},
-      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f->max_bytes, "Largest size")->default_str("32M")},
-      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f->factor, "Size multiplication factor")->default_str("2")},
-      {"-i/--stepbytes",
-       app.add_option("-i,--stepbytes", f->increment, "Size increment (instead of -f)")->default_str("0")},
-      {"-d/--dtype",
-       app.add_option("-d,--dtype", f->dtypes, "Dtype(s), comma list: " + join(dtype_names()))->default_str("float32")},
-      {"--algo",
-       app.add_option("--algo", f->algos, "Algorithm(s), comma list: " + join(algorithm_names()))->default_str("auto")},
-      {"--scope", app.add_option("--scope", f->scopes, "global (all ranks) and/or domain (each domain at once)")
-                      ->default_str("global")},
-  };
-  const std::string moe_group = "MoE message sizes (moe-dispatch, moe-combine, moe-roundtrip)";
-  app.add_option("--workload", f->workload, "Workload profile, name or file (default deepseek-v3)")->group(moe_group);
-  app.add_option("--tokens", f->tokens, "Tokens per rank (default: the profile's)")->group(moe_group);
-  app.add_option("--ep-size", f->ep_sizes, "EP sizes, comma list (default 8,16,32,64,256)")->group(moe_group);
-  app.add_option("--rows", f->rows, "copy (one row per token-expert) or dedup (per token-rank; default: the profile's)")
-      ->group(moe_group);
+  add_system_options(app, *f);
+  add_size_options(app, *f);
+  add_moe_options(app, *f);
   app.add_option("--format", f->format, "Output: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->default_str("table");
@@ -401,27 +441,7 @@ Action setup(CLI::App& app) {
       coll::find_collective(f->collective);
       return run_moe_model(*f);
     }
-    for (const auto* flag : {&f->workload, &f->tokens, &f->ep_sizes, &f->rows}) {
-      if (flag->has_value()) {
-        throw InputError(
-            fmt::format("--workload, --tokens, --ep-size and --rows apply only to moe-dispatch, "
-                        "moe-combine and moe-roundtrip, not {}",
-                        f->collective));
-      }
-    }
-    const model::SystemProfile system = resolve_system(*f);
-    const std::vector<report::ModelRow> rows = build_rows(*f, system);
-    std::string text;
-    if (f->format == "json") {
-      text = report::render_model_json(f->collective, system, rows);
-    } else if (f->format == "csv") {
-      text = report::render_model_csv(f->collective, system, rows);
-    } else {
-      text = report::render_model_table(f->collective, coll::find_collective(f->collective).bytes_convention(), system,
-                                        rows);
-    }
-    std::fputs(text.c_str(), stdout);
-    return 0;
+    return run_collective_model(*f);
   };
 }
 
