@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "collbench/core/collective_facts.hpp"
@@ -261,71 +262,70 @@ std::string range_text(long lo, long hi, bool unbounded) {
 
 }  // namespace
 
-void resolve_num_ranks(NcclTestsLog& log, const RankEvidence& ev) {
-  const auto kind = factor_kind(log.collective);
-  const RatioBounds bounds = ratio_bounds(log.rows);
-  const bool ratio_informative = kind && *kind != FactorKind::one && bounds.num_used > 0 && !bounds.inconsistent;
+namespace {
 
-  if (bounds.inconsistent) {
+// What the busbw/algbw ratio of the rows can say about the rank count.
+struct RatioEvidence {
+  std::optional<FactorKind> kind;
+  RatioBounds bounds;
+  bool informative = false;
+};
+
+// Reads the factor kind and the ratio bounds; warns when the rows disagree.
+RatioEvidence read_ratio(NcclTestsLog& log) {
+  RatioEvidence r{factor_kind(log.collective), ratio_bounds(log.rows)};
+  r.informative = r.kind && *r.kind != FactorKind::one && r.bounds.num_used > 0 && !r.bounds.inconsistent;
+  if (r.bounds.inconsistent) {
     log.warnings.push_back("the busbw/algbw ratios of the rows disagree beyond the printed rounding (" +
-                           bounds.lo_where + " vs " + bounds.hi_where +
+                           r.bounds.lo_where + " vs " + r.bounds.hi_where +
                            "); the log may have been edited or mixes runs");
   }
+  return r;
+}
 
-  const int pp = ev.per_process.value_or(1) > 0 ? ev.per_process.value_or(1) : 1;
-  auto check_against_ratio = [&](int n, const std::string& source) {
-    if (!ratio_informative) return;
-    const double f = busbw_factor(*kind, n);
-    if (f < bounds.lo || f > bounds.hi) {
-      const IntRange fit = ranks_for_factor(*kind, bounds.lo, bounds.hi);
-      log.warnings.push_back(
-          "the " + source + " gives " + std::to_string(n) + " ranks, but the busbw/algbw ratio fits " +
-          (fit.lo > fit.hi ? std::string("no rank count") : range_text(fit.lo, fit.hi, fit.unbounded)) + " (factor " +
-          std::string(factor_text(*kind)) + ")");
-    }
-  };
+// Warns when a rank count from the log does not fit the ratio.
+void check_against_ratio(NcclTestsLog& log, const RatioEvidence& r, int n, const std::string& source) {
+  if (!r.informative) return;
+  const double f = busbw_factor(*r.kind, n);
+  if (f >= r.bounds.lo && f <= r.bounds.hi) return;
+  const IntRange fit = ranks_for_factor(*r.kind, r.bounds.lo, r.bounds.hi);
+  log.warnings.push_back("the " + source + " gives " + std::to_string(n) + " ranks, but the busbw/algbw ratio fits " +
+                         (fit.lo > fit.hi ? std::string("no rank count") : range_text(fit.lo, fit.hi, fit.unbounded)) +
+                         " (factor " + std::string(factor_text(*r.kind)) + ")");
+}
 
+// Takes the rank count the log states (device list or NCCL INFO line); false when it states none.
+bool take_stated_ranks(NcclTestsLog& log, const RankEvidence& ev, const RatioEvidence& r) {
   if (ev.listed) {
     log.num_ranks = ev.listed;
     log.num_ranks_source = ev.listed_source;
-    check_against_ratio(*ev.listed, ev.listed_source);
-    return;
+    check_against_ratio(log, r, *ev.listed, ev.listed_source);
+    return true;
   }
-  if (ev.nccl_info && *ev.nccl_info >= ev.at_least) {
-    log.num_ranks = ev.nccl_info;
-    log.num_ranks_source = "NCCL INFO nranks";
-    log.warnings.push_back("rank count " + std::to_string(*ev.nccl_info) + " taken from the NCCL INFO 'nranks' line" +
-                           (ev.incomplete_reason.empty() ? "" : " because " + ev.incomplete_reason));
-    check_against_ratio(*ev.nccl_info, "NCCL INFO nranks line");
-    return;
-  }
+  if (!ev.nccl_info || *ev.nccl_info < ev.at_least) return false;
+  log.num_ranks = ev.nccl_info;
+  log.num_ranks_source = "NCCL INFO nranks";
+  log.warnings.push_back("rank count " + std::to_string(*ev.nccl_info) + " taken from the NCCL INFO 'nranks' line" +
+                         (ev.incomplete_reason.empty() ? "" : " because " + ev.incomplete_reason));
+  check_against_ratio(log, r, *ev.nccl_info, "NCCL INFO nranks line");
+  return true;
+}
 
-  const std::string why = ev.incomplete_reason.empty() ? "the device list is incomplete" : ev.incomplete_reason;
-  const int at_least = std::max(ev.at_least, ev.per_process.value_or(0));
-  if (at_least > 0) log.num_ranks_at_least = at_least;
-  const std::string bound_text = at_least > 0 ? " (at least " + std::to_string(at_least) + " ranks seen)" : "";
+// Why the ratio cannot be read at all; empty when it can.
+std::string ratio_unreadable(const NcclTestsLog& log, const RatioEvidence& r) {
+  if (!r.kind) return " and the collective is unknown, so the busbw/algbw ratio cannot be read";
+  if (*r.kind == FactorKind::one) {
+    return ", and busbw = algbw for " + log.collective + ", so the busbw/algbw ratio carries no rank count";
+  }
+  if (r.bounds.num_used == 0) return ", and no row has an algbw large enough to read the busbw/algbw ratio";
+  if (r.bounds.inconsistent) return ", and the busbw/algbw ratios disagree";
+  return "";
+}
 
-  if (!kind) {
-    log.warnings.push_back("could not recover the rank count: " + why +
-                           " and the collective is unknown, so the busbw/algbw ratio cannot be read" + bound_text);
-    return;
-  }
-  if (*kind == FactorKind::one) {
-    log.warnings.push_back("could not recover the rank count: " + why + ", and busbw = algbw for " + log.collective +
-                           ", so the busbw/algbw ratio carries no rank count" + bound_text);
-    return;
-  }
-  if (bounds.num_used == 0) {
-    log.warnings.push_back("could not recover the rank count: " + why +
-                           ", and no row has an algbw large enough to read the busbw/algbw ratio" + bound_text);
-    return;
-  }
-  if (bounds.inconsistent) {
-    log.warnings.push_back("could not recover the rank count: " + why + ", and the busbw/algbw ratios disagree" +
-                           bound_text);
-    return;
-  }
-  const IntRange fit = ranks_for_factor(*kind, bounds.lo, bounds.hi);
+// Recovers the rank count (or a lower bound) from a readable ratio, given the ranks seen and nThread x nGpus.
+void recover_from_ratio(NcclTestsLog& log, const RatioEvidence& r, const std::string& why, int at_least, int pp) {
+  const FactorKind kind = *r.kind;
+  const IntRange fit = ranks_for_factor(kind, r.bounds.lo, r.bounds.hi);
   // Apply what is known: at least the ranks seen, and a multiple of nThread x nGpus.
   const long lo = std::max<long>(fit.lo, at_least > 0 ? at_least : 1);
   const long first = (lo + pp - 1) / pp * pp;
@@ -333,22 +333,40 @@ void resolve_num_ranks(NcclTestsLog& log, const RankEvidence& ev) {
   if (fit.lo > fit.hi || first > fit.hi) {
     log.warnings.push_back("could not recover the rank count: " + why + ", and no rank count" +
                            (at_least > 0 ? " >= " + std::to_string(at_least) : std::string()) + constraint +
-                           " fits the busbw/algbw ratio (factor " + std::string(factor_text(*kind)) + " in [" +
-                           std::to_string(bounds.lo) + ", " + std::to_string(bounds.hi) + "])");
+                           " fits the busbw/algbw ratio (factor " + std::string(factor_text(kind)) + " in [" +
+                           std::to_string(r.bounds.lo) + ", " + std::to_string(r.bounds.hi) + "])");
     return;
   }
   if (!fit.unbounded && first + pp > fit.hi) {
     log.num_ranks = static_cast<int>(first);
     log.num_ranks_source = "busbw/algbw ratio";
     log.warnings.push_back("rank count " + std::to_string(first) + " recovered from the busbw/algbw ratio (factor " +
-                           std::string(factor_text(*kind)) + " for " + log.collective + ", over " +
-                           std::to_string(bounds.num_used) + " measurements" + constraint + ") because " + why);
+                           std::string(factor_text(kind)) + " for " + log.collective + ", over " +
+                           std::to_string(r.bounds.num_used) + " measurements" + constraint + ") because " + why);
     return;
   }
   log.num_ranks_at_least = static_cast<int>(first);
   log.warnings.push_back("could not recover the rank count: " + why + ", and the busbw/algbw ratio (factor " +
-                         std::string(factor_text(*kind)) + ") fits " + range_text(first, fit.hi, fit.unbounded) +
+                         std::string(factor_text(kind)) + ") fits " + range_text(first, fit.hi, fit.unbounded) +
                          " ranks" + constraint + "; the printed digits are too few to tell");
+}
+
+}  // namespace
+
+void resolve_num_ranks(NcclTestsLog& log, const RankEvidence& ev) {
+  const RatioEvidence r = read_ratio(log);
+  if (take_stated_ranks(log, ev, r)) return;
+  const std::string why = ev.incomplete_reason.empty() ? "the device list is incomplete" : ev.incomplete_reason;
+  const int at_least = std::max(ev.at_least, ev.per_process.value_or(0));
+  if (at_least > 0) log.num_ranks_at_least = at_least;
+  const std::string unreadable = ratio_unreadable(log, r);
+  if (!unreadable.empty()) {
+    const std::string bound_text = at_least > 0 ? " (at least " + std::to_string(at_least) + " ranks seen)" : "";
+    log.warnings.push_back("could not recover the rank count: " + why + unreadable + bound_text);
+    return;
+  }
+  const int pp = ev.per_process.value_or(1) > 0 ? ev.per_process.value_or(1) : 1;
+  recover_from_ratio(log, r, why, at_least, pp);
 }
 
 // Rows whose printed busbw is not algbw x factor(n) within rounding: hand edits, mixed runs.
