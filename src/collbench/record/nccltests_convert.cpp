@@ -486,9 +486,10 @@ NcclTestsConverted convert_nccl_tests_log(const NcclTestsLog& log, const NcclTes
   return out;
 }
 
-NcclTestsImport import_nccl_tests(const std::vector<NcclTestsLog>& logs, const NcclTestsConvertOptions& opt) {
-  NcclTestsImport imp;
-  RunHeader& h = imp.header;
+namespace {
+
+// The run header fields every import takes from the options.
+void fill_header_basics(RunHeader& h, const NcclTestsConvertOptions& opt) {
   h.run_id = opt.run_id;
   h.started_at = opt.started_at;
   h.tool_version = opt.tool_version;
@@ -497,69 +498,95 @@ NcclTestsImport import_nccl_tests(const std::vector<NcclTestsLog>& logs, const N
   h.argv = opt.argv;
   h.launcher = "singleton";  // the schema's launchers; the real one is unknown (config.launcher_note)
   h.system = nullptr;
+}
 
+// What the logs contribute to the run header besides their records.
+struct LogsSummary {
   nlohmann::json sources = nlohmann::json::array();
   std::vector<std::vector<HostInfo>> host_lists;
   std::set<std::string> nccl_versions;
-  std::map<std::string, std::string> first_key_at;
-  for (const auto& log : logs) {
-    auto conv = convert_nccl_tests_log(log, opt);
-    for (auto& w : conv.warnings) imp.warnings.push_back(std::move(w));
-    // One record per case key, or gate would refuse the file: a repeated row (the same log
-    // twice, a size printed twice) is dropped, and the warning names both places.
-    for (auto& r : conv.cases) {
-      const std::string at = r.extra.value("source_line", nlohmann::json(nullptr)).is_null()
-                                 ? log.source_path
-                                 : fmt::format("{}:{}", log.source_path, r.extra["source_line"].get<int>());
-      const auto [it, inserted] = first_key_at.emplace(r.case_key, at);
-      if (inserted) {
-        imp.cases.push_back(std::move(r));
-        continue;
-      }
-      ++imp.duplicates_dropped;
-      imp.warnings.push_back(fmt::format(
-          "{}: dropped: the same case as {} ({}); a results file holds one record per case key, the first is kept", at,
-          it->second, r.case_key));
+};
+
+// Keeps the first record per case key; a repeated row (the same log twice, a size printed twice)
+// is dropped, and the warning names both places (gate refuses a file with repeated keys).
+void add_cases(const NcclTestsLog& log, NcclTestsConverted& conv, std::map<std::string, std::string>& first_key_at,
+               NcclTestsImport& imp) {
+  for (auto& r : conv.cases) {
+    const std::string at = r.extra.value("source_line", nlohmann::json(nullptr)).is_null()
+                               ? log.source_path
+                               : fmt::format("{}:{}", log.source_path, r.extra["source_line"].get<int>());
+    const auto [it, inserted] = first_key_at.emplace(r.case_key, at);
+    if (inserted) {
+      imp.cases.push_back(std::move(r));
+      continue;
     }
-    sources.push_back(conv.source);
-    if (!conv.hosts.empty()) host_lists.push_back(conv.hosts);
-    if (log.nccl_version) nccl_versions.insert(*log.nccl_version);
+    ++imp.duplicates_dropped;
+    imp.warnings.push_back(fmt::format(
+        "{}: dropped: the same case as {} ({}); a results file holds one record per case key, the first is kept", at,
+        it->second, r.case_key));
   }
-  // Hosts per rank belong to one run: keep them when every log that lists devices lists the
-  // same ones (e.g. one log, or several tests run on one allocation).
-  const auto same_hosts = [](const std::vector<HostInfo>& a, const std::vector<HostInfo>& b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (a[i].rank != b[i].rank || a[i].host != b[i].host) return false;
-    }
-    return true;
-  };
-  std::string hosts_note;
-  if (!host_lists.empty()) {
-    const bool all_same = std::all_of(host_lists.begin(), host_lists.end(),
-                                      [&](const auto& l) { return same_hosts(l, host_lists.front()); });
-    if (all_same) {
-      h.hosts = host_lists.front();
-    } else {
-      hosts_note = "the logs list different devices; hosts per rank are in each log, not in this header";
-    }
+}
+
+// Same ranks on the same hosts.
+bool same_hosts(const std::vector<HostInfo>& a, const std::vector<HostInfo>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].rank != b[i].rank || a[i].host != b[i].host) return false;
   }
-  if (nccl_versions.size() == 1) h.nccl_version = *nccl_versions.begin();
-  if (logs.size() == 1) {
-    for (const auto& [k, v] : logs.front().env) h.env[k] = v;
-  }
-  h.config = {{"source", "nccl-tests"},
-              {"launcher_note", "imported: the launcher of the original run is unknown"},
-              {"placement_note", nccl_tests_placement_note(opt)},
-              {"logs", sources}};
-  if (!hosts_note.empty()) h.config["hosts_note"] = hosts_note;
+  return true;
+}
+
+// Hosts per rank belong to one run: kept when every log that lists devices lists the same ones
+// (e.g. one log, or several tests run on one allocation); otherwise the returned note says why not.
+std::string set_hosts(RunHeader& h, const std::vector<std::vector<HostInfo>>& host_lists) {
+  if (host_lists.empty()) return "";
+  const bool all_same = std::all_of(host_lists.begin(), host_lists.end(),
+                                    [&](const auto& l) { return same_hosts(l, host_lists.front()); });
+  if (!all_same) return "the logs list different devices; hosts per rank are in each log, not in this header";
+  h.hosts = host_lists.front();
+  return "";
+}
+
+// The header's config: the sources, notes, and each log's environment when there are several.
+nlohmann::json import_config(const std::vector<NcclTestsLog>& logs, const NcclTestsConvertOptions& opt,
+                             const nlohmann::json& sources, const std::string& hosts_note) {
+  nlohmann::json config = {{"source", "nccl-tests"},
+                           {"launcher_note", "imported: the launcher of the original run is unknown"},
+                           {"placement_note", nccl_tests_placement_note(opt)},
+                           {"logs", sources}};
+  if (!hosts_note.empty()) config["hosts_note"] = hosts_note;
   if (logs.size() > 1) {
     nlohmann::json envs = nlohmann::json::object();
     for (const auto& log : logs) {
       if (!log.env.empty()) envs[log.source_path] = log.env;
     }
-    if (!envs.empty()) h.config["env_per_log"] = envs;
+    if (!envs.empty()) config["env_per_log"] = envs;
   }
+  return config;
+}
+
+}  // namespace
+
+NcclTestsImport import_nccl_tests(const std::vector<NcclTestsLog>& logs, const NcclTestsConvertOptions& opt) {
+  NcclTestsImport imp;
+  RunHeader& h = imp.header;
+  fill_header_basics(h, opt);
+  LogsSummary sum;
+  std::map<std::string, std::string> first_key_at;
+  for (const auto& log : logs) {
+    auto conv = convert_nccl_tests_log(log, opt);
+    for (auto& w : conv.warnings) imp.warnings.push_back(std::move(w));
+    add_cases(log, conv, first_key_at, imp);
+    sum.sources.push_back(conv.source);
+    if (!conv.hosts.empty()) sum.host_lists.push_back(conv.hosts);
+    if (log.nccl_version) sum.nccl_versions.insert(*log.nccl_version);
+  }
+  const std::string hosts_note = set_hosts(h, sum.host_lists);
+  if (sum.nccl_versions.size() == 1) h.nccl_version = *sum.nccl_versions.begin();
+  if (logs.size() == 1) {
+    for (const auto& [k, v] : logs.front().env) h.env[k] = v;
+  }
+  h.config = import_config(logs, opt, sum.sources, hosts_note);
   return imp;
 }
 
