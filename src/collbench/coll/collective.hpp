@@ -163,18 +163,12 @@ class Collective {
                                                                      const CaseContext& /*ctx*/) const {
     return {};
   }
-  // Irregular exchanges: the bytes every rank sends every other rank in one launch, for per-class
-  // bytes and the traffic-matrix bound (model::estimate_from_traffic); nullopt for the others.
-  [[nodiscard]] virtual std::optional<model::TrafficMatrix> traffic(const Shape& /*shape*/) const {
+  // Irregular exchanges: the summary of the bytes every rank sends every other rank in one launch
+  // (model::TrafficSummary: per-rank bytes by link class, for the traffic-matrix bound,
+  // model::estimate_from_summary), on `placement`; nullopt for the others.
+  [[nodiscard]] virtual std::optional<model::TrafficSummary> traffic_summary(const Shape& /*shape*/,
+                                                                             const Placement& /*placement*/) const {
     return std::nullopt;
-  }
-  // The summary of traffic() on `placement` (model::summarize_traffic); families whose matrix is
-  // large compute it without the n x n matrix (MoE: from the EP-group blocks).
-  [[nodiscard]] virtual std::optional<model::TrafficSummary> traffic_summary(const Shape& shape,
-                                                                             const Placement& placement) const {
-    const auto matrix = traffic(shape);
-    if (!matrix) return std::nullopt;
-    return model::summarize_traffic(*matrix, placement);
   }
   // What the case's size means besides bytes (MoE: workload, tokens, routing, ...), appended to
   // the size field of case_key so that cases of equal bytes stay distinct; empty for the others.

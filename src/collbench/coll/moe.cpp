@@ -330,17 +330,15 @@ class MoeCollective final : public Collective {
     if (op == "counts_exchange" && L.has_counts) run_counts(comm, L, send, recv);
   }
 
-  [[nodiscard]] std::optional<model::TrafficMatrix> traffic(const Shape& shape) const override {
-    const MoeCase& mc = detail_of(shape);
-    return moe_traffic(mc.w->matrix(), mc.w->dispatch_row_bytes, mc.w->combine_row_bytes, op_);
-  }
-
+  // The shape's own summary when `placement` is the one it was built on (the runner's rank-0
+  // context), else one from the EP-group blocks.
   [[nodiscard]] std::optional<model::TrafficSummary> traffic_summary(const Shape& shape,
                                                                      const Placement& placement) const override {
     const MoeCase& mc = detail_of(shape);
     const MoeWorkload& w = *mc.w;
-    return moe_traffic_summary(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_,
-                               moe_placement(placement, w.matrix().num_ranks));
+    const Placement p = moe_placement(placement, w.matrix().num_ranks);
+    if (p.domain_sizes == mc.placement.domain_sizes && p.interleaved == mc.placement.interleaved) return mc.traffic;
+    return moe_traffic_summary(w.matrix(), w.dispatch_row_bytes, w.combine_row_bytes, op_, p);
   }
 
   [[nodiscard]] nlohmann::json workload_record(const Shape& shape) const override {
