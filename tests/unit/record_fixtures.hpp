@@ -12,25 +12,35 @@
 
 namespace collbench::fixtures {
 
-// float32 sum all-reduce of `bytes` per rank at n ranks (one domain unless `domain_sizes`),
-// median time `p50_us` (samples 0.95, 0.98, 1, 1.03, 1.09 x p50_us), verified, status ok.
-inline record::CaseRecord allreduce_record(int n, std::uint64_t bytes, double p50_us,
-                                           std::vector<int> domain_sizes = {}) {
+// The identity of a float32 case on the MPI backend (host buffers, isolated timing, global
+// scope) of `bytes` per rank at n ranks in `domain_sizes`; nothing measured yet.
+inline record::CaseRecord float32_case(const std::string& run_id, const std::string& collective,
+                                       const std::string& algo, std::uint64_t bytes, int n,
+                                       std::vector<int> domain_sizes) {
   record::CaseRecord r;
-  r.run_id = "run-" + std::to_string(n);
-  r.collective = "allreduce";
-  r.redop = "sum";
+  r.run_id = run_id;
+  r.collective = collective;
   r.dtype = "float32";
   r.backend = "mpi";
-  r.algo_requested = "ring";
+  r.algo_requested = algo;
   r.scope = "global";
   r.timing = "isolated";
   r.buffers = "host";
   r.bytes = bytes;
   r.count = bytes / 4;
   r.num_ranks = n;
-  r.domain_sizes = domain_sizes.empty() ? std::vector<int>{n} : std::move(domain_sizes);
+  r.domain_sizes = std::move(domain_sizes);
   r.num_domains = static_cast<int>(r.domain_sizes.size());
+  return r;
+}
+
+// float32 sum all-reduce of `bytes` per rank at n ranks (one domain unless `domain_sizes`),
+// median time `p50_us` (samples 0.95, 0.98, 1, 1.03, 1.09 x p50_us), verified, status ok.
+inline record::CaseRecord allreduce_record(int n, std::uint64_t bytes, double p50_us,
+                                           std::vector<int> domain_sizes = {}) {
+  record::CaseRecord r = float32_case("run-" + std::to_string(n), "allreduce", "ring", bytes, n,
+                                      domain_sizes.empty() ? std::vector<int>{n} : std::move(domain_sizes));
+  r.redop = "sum";
   r.samples_us = {0.95 * p50_us, 0.98 * p50_us, p50_us, 1.03 * p50_us, 1.09 * p50_us};
   r.time_us = record::TimeStats::from(stats::summarize(r.samples_us));
   r.iterations = 5;
@@ -47,20 +57,7 @@ inline record::CaseRecord allreduce_record(int n, std::uint64_t bytes, double p5
 // no samples, no status (callers add what their output shows).
 inline record::CaseRecord timed_record(const std::string& collective, std::uint64_t bytes, int n, double p50_us,
                                        std::optional<int> root = std::nullopt) {
-  record::CaseRecord r;
-  r.run_id = "run";
-  r.collective = collective;
-  r.dtype = "float32";
-  r.backend = "mpi";
-  r.algo_requested = "auto";
-  r.scope = "global";
-  r.timing = "isolated";
-  r.buffers = "host";
-  r.bytes = bytes;
-  r.count = bytes / 4;
-  r.num_ranks = n;
-  r.domain_sizes = {n};
-  r.num_domains = 1;
+  record::CaseRecord r = float32_case("run", collective, "auto", bytes, n, {n});
   r.root = root;
   record::TimeStats t;
   t.p50 = p50_us;
