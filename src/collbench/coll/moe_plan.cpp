@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "collbench/core/error.hpp"
+#include "collbench/core/join.hpp"
 
 namespace collbench::coll {
 namespace {
@@ -125,8 +126,7 @@ struct Grid {
 
 Grid make_grid(const Placement& p, int r) {
   if (!p.uniform()) {
-    std::string sizes;
-    for (const int d : p.domain_sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(d);
+    const std::string sizes = join_ints(p.domain_sizes);
     throw InputError("hierarchical moe needs equal domain sizes (the placement is " + sizes + ")");
   }
   Grid g;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collbench/core/error.hpp"
+#include "collbench/core/join.hpp"
 
 namespace collbench::record {
 
@@ -31,8 +32,7 @@ bool rooted_collective(std::string_view collective) {
 namespace {
 
 std::string plain_case_key(const CaseRecord& r) {
-  std::string sizes;
-  for (std::size_t i = 0; i < r.domain_sizes.size(); ++i) sizes += (i ? "," : "") + std::to_string(r.domain_sizes[i]);
+  const std::string sizes = join_ints(r.domain_sizes);
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.collective, r.redop.value_or("-"), r.dtype, r.backend,
                      r.algo_requested, r.scope, r.in_place ? "inplace" : "outofplace", r.bytes, r.num_ranks, sizes);
 }
@@ -46,7 +46,10 @@ std::string make_case_key(const CaseRecord& r) {
 std::string make_case_key(const CaseRecord& r, std::string_view size_label) {
   std::string key = plain_case_key(r);
   std::string label = r.root && *r.root != 0 ? fmt::format("root={}", *r.root) : std::string();
-  if (!size_label.empty()) label += (label.empty() ? "" : ";") + std::string(size_label);
+  if (!size_label.empty()) {
+    if (!label.empty()) label += ';';
+    label += size_label;
+  }
   if (label.empty()) return key;
   for (auto& ch : label) {
     if (ch == '|') ch = '/';

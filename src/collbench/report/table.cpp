@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "collbench/core/join.hpp"
 #include "collbench/report/repeats_line.hpp"
 
 namespace collbench::report {
@@ -14,9 +15,7 @@ using record::CaseRecord;
 namespace {
 
 std::string domains_text(const CaseRecord& r) {
-  std::string s;
-  for (std::size_t i = 0; i < r.domain_sizes.size(); ++i) s += (i ? "," : "") + std::to_string(r.domain_sizes[i]);
-  return s;
+  return join_ints(r.domain_sizes);
 }
 
 std::string csv_escape(const std::string& s) {

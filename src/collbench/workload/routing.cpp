@@ -247,9 +247,13 @@ class TokenRouter {
   // Top-k by (key, expert index) over the kept groups' known keys. Exact when at least k of them
   // lie below `thr0` (every unknown key is >= thr0), which this checks.
   bool merge_kept(const int* kept, double thr0, std::int32_t* experts_out) {
-    double keys[kMaxTopK];
-    int n = 0;
+    // keys[j] is read only once n == k, after all k were written (1 <= k <= kMaxTopK, checked by
+    // check_shape). GCC 12 at -O3 cannot see that (-Wmaybe-uninitialized): the k slots start at
+    // +inf, the value an unknown key would have, which no read can see before its write anyway.
     const int k = top_k_;
+    double keys[kMaxTopK];
+    std::fill_n(keys, k, kInf);
+    int n = 0;
     for (int i = 0; i < groups_per_token_; ++i) {
       const int g = kept[i];
       const double* gk = group_keys_.data() + static_cast<std::size_t>(g) * cap_;
