@@ -12,11 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/step_output.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/model/profile_overrides.hpp"
 #include "collbench/record/jsonl.hpp"
-#include "collbench/report/escape.hpp"
 #include "collbench/step/overlap_source.hpp"
 #include "collbench/step/step.hpp"
 
@@ -25,9 +26,11 @@ namespace {
 
 struct StepFlags {
   std::string workload = "deepseek-v3-bf16";
-  std::string layout = "deepseek-v3-gb200-megatron";
+  std::optional<std::string> layout;  // default: the layout published for the workload on the system
   std::string system = "gb200-nvl72";
-  std::string gpus = "256,512,1024";
+  std::optional<std::string> gpus;  // default: the layout's GPU count, 2x and 4x it
+  std::string packing = "ep-aligned";
+  std::vector<std::string> sets;  // --set KEY=VALUE on the system profile
   std::vector<std::string> measured;
   std::string fallback = "none";
   std::optional<std::string> degrade;
@@ -91,134 +94,31 @@ step::Overlap parse_overlap(const std::string& text) {
   return o;
 }
 
-nlohmann::json phase_json(const step::Phase& p) {
-  return {{"name", p.name},
-          {"collective", p.collective},
-          {"group", step::to_string(p.group)},
-          {"group_size", p.group_size},
-          {"scale_out", p.scale_out},
-          {"bytes", p.bytes},
-          {"time_us", p.answer.time_us},
-          {"bound_us", p.answer.bound_us ? nlohmann::json(*p.answer.bound_us) : nlohmann::json(nullptr)},
-          {"source", p.answer.source},
-          {"source_detail", p.answer.detail},
-          {"overlap", p.overlap},
-          {"window_us", p.window_us},
-          {"slack_us", p.slack_us},
-          {"calls_per_step", p.calls_per_step},
-          {"time_per_step_us", p.time_per_step_us},
-          {"exposed_per_step_us", p.exposed_per_step_us},
-          {"hidden_per_step_us", p.time_per_step_us - p.exposed_per_step_us}};
-}
-
-nlohmann::json point_json(const step::StepPoint& pt) {
-  nlohmann::json layers = nlohmann::json::array(), phases = nlohmann::json::array();
-  for (const auto& l : pt.layers) {
-    layers.push_back({{"kind", l.kind},
-                      {"count", l.count},
-                      {"fwd_compute_us", l.fwd_compute_us},
-                      {"fwd_comm_us", l.fwd_comm_us},
-                      {"fwd_exposed_us", l.fwd_exposed_us},
-                      {"bwd_compute_us", l.bwd_compute_us},
-                      {"bwd_comm_us", l.bwd_comm_us},
-                      {"bwd_exposed_us", l.bwd_exposed_us}});
-  }
-  for (const auto& p : pt.phases) phases.push_back(phase_json(p));
-  return {{"gpus", pt.shape.gpus},
-          {"dp", pt.shape.dp},
-          {"expert_dp", pt.shape.edp},
-          {"global_batch", pt.shape.global_batch},
-          {"micro_batches", pt.shape.micro_batches},
-          {"stage_layers", pt.shape.stage_layers},
-          {"critical_pipeline_rank", pt.critical_rank},
-          {"microbatch_fwd_us", pt.microbatch_fwd_us},
-          {"microbatch_bwd_us", pt.microbatch_bwd_us},
-          {"pipeline_us", pt.pipeline_us},
-          {"bubble_us", pt.bubble_us},
-          {"compute_us", pt.compute_us},
-          {"dp_exposed_us", pt.dp_exposed_us},
-          {"step_time_s", pt.step_us / 1e6},
-          {"tokens_per_step", pt.tokens},
-          {"model_flops_per_step", pt.model_flops},
-          {"delivered_tflops_per_gpu", pt.tflops_per_gpu},
-          {"retention", pt.retention},
-          {"layers", layers},
-          {"phases", phases}};
-}
-
-void print_table(const step::StepInputs& in, const std::vector<step::StepPoint>& pts,
-                 const std::vector<step::StepPoint>& degraded, const std::string& degrade_text) {
-  std::printf("# step: workload %s, layout %s (tp %d ep %d pp %d vpp %d, micro-batch %d, %s GEMMs), system %s\n",
-              in.workload.c_str(), in.layout.name.c_str(), in.layout.tp, in.layout.ep, in.layout.pp, in.layout.vpp,
-              in.layout.micro_batch, std::string(step::to_string(in.layout.precision)).c_str(), in.system.name.c_str());
-  std::printf("# FLOPs: 6 x active matmul parameters x tokens + 3 x layers x causal attention core (docs/step.md)\n");
-  std::printf("# overlap (%s): tp %.3g ep %.3g pp %.3g dp %.3g\n", in.overlap.source.c_str(), in.overlap.tp,
-              in.overlap.ep, in.overlap.pp, in.overlap.dp);
-  for (const auto& [kind, detail] : in.overlap.detail) {
-    std::printf("# overlap %s from %s\n", kind.c_str(), detail.c_str());
-  }
-  std::printf("%6s %5s %6s %12s %14s %10s %10s\n", "gpus", "dp", "batch", "step_s", "TFLOP/s/GPU", "retention",
-              "bubble_s");
-  for (const auto& p : pts) {
-    std::printf("%6d %5d %6d %12.4f %14.1f %9.1f%% %10.4f\n", p.shape.gpus, p.shape.dp, p.shape.global_batch,
-                p.step_us / 1e6, p.tflops_per_gpu, 100.0 * p.retention, p.bubble_us / 1e6);
-  }
+void print_json(const step::StepInputs& in, const std::vector<step::StepPoint>& pts,
+                const std::vector<step::StepPoint>& degraded) {
+  nlohmann::json out{
+      {"kind", "step"},
+      {"workload", in.workload},
+      {"layout", in.layout.name},
+      {"system", {{"name", in.system.name}, {"digest", in.system.digest}}},
+      {"flop_convention",
+       "6 x active matmul parameters x tokens + 3 x layers x causal attention core, MTP modules included"},
+      {"flops_per_token", step::model_flops_per_token(in.arch)},
+      {"mtp_flops_per_token", step::mtp_flops_per_token(in.arch)},
+      {"overlap",
+       {{"source", in.overlap.source},
+        {"tp", in.overlap.tp},
+        {"ep", in.overlap.ep},
+        {"pp", in.overlap.pp},
+        {"dp", in.overlap.dp},
+        {"detail", in.overlap.detail}}},
+      {"points", nlohmann::json::array()}};
   for (std::size_t i = 0; i < pts.size(); ++i) {
-    std::printf("\n## %d GPUs: phases (one call; per step on the critical pipeline rank)\n", pts[i].shape.gpus);
-    std::printf("%-46s %5s %-9s %12s %10s %10s %12s %12s  %s\n", "phase", "group", "fabric", "bytes", "time_us",
-                "slack_us", "step_us", "exposed_us", "source");
-    for (const auto& p : pts[i].phases) {
-      std::printf("%-46s %2s/%-2d %-9s %12.0f %10.1f %10.1f %12.1f %12.1f  %s\n", p.name.c_str(),
-                  step::to_string(p.group), p.group_size, p.scale_out ? "scale-out" : "scale-up", p.bytes,
-                  p.answer.time_us, p.slack_us, p.time_per_step_us, p.exposed_per_step_us, p.answer.detail.c_str());
-    }
-    if (!degraded.empty()) {
-      const auto& d = degraded[i];
-      std::size_t worst = 0;
-      for (std::size_t k = 0; k < d.phases.size(); ++k) {
-        if (d.phases[k].exposed_per_step_us - pts[i].phases[k].exposed_per_step_us >
-            d.phases[worst].exposed_per_step_us - pts[i].phases[worst].exposed_per_step_us)
-          worst = k;
-      }
-      std::printf("# --degrade %s: step %.4f s -> %.4f s, %.1f -> %.1f TFLOP/s/GPU; absorbed by: %s\n",
-                  degrade_text.c_str(), pts[i].step_us / 1e6, d.step_us / 1e6, pts[i].tflops_per_gpu, d.tflops_per_gpu,
-                  d.phases.empty() || d.step_us <= pts[i].step_us
-                      ? "no phase: the slowed collectives stay inside their compute windows (see slack)"
-                      : d.phases[worst].name.c_str());
-    }
+    auto j = step_point_json(in, pts[i]);
+    if (!degraded.empty()) j["degraded"] = step_point_json(in, degraded[i]);
+    out["points"].push_back(std::move(j));
   }
-}
-
-// Markdown: the scaling table, then each GPU count's phases with source, exposed time and slack.
-void print_markdown(const step::StepInputs& in, const std::vector<step::StepPoint>& pts) {
-  std::printf("# Training step: %s, layout %s, system %s\n\n", in.workload.c_str(), in.layout.name.c_str(),
-              in.system.name.c_str());
-  std::printf(
-      "FLOPs: 6 x active matmul parameters x tokens + 3 x layers x causal attention core (docs/step.md). "
-      "Overlap (%s): tp %.3g, ep %.3g, pp %.3g, dp %.3g.\n\n",
-      in.overlap.source.c_str(), in.overlap.tp, in.overlap.ep, in.overlap.pp, in.overlap.dp);
-  for (const auto& [kind, detail] : in.overlap.detail) {
-    std::printf("Overlap %s from %s.\n\n", kind.c_str(), report::md_escape(detail).c_str());
-  }
-  std::printf(
-      "| GPUs | DP | global batch | step (s) | TFLOP/s per GPU | retention | bubble (s) "
-      "|\n|---|---|---|---|---|---|---|\n");
-  for (const auto& p : pts) {
-    std::printf("| %d | %d | %d | %.4f | %.1f | %.1f%% | %.4f |\n", p.shape.gpus, p.shape.dp, p.shape.global_batch,
-                p.step_us / 1e6, p.tflops_per_gpu, 100.0 * p.retention, p.bubble_us / 1e6);
-  }
-  for (const auto& pt : pts) {
-    std::printf(
-        "\n## %d GPUs\n\n| phase | group | fabric | time per call (us) | slack (us) | exposed per step (us) | source "
-        "|\n"
-        "|---|---|---|---|---|---|---|\n",
-        pt.shape.gpus);
-    for (const auto& p : pt.phases) {
-      std::printf("| %s | %s %d | %s | %.1f | %.1f | %.1f | %s |\n", p.name.c_str(), step::to_string(p.group),
-                  p.group_size, p.scale_out ? "scale-out" : "scale-up", p.answer.time_us, p.slack_us,
-                  p.exposed_per_step_us, report::md_escape(p.answer.detail).c_str());
-    }
-  }
+  std::puts(out.dump(2).c_str());
 }
 
 int run_step(const StepFlags& f) {
@@ -226,9 +126,10 @@ int run_step(const StepFlags& f) {
   const auto profile = workload::load_workload_profile(f.workload);
   in.arch = step::architecture_of(profile);
   in.workload = profile.name;
-  in.layout = step::load_layout(f.layout);
-  in.system = model::load_system_profile(f.system);
+  in.system = model::load_system_profile(f.system, f.sets);
+  in.layout = f.layout ? step::load_layout(*f.layout) : step::default_layout(profile.name, in.system.name);
   in.ranks_per_domain = f.ranks_per_domain.value_or(in.system.scale_up.domain_size);
+  in.packing = step::parse_packing(f.packing);
   if (f.overlap) in.overlap = parse_overlap(*f.overlap);
   std::vector<record::ResultFile> files;
   for (const auto& path : f.measured) files.push_back(record::read_results(path));
@@ -236,7 +137,10 @@ int run_step(const StepFlags& f) {
     throw InputError(fmt::format("--fallback '{}': accepted: none, model", f.fallback));
   }
   std::vector<int> gpus;
-  for (const auto& item : split_list(f.gpus, "--gpus")) gpus.push_back(positive_int("--gpus", item));
+  const int g = in.layout.gpus;
+  for (const auto& item : split_list(f.gpus.value_or(fmt::format("{},{},{}", g, 2 * g, 4 * g)), "--gpus")) {
+    gpus.push_back(positive_int("--gpus", item));
+  }
   const step::CommTimes comm(in.system, files, f.fallback == "model", std::nullopt);
   std::optional<step::CommTimes> slow;
   if (f.degrade) slow.emplace(in.system, files, f.fallback == "model", step::parse_degrade(*f.degrade));
@@ -247,30 +151,11 @@ int run_step(const StepFlags& f) {
     if (slow) degraded.push_back(step::build_step(in, *slow, n));
   }
   if (f.format == "json") {
-    nlohmann::json out{
-        {"kind", "step"},
-        {"workload", in.workload},
-        {"layout", in.layout.name},
-        {"system", {{"name", in.system.name}, {"digest", in.system.digest}}},
-        {"flop_convention", "6 x active matmul parameters x tokens + 3 x layers x causal attention core"},
-        {"overlap",
-         {{"source", in.overlap.source},
-          {"tp", in.overlap.tp},
-          {"ep", in.overlap.ep},
-          {"pp", in.overlap.pp},
-          {"dp", in.overlap.dp},
-          {"detail", in.overlap.detail}}},
-        {"points", nlohmann::json::array()}};
-    for (std::size_t i = 0; i < pts.size(); ++i) {
-      auto j = point_json(pts[i]);
-      if (!degraded.empty()) j["degraded"] = point_json(degraded[i]);
-      out["points"].push_back(std::move(j));
-    }
-    std::puts(out.dump(2).c_str());
+    print_json(in, pts, degraded);
   } else if (f.format == "markdown") {
-    print_markdown(in, pts);
+    print_step_markdown(in, pts);
   } else if (f.format == "table") {
-    print_table(in, pts, degraded, f.degrade.value_or(""));
+    print_step_table(in, pts, degraded, f.degrade.value_or(""));
   } else {
     throw InputError(fmt::format("--format '{}': accepted: table, json, markdown", f.format));
   }
@@ -280,10 +165,21 @@ int run_step(const StepFlags& f) {
 Action setup(CLI::App& app) {
   auto f = std::make_shared<StepFlags>();
   app.add_option("--workload", f->workload, "Workload profile with the architecture keys")->capture_default_str();
-  app.add_option("--layout", f->layout, "Parallel layout (profiles/layouts/NAME.yaml or a file)")
-      ->capture_default_str();
+  app.add_option("--layout", f->layout,
+                 "Parallel layout (profiles/layouts/NAME.yaml or a file; default: the one published for the workload "
+                 "on the system)");
   app.add_option("--system", f->system, "System profile with a compute: section")->capture_default_str();
-  app.add_option("--gpus", f->gpus, "GPU counts, weak scaling (global batch grows with DP)")->capture_default_str();
+  app.add_option(
+         "--set", f->sets,
+         "Override a system profile key (repeatable): KEY=VALUE, e.g. compute.gemm_efficiency=1 (docs/model.md)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--gpus", f->gpus,
+                 "GPU counts, weak scaling (global batch grows with DP; default: the layout's, 2x and 4x it)");
+  app.add_option("--packing", f->packing,
+                 "ep-aligned (whole EP groups per domain, idle GPUs if needed) or rack-major (domains filled, EP "
+                 "groups cut at their ends)")
+      ->capture_default_str();
   app.add_option("--measured", f->measured, "JSONL result files to take collective times from");
   app.add_option("--fallback", f->fallback, "none or model: what serves a collective the files lack")
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
+#include "collbench/model/traffic.hpp"
 
 namespace collbench::step {
 
@@ -70,7 +71,23 @@ CommTimes::CommTimes(model::SystemProfile system, std::vector<record::ResultFile
   if (degrade) degraded_ = degraded(system_, *degrade);
 }
 
+namespace {
+
+// The MoE dispatch/combine estimate of `collbench model moe-dispatch|moe-combine`: every pair of
+// the EP group (self included) carries bytes / group size.
+model::TrafficEstimate moe_estimate(const model::SystemProfile& s, const CommQuery& q, const Placement& p) {
+  const int n = p.num_ranks();
+  model::TrafficMatrix m;
+  m.num_ranks = n;
+  m.bytes.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(n),
+                 static_cast<std::uint64_t>(std::llround(q.bytes / n)));
+  return model::estimate_from_traffic(s, m, p);
+}
+
+}  // namespace
+
 double CommTimes::model_expected_us(const model::SystemProfile& s, const CommQuery& q, const Placement& p) const {
+  if (q.moe_estimate) return moe_estimate(s, q, p).estimate.expected_time_us;
   model::CaseGeometry g;
   g.collective = q.collective;
   g.algo = "auto";
@@ -94,16 +111,23 @@ CommAnswer CommTimes::from_model(const CommQuery& q) const {
     const double t = model_expected_us(system_, q, p);
     if (worst == nullptr || t > a.time_us) a.time_us = t, worst = &p;
   }
-  model::CaseGeometry g;
-  g.collective = q.collective;
-  g.algo = "auto";
-  g.dtype = q.dtype;
-  g.bytes = static_cast<std::uint64_t>(std::llround(q.bytes));
-  g.placement = *worst;
-  const auto e = model::estimate(system_, g);
-  a.bound_us = e->bound_time_us;
-  a.detail = fmt::format("model {} expected ({} on {}, packing {})", system_.name, e->algo_modelled, worst->num_ranks(),
-                         model::packing_string(*worst));
+  if (q.moe_estimate) {
+    const auto t = moe_estimate(system_, q, *worst);
+    a.bound_us = t.estimate.bound_time_us;
+    a.detail = fmt::format("model {} expected (MoE dispatch/combine estimate on {}, packing {}; {})", system_.name,
+                           worst->num_ranks(), model::packing_string(*worst), t.estimate.note);
+  } else {
+    model::CaseGeometry g;
+    g.collective = q.collective;
+    g.algo = "auto";
+    g.dtype = q.dtype;
+    g.bytes = static_cast<std::uint64_t>(std::llround(q.bytes));
+    g.placement = *worst;
+    const auto e = model::estimate(system_, g);
+    a.bound_us = e->bound_time_us;
+    a.detail = fmt::format("model {} expected ({} on {}, packing {})", system_.name, e->algo_modelled,
+                           worst->num_ranks(), model::packing_string(*worst));
+  }
   if (degraded_) {
     const double t = model_expected_us(*degraded_, q, q.group->rank0);
     if (t > a.time_us) {
@@ -112,6 +136,11 @@ CommAnswer CommTimes::from_model(const CommQuery& q) const {
     }
   }
   return a;
+}
+
+double CommTimes::model_inside_one_domain_us(const CommQuery& q) const {
+  const int n = q.group->size;
+  return model_expected_us(system_, q, placement_from_sizes(n, {n}));
 }
 
 namespace {

@@ -33,6 +33,10 @@ struct CommQuery {
   // Measured collectives tried before `collective`, in order (EP phases: moe-dispatch or
   // moe-combine, whose records are keyed by their mean bytes per rank; docs/step.md).
   std::vector<std::string> measured_first;
+  // EP phases: the model times them with the MoE dispatch/combine estimate `collbench model
+  // moe-dispatch|moe-combine` prints (a uniform traffic matrix of bytes / group size per pair,
+  // model::estimate_from_traffic, ep_kernel terms included), not the plain all-to-all.
+  bool moe_estimate = false;
 };
 
 struct CommAnswer {
@@ -59,6 +63,9 @@ class CommTimes {
             std::optional<Degrade> degrade);
   [[nodiscard]] CommAnswer time(const CommQuery& q) const;
   [[nodiscard]] bool measured() const { return !files_.empty(); }
+  // The model's expected time of the query's collective with its whole group inside one domain
+  // (what a placement that straddles domains costs, beside it).
+  [[nodiscard]] double model_inside_one_domain_us(const CommQuery& q) const;
 
  private:
   [[nodiscard]] CommAnswer from_model(const CommQuery& q) const;

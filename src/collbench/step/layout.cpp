@@ -1,8 +1,10 @@
 #include "collbench/step/layout.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -18,6 +20,9 @@ namespace {
 
 const std::vector<std::string> kKeys{"name",
                                      "description",
+                                     "workloads",
+                                     "system",
+                                     "published",
                                      "tp",
                                      "ep",
                                      "pp",
@@ -32,7 +37,9 @@ const std::vector<std::string> kKeys{"name",
                                      "grad_reduce_dtype",
                                      "param_gather_dtype",
                                      "sources"};
-const std::vector<std::string> kRecompute{"none", "selective", "full"};
+const std::vector<std::string> kPublishedKeys{"release",        "gpus",       "tokens_per_s_per_gpu",
+                                              "tflops_per_gpu", "counts_mtp", "source"};
+const std::vector<std::string> kRecompute{"none", "selective", "full", "mla_up_proj"};
 const std::vector<std::string> kPrecision{"bf16", "fp8"};
 const std::vector<std::string> kGradDtypes{"float32", "bfloat16"};
 const std::vector<std::string> kParamDtypes{"bfloat16", "float8"};
@@ -42,6 +49,26 @@ T pick(const std::vector<std::string>& names, const std::string& value, std::ini
   std::size_t i = 0;
   while (names[i] != value) ++i;
   return *(values.begin() + i);
+}
+
+std::vector<Published> parse_published(const yamlio::Reader& r, const YAML::Node& list) {
+  if (!list.IsSequence() || list.size() == 0) r.fail(list.Mark(), "published", "expected a non-empty list");
+  std::vector<Published> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node e = list[i];
+    const std::string path = fmt::format("published[{}]", i);
+    r.check_map(e, path, kPublishedKeys, yamlio::Reader::EmptyValues::reject);
+    Published p;
+    p.release = r.text(r.required(e, path, "release"), path + ".release");
+    p.gpus = r.integer(r.required(e, path, "gpus"), path + ".gpus", 1);
+    p.tokens_per_s_per_gpu =
+        r.positive(r.required(e, path, "tokens_per_s_per_gpu"), path + ".tokens_per_s_per_gpu", 1e9);
+    p.tflops_per_gpu = r.positive(r.required(e, path, "tflops_per_gpu"), path + ".tflops_per_gpu", 1e6);
+    p.counts_mtp = r.boolean(r.required(e, path, "counts_mtp"), path + ".counts_mtp");
+    p.source = r.text(r.required(e, path, "source"), path + ".source");
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace
@@ -67,6 +94,9 @@ Layout parse_layout(const std::string& yaml_text, const std::string& origin) {
   l.source = origin;
   l.name = r.text(r.required(root, "", "name"), "name");
   if (const auto n = r.optional(root, "", "description"); n.IsDefined()) l.description = r.text(n, "description");
+  if (const auto n = r.optional(root, "", "workloads"); n.IsDefined()) l.workloads = r.text_list(n, "workloads");
+  if (const auto n = r.optional(root, "", "system"); n.IsDefined()) l.system = r.text(n, "system");
+  if (const auto n = r.optional(root, "", "published"); n.IsDefined()) l.published = parse_published(r, n);
   const auto opt_int = [&](const char* key, int min_value, int fallback) {
     const YAML::Node n = r.optional(root, "", key);
     return n.IsDefined() ? r.integer(n, key, min_value) : fallback;
@@ -82,7 +112,7 @@ Layout parse_layout(const std::string& yaml_text, const std::string& origin) {
   l.last_stage_layers = opt_int("last_stage_layers", 0, -1);
   if (const auto n = r.optional(root, "", "recompute"); n.IsDefined()) {
     l.recompute = pick(kRecompute, r.one_of(n, "recompute", kRecompute),
-                       {Recompute::none, Recompute::selective, Recompute::full});
+                       {Recompute::none, Recompute::selective, Recompute::full, Recompute::mla_up_proj});
   }
   if (const auto n = r.optional(root, "", "precision"); n.IsDefined()) {
     l.precision = pick(kPrecision, r.one_of(n, "precision", kPrecision), {Precision::bf16, Precision::fp8});
@@ -125,6 +155,23 @@ Layout load_layout(const std::string& name_or_path) {
   text << in.rdbuf();
   if (!in) throw InputError(fmt::format("layout '{}': cannot read {}", name_or_path, path.string()));
   return parse_layout(text.str(), path.string());
+}
+
+Layout default_layout(const std::string& workload, const std::string& system) {
+  std::vector<Layout> hits;
+  std::vector<std::string> pairs;
+  for (const auto& name : list_layouts()) {
+    Layout l = load_layout(name);
+    if (l.workloads.empty() || l.system.empty()) continue;
+    pairs.push_back(fmt::format("{} ({} on {})", name, fmt::join(l.workloads, " or "), l.system));
+    const bool serves = std::find(l.workloads.begin(), l.workloads.end(), workload) != l.workloads.end();
+    if (serves && l.system == system) hits.push_back(std::move(l));
+  }
+  if (hits.size() == 1) return hits.front();
+  throw InputError(fmt::format(
+      "no single default layout for workload '{}' on system '{}' ({} layouts name that pair); pass --layout NAME; "
+      "published layouts: {}",
+      workload, system, hits.size(), pairs.empty() ? std::string("none") : fmt::format("{}", fmt::join(pairs, ", "))));
 }
 
 namespace {

@@ -13,11 +13,25 @@
 
 namespace collbench::step {
 
-enum class Recompute { none, selective, full };
+// selective: the attention core again; mla_up_proj: MLA's up projections (q and kv) again, as
+// Megatron's --recompute-modules mla_up_proj; full: the whole forward again.
+enum class Recompute { none, selective, full, mla_up_proj };
 enum class Precision { bf16, fp8 };
+
+// A step figure NVIDIA published for this layout (docs/step.md, "Predicted against published").
+struct Published {
+  std::string release;  // software release, e.g. "26.06" (NeMo container)
+  int gpus = 0;
+  double tokens_per_s_per_gpu = 0.0;
+  double tflops_per_gpu = 0.0;
+  bool counts_mtp = false;  // the published FLOP count includes multi-token prediction
+  std::string source;
+};
 
 struct Layout {
   std::string name, description, source;
+  std::vector<std::string> workloads;  // the workload profiles it serves (the first: as published)
+  std::string system;                  // the system it was published for: the default of each pair
   int tp = 1, ep = 1, pp = 1, vpp = 1;
   int micro_batch = 1;          // sequences per micro-batch
   int global_batch = 0;         // sequences per step at `gpus`; grows with DP (weak scaling)
@@ -29,6 +43,7 @@ struct Layout {
   int grad_bytes = 4;                     // bytes per gradient element in the DP reduce-scatter
   int param_bytes = 2;                    // bytes per parameter element in the DP all-gather
   std::vector<std::string> sources;
+  std::vector<Published> published;
 };
 
 std::string_view to_string(Recompute r);
@@ -38,6 +53,9 @@ Layout parse_layout(const std::string& yaml_text, const std::string& origin);
 // A name (profiles/layouts/NAME.yaml on the profile search path) or a file path.
 Layout load_layout(const std::string& name_or_path);
 std::vector<std::string> list_layouts();
+// The layout whose `workloads` and `system` keys name this pair (the system's published layout, the
+// default of `collbench step`); InputError listing the layouts and their pairs when none or several do.
+Layout default_layout(const std::string& workload, const std::string& system);
 
 // The shape of one step at N GPUs.
 struct Shape {

@@ -43,19 +43,22 @@ PartTimes layer_compute(const StepInputs& in, const Rates& r, bool moe) {
   const double tokens = static_cast<double>(in.layout.micro_batch) * a.sequence / in.layout.tp;
   const double ffn = moe ? moe_active_params(a) : dense_ffn_params(a);
   const double gemm = 2.0 * tokens * (attention_params(a) + ffn) / r.gemm * kUs;
-  const double core = tokens * attention_core_flops_per_token(a) / r.attention * kUs;
+  const double core = tokens * mean_core_flops_per_layer(a) / r.attention * kUs;
   PartTimes t;
   t.fwd = gemm + core;
   t.bwd = 2.0 * t.fwd;
   if (in.layout.recompute == Recompute::selective) t.bwd += core;
   if (in.layout.recompute == Recompute::full) t.bwd += t.fwd;
+  if (in.layout.recompute == Recompute::mla_up_proj) t.bwd += 2.0 * tokens * mla_up_proj_params(a) / r.gemm * kUs;
   return t;
 }
 
-PartTimes head_compute(const StepInputs& in, const Rates& r) {
+// The output layer (`params` = V H), or an MTP module's projection and output layer (2 H^2 + V H),
+// at the BF16 GEMM rate.
+PartTimes head_compute(const StepInputs& in, const Rates& r, double params) {
   const double tokens = static_cast<double>(in.layout.micro_batch) * in.arch.sequence / in.layout.tp;
   PartTimes t;
-  t.fwd = 2.0 * tokens * head_params(in.arch) / r.head * kUs;
+  t.fwd = 2.0 * tokens * params / r.head * kUs;
   t.bwd = 2.0 * t.fwd;
   return t;
 }
@@ -67,19 +70,25 @@ struct PhaseSpec {
   double bytes;
   Dtype dtype;
   const char* measured_first = nullptr;  // a MoE collective tried first in measured files
+  bool moe_estimate = false;             // EP: the model's MoE dispatch/combine estimate
 };
 
-// Parameters one GPU holds: non-expert (replicated over DP) and expert (over expert DP).
+// Parameters one GPU holds: non-expert (replicated over DP) and expert (over expert DP). An MTP
+// module adds its attention, shared experts, router and 2H -> H projection to the first, its
+// experts to the second (its output layer is the model's).
 double dense_params_per_gpu(const Architecture& a, const Layout& l) {
-  const double shared =
-      a.moe_layers * (a.shared_experts * 3.0 * a.hidden * a.expert_ffn + static_cast<double>(a.hidden) * a.experts);
-  const double total = a.layers * attention_params(a) + a.dense_layers * dense_ffn_params(a) + shared +
-                       embedding_params(a) + head_params(a);
+  const double h = a.hidden;
+  const double moe_rest = a.shared_experts * 3.0 * h * a.expert_ffn + h * a.experts;  // shared experts + router
+  const double mtp_ffn = a.moe_layers > 0 ? moe_rest : dense_ffn_params(a);
+  const double total = a.layers * attention_params(a) + a.dense_layers * dense_ffn_params(a) + a.moe_layers * moe_rest +
+                       a.mtp_layers * (attention_params(a) + mtp_ffn + 2.0 * h * h) + embedding_params(a) +
+                       head_params(a);
   return total / (l.tp * l.pp);
 }
 
 double expert_params_per_gpu(const Architecture& a, const Layout& l) {
-  return a.moe_layers * static_cast<double>(a.experts) * 3.0 * a.hidden * a.expert_ffn / (l.ep * l.pp);
+  const int moe = a.moe_layers + (a.moe_layers > 0 ? a.mtp_layers : 0);
+  return moe * static_cast<double>(a.experts) * 3.0 * a.hidden * a.expert_ffn / (l.ep * l.pp);
 }
 
 std::vector<PhaseSpec> phase_specs(const StepInputs& in, const Shape& s) {
@@ -93,10 +102,10 @@ std::vector<PhaseSpec> phase_specs(const StepInputs& in, const Shape& s) {
   std::vector<PhaseSpec> out{
       {"TP all-gather", "allgather", GroupKind::tp, activation, Dtype::bfloat16},
       {"TP reduce-scatter", "reducescatter", GroupKind::tp, activation, Dtype::bfloat16},
-      {"EP dispatch", "alltoall", GroupKind::ep, rows * a.dispatch_row_bytes, Dtype::bfloat16, "moe-dispatch"},
-      {"EP combine", "alltoall", GroupKind::ep, rows * a.combine_row_bytes, Dtype::bfloat16, "moe-combine"},
+      {"EP dispatch", "alltoall", GroupKind::ep, rows * a.dispatch_row_bytes, Dtype::bfloat16, "moe-dispatch", true},
+      {"EP combine", "alltoall", GroupKind::ep, rows * a.combine_row_bytes, Dtype::bfloat16, "moe-combine", true},
       {"EP backward (dispatch and combine gradients)", "alltoall", GroupKind::ep, rows * a.combine_row_bytes,
-       Dtype::bfloat16, "moe-combine"},
+       Dtype::bfloat16, "moe-combine", true},
       {"PP send/recv", "sendrecv", GroupKind::pp, activation / l.tp, Dtype::bfloat16},
       {"DP reduce-scatter", "reducescatter", GroupKind::dp, dense * l.grad_bytes, grad},
       {"DP all-gather", "allgather", GroupKind::dp, dense * l.param_bytes, Dtype::bfloat16},
@@ -121,10 +130,10 @@ double overlap_of(const Overlap& o, GroupKind g) {
 }
 
 // Phases whose group has more than one rank, each timed once; index by name through `find`.
-std::vector<Phase> time_phases(const StepInputs& in, const CommTimes& comm, const Shape& s) {
+std::vector<Phase> time_phases(const StepInputs& in, const CommTimes& comm, const Shape& s, int ranks_per_domain) {
   std::vector<Phase> out;
   for (const auto& spec : phase_specs(in, s)) {
-    const GroupGeometry g = group_geometry(spec.group, in.layout, s, in.ranks_per_domain);
+    const GroupGeometry g = group_geometry(spec.group, in.layout, s, ranks_per_domain);
     if (g.size <= 1) continue;
     Phase p;
     p.name = spec.name;
@@ -134,9 +143,13 @@ std::vector<Phase> time_phases(const StepInputs& in, const CommTimes& comm, cons
     p.scale_out = g.spans_domains;
     p.bytes = spec.bytes;
     p.overlap = overlap_of(in.overlap, spec.group);
-    CommQuery q{p.collective, &g, p.bytes, spec.dtype, p.name, {}};
+    CommQuery q{p.collective, &g, p.bytes, spec.dtype, p.name, {}, spec.moe_estimate};
     if (spec.measured_first != nullptr) q.measured_first.emplace_back(spec.measured_first);
     p.answer = comm.time(q);
+    // What a straddling EP group costs: the same call with the group inside one domain, where it fits.
+    if (spec.moe_estimate && p.scale_out && p.answer.source != "measured" && g.size <= in.ranks_per_domain) {
+      p.inside_one_domain_us = comm.model_inside_one_domain_us(q);
+    }
     out.push_back(std::move(p));
   }
   return out;
@@ -217,11 +230,14 @@ LayerRow layer_row(const StepInputs& in, const Rates& r, std::vector<Phase>& pha
   return row;
 }
 
-LayerRow output_row(const StepInputs& in, const Rates& r) {
+// The output layer, or (mtp) what an MTP module adds to its transformer layer: the 2H -> H
+// projection and the output layer again.
+LayerRow head_row(const StepInputs& in, const Rates& r, bool mtp) {
   LayerRow row;
-  row.kind = "output";
-  row.count = 1;
-  const PartTimes c = head_compute(in, r);
+  row.kind = mtp ? "mtp" : "output";
+  row.count = mtp ? in.arch.mtp_layers : 1;
+  const double h = in.arch.hidden;
+  const PartTimes c = head_compute(in, r, head_params(in.arch) + (mtp ? 2.0 * h * h : 0.0));
   row.fwd_compute_us = c.fwd;
   row.bwd_compute_us = c.bwd;
   return row;
@@ -273,7 +289,11 @@ RankWork rank_work(const StepInputs& in, const Shape& s, const std::vector<Layer
       chunk.phase_calls.assign(phases.size(), 0.0);
       add_layers(chunk, rows[0], dense);
       add_layers(chunk, rows[1], n - dense);
-      if (j == stages - 1) add_layers(chunk, rows[2], 1);
+      if (j == stages - 1) {  // the output layer, and the MTP modules (Megatron's last stage: "mL")
+        add_layers(chunk, rows[2], 1);
+        add_layers(chunk, rows[in.arch.moe_layers > 0 ? 1 : 0], in.arch.mtp_layers);
+        add_layers(chunk, rows[3], in.arch.mtp_layers);
+      }
       if (send >= 0) {  // one activation out per chunk forward, one gradient back per chunk backward
         auto& p = phases[static_cast<std::size_t>(send)];
         const double t = p.answer.time_us;
@@ -344,9 +364,11 @@ void count_calls(const Shape& s, const RankWork& worst, std::vector<Phase>& phas
 StepPoint build_step(const StepInputs& in, const CommTimes& comm, int gpus) {
   StepPoint pt;
   pt.shape = shape_at(in.layout, in.arch, gpus);
+  pt.placement = place_ep_groups(gpus, in.layout.ep, in.ranks_per_domain, in.packing);
   const Rates r = rates_of(in);
-  pt.phases = time_phases(in, comm, pt.shape);
-  pt.layers = {layer_row(in, r, pt.phases, false), layer_row(in, r, pt.phases, true), output_row(in, r)};
+  pt.phases = time_phases(in, comm, pt.shape, in.ranks_per_domain > 0 ? pt.placement.used_per_domain : 0);
+  pt.layers = {layer_row(in, r, pt.phases, false), layer_row(in, r, pt.phases, true), head_row(in, r, false),
+               head_row(in, r, true)};
   RankWork worst;
   for (int rank = 0; rank < in.layout.pp; ++rank) {
     RankWork w = rank_work(in, pt.shape, pt.layers, pt.phases, rank);

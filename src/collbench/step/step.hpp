@@ -13,6 +13,7 @@
 #include "collbench/model/system_profile.hpp"
 #include "collbench/step/architecture.hpp"
 #include "collbench/step/comm.hpp"
+#include "collbench/step/ep_placement.hpp"
 #include "collbench/step/groups.hpp"
 #include "collbench/step/layout.hpp"
 
@@ -31,8 +32,9 @@ struct StepInputs {
   Architecture arch;
   std::string workload;  // name, for the report
   Layout layout;
-  model::SystemProfile system;  // must hold `compute`
-  int ranks_per_domain = 0;     // 0: every GPU in one domain
+  model::SystemProfile system;            // must hold `compute`
+  int ranks_per_domain = 0;               // GPUs per scale-up domain; 0: every GPU in one domain
+  Packing packing = Packing::ep_aligned;  // how GPUs fill the domains (ep_placement.hpp)
   Overlap overlap;
 };
 
@@ -42,12 +44,13 @@ struct Phase {
   std::string collective;  // allgather reducescatter alltoall sendrecv
   GroupKind group = GroupKind::tp;
   int group_size = 1;
-  bool scale_out = false;  // some group of it spans scale-up domains
-  double bytes = 0.0;      // per call, the collective's nccl-tests convention
-  CommAnswer answer;       // time of one call, and its source
-  double overlap = 0.0;    // efficiency applied
-  double window_us = 0.0;  // compute one call may hide behind
-  double slack_us = 0.0;   // window - time: negative = it cannot fit
+  bool scale_out = false;             // some group of it spans scale-up domains
+  double bytes = 0.0;                 // per call, the collective's nccl-tests convention
+  CommAnswer answer;                  // time of one call, and its source
+  double inside_one_domain_us = 0.0;  // scale-out model phases: the same call with the group inside one domain
+  double overlap = 0.0;               // efficiency applied
+  double window_us = 0.0;             // compute one call may hide behind
+  double slack_us = 0.0;              // window - time: negative = it cannot fit
   // Per step on the critical pipeline rank, over its m micro-batches (DP phases: once per step).
   // The pipeline's fill and drain (bubble_us) repeat the per-micro-batch exposure (PP-1)/VPP
   // more times; that share is in bubble_us, not here, so exposed <= time and hidden = the rest.
@@ -69,6 +72,7 @@ struct LayerRow {
 
 struct StepPoint {
   Shape shape;
+  EpPlacement placement;  // where the GPUs sit; EP groups inside domains unless it says otherwise
   std::vector<LayerRow> layers;
   std::vector<Phase> phases;
   int critical_rank = 0;           // pipeline rank with the most work per micro-batch

@@ -197,6 +197,11 @@ const std::vector<std::string> kModelKeys{"hidden_size",
                                           "qk_nope_head_dim",
                                           "qk_rope_head_dim",
                                           "v_head_dim",
+                                          "num_key_value_heads",
+                                          "head_dim",
+                                          "sliding_window",
+                                          "num_sliding_window_layers",
+                                          "num_mtp_layers",
                                           "vocab_size",
                                           "sequence_length"};
 const std::vector<std::string> kFormatKeys{"dtype", "scale_block", "scale_dtype", "bytes_per_row"};
@@ -421,6 +426,11 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
   p.qk_nope_head_dim = count("qk_nope_head_dim", 0, false, 0);
   p.qk_rope_head_dim = count("qk_rope_head_dim", 0, false, 0);
   p.v_head_dim = count("v_head_dim", 1, false, 0);
+  p.num_key_value_heads = count("num_key_value_heads", 1, false, 0);
+  p.head_dim = count("head_dim", 1, false, 0);
+  p.sliding_window = count("sliding_window", 1, false, 0);
+  p.num_sliding_window_layers = count("num_sliding_window_layers", 0, false, 0);
+  p.num_mtp_layers = count("num_mtp_layers", 0, false, 0);
   p.vocab_size = count("vocab_size", 1, false, 0);
   p.sequence_length = count("sequence_length", 1, false, 0);
   if (p.top_k > p.num_routed_experts) {

@@ -97,7 +97,8 @@ struct WorkloadProfile {
   // (docs/overlap.md); 0 = not given.
   int expert_intermediate_size = 0;
   // Architecture keys read by `collbench step` (docs/step.md); 0 = not given. Attention is MLA
-  // (DeepSeek-V2/V3): q_lora_rank 0 means a plain query projection.
+  // (DeepSeek-V2/V3: kv_lora_rank > 0; q_lora_rank 0 means a plain query projection) or GQA
+  // (num_key_value_heads and head_dim).
   int dense_intermediate_size = 0;  // FFN width of the dense (non-MoE) layers
   int num_attention_heads = 0;
   int q_lora_rank = 0;
@@ -105,6 +106,11 @@ struct WorkloadProfile {
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
+  int num_key_value_heads = 0;        // GQA: key/value heads
+  int head_dim = 0;                   // GQA: width of one head
+  int sliding_window = 0;             // keys a sliding-window layer attends to (0 = none)
+  int num_sliding_window_layers = 0;  // layers with the sliding window (the rest attend fully)
+  int num_mtp_layers = 0;             // multi-token prediction modules (DeepSeek-V3: 1)
   int vocab_size = 0;
   int sequence_length = 0;  // tokens per training sequence
   // wire formats
