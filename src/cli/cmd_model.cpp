@@ -396,7 +396,10 @@ std::vector<std::string> checked_lines(const std::string& collective, const mode
     }
   }
   std::vector<std::string> out;
-  for (const int n : counts) out.push_back(model::checked_range_line(system, points, collective, n));
+  for (const int n : counts) {
+    std::string line = model::checked_range_line(system, points, collective, n);
+    if (out.empty() || out.back() != line) out.push_back(std::move(line));
+  }
   return out;
 }
 

@@ -70,18 +70,21 @@ TEST(ModelProtocols, RingExpectedIsTheFastestProtocol) {
   EXPECT_EQ(tiny.protocol, "LL");
   EXPECT_NEAR(tiny.expected_time_us, 2949.2, 0.01);
   EXPECT_NE(tiny.note.find("protocol LL (lowest expected of LL/LL128/Simple)"), std::string::npos) << tiny.note;
-  // 1 GiB: T = 2 x 1439/1440 x S / (900 x 0.825 GB/s) = 2890.4 us on NVLink (the NICs need 621 us).
-  // LL 2T + 2949.2 = 8730.0; LL128 T / 0.92 + 5562 = 8703.7; Simple T + 10196.4 = 13086.8: LL128.
+  // 1 GiB: T = 2 x 1439/1440 x S / (900 x 0.825 GB/s) = 2890.23 us on NVLink (the NICs need 621 us).
+  // LL 2T + 2949.2 = 8729.65; LL128 T / 0.92 + 5562 = 8703.55; Simple T + 10196.4 = 13086.63: LL128.
   const double S = 1073741824.0;
   const double t_us = 2.0 * 1439 / 1440 * S / 742.5e9 * 1e6;
   const auto big = ring(s, "allreduce", 1ull << 30, racks);
   EXPECT_EQ(big.protocol, "LL128");
   EXPECT_NEAR(big.expected_time_us, t_us / 0.92 + 5562.0, 1e-6);
-  EXPECT_NEAR(big.expected_time_us, 8703.7, 0.05);
-  // 16 GiB: the bandwidth term dominates and Simple's full rate wins: 16 T + 10196.4 us.
-  const auto huge = ring(s, "allreduce", 16ull << 30, racks);
+  EXPECT_NEAR(big.expected_time_us, 8703.55, 0.01);
+  // LL128 loses to Simple once 0.087 T exceeds 10196.4 - 5562 us (T > 53.3 ms, about 18.4 GiB).
+  // 16 GiB: LL128 still (50,265 + 5,562 us against 46,244 + 10,196); 32 GiB: Simple, 32 T + 10196.4
+  // = 102,683.6 us against LL128's 106,091.6.
+  EXPECT_EQ(ring(s, "allreduce", 16ull << 30, racks).protocol, "LL128");
+  const auto huge = ring(s, "allreduce", 32ull << 30, racks);
   EXPECT_EQ(huge.protocol, "Simple");
-  EXPECT_NEAR(huge.expected_time_us, 16.0 * t_us + 10196.4, 1e-6);
+  EXPECT_NEAR(huge.expected_time_us, 32.0 * t_us + 10196.4, 1e-6);
   // The bound never carries a latency: unchanged by the protocols.
   EXPECT_NEAR(big.bound_time_us, 2.0 * 1439 / 1440 * S / 900e9 * 1e6, 1e-6);
 }

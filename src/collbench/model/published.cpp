@@ -88,7 +88,8 @@ PublishedPoints load_published_points(const std::string& system) {
     const fs::path path = fs::path(dir) / "published" / (system + ".yaml");
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) continue;
-    PublishedPoints p = parse_published_points(read_input_file(path.string(), "published points", "a YAML file"), path.string());
+    PublishedPoints p =
+        parse_published_points(read_input_file(path.string(), "published points", "a YAML file"), path.string());
     if (p.system != system) {
       throw InputError(fmt::format("{}: key 'system': '{}' does not match the file name's system '{}'", path.string(),
                                    p.system, system));
