@@ -30,13 +30,13 @@ void set_reference(Row& row, const Check& check, const Placement& placement, con
   if (t.reference_busbw_gbps) {
     row.reference_busbw_gbps = t.reference_busbw_gbps;
     row.reference_source = t.reference_source.empty() ? std::string("site baseline (threshold.reference_busbw_gbps)")
-                                                      : "site baseline: " + t.reference_source;
+                                                      : fmt::format("site baseline: {}", t.reference_source);
     return;
   }
   for (const auto& p : published.points) {
     if (p.collective == row.collective && p.gpus() == row.num_ranks && p.bytes == row.bytes) {
       row.reference_busbw_gbps = p.measured_busbw_gbps;
-      row.reference_source = "published: " + p.source;
+      row.reference_source = fmt::format("published: {}", p.source);
       return;
     }
   }

@@ -335,10 +335,9 @@ void add_validated_range(WeakScalingGroup& g, const Systems& systems) {
   if (systems.projection == nullptr || systems.projection->is_cpu() || g.measured.empty()) return;
   int largest = g.measured.back().num_ranks;
   for (const auto& p : g.projected) largest = std::max(largest, p.num_ranks);
-  g.notes.push_back("validated range: " +
-                    model::checked_range_line(*systems.projection,
-                                              model::load_published_points(systems.projection->name), g.collective,
-                                              largest));
+  const model::PublishedPoints points = model::load_published_points(systems.projection->name);
+  g.notes.push_back(fmt::format("validated range: {}",
+                                model::checked_range_line(*systems.projection, points, g.collective, largest)));
 }
 
 WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, const WeakScalingReport& rep,
