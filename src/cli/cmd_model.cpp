@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
 #include "collbench/model/profile_overrides.hpp"
+#include "collbench/model/published.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/model/traffic.hpp"
 #include "collbench/plan/case.hpp"
@@ -52,6 +54,7 @@ struct ModelFlags {
   std::string scopes = "global";
   std::string format = "table";
   bool list_systems = false;
+  bool published = false;  // --published: the system's published points against the model
   // MoE message-size table (moe-* only).
   std::optional<std::string> workload, tokens, ep_sizes, rows;
   std::vector<std::pair<std::string, const CLI::Option*>> size_options;  // -b -e -f -i -d --algo --scope
@@ -381,6 +384,51 @@ void add_moe_options(CLI::App& app, ModelFlags& f) {
       ->group(moe_group);
 }
 
+// How far the model has been checked for this collective on the system, once per rank count
+// (docs/model.md, "Validated range").
+std::vector<std::string> checked_lines(const std::string& collective, const model::SystemProfile& system,
+                                       const std::vector<report::ModelRow>& rows) {
+  const model::PublishedPoints points = model::load_published_points(system.name);
+  std::vector<int> counts;
+  for (const auto& r : rows) {
+    if (std::find(counts.begin(), counts.end(), r.placement.num_ranks()) == counts.end()) {
+      counts.push_back(r.placement.num_ranks());
+    }
+  }
+  std::vector<std::string> out;
+  for (const int n : counts) {
+    std::string line = model::checked_range_line(system, points, collective, n);
+    if (out.empty() || out.back() != line) out.push_back(std::move(line));
+  }
+  return out;
+}
+
+// --published: every published point of the system for this collective, measured against the
+// model's bound and expected value.
+int run_published(const ModelFlags& f, const model::SystemProfile& system) {
+  const model::PublishedPoints points = model::load_published_points(system.name);
+  std::printf("published %s points on %s (%s)\n", f.collective.c_str(), system.name.c_str(),
+              points.path.empty() ? "none shipped" : points.path.c_str());
+  std::printf("%6s %-10s %8s %10s %10s %10s %9s %9s %-12s %s\n", "GPUs", "packing", "bytes", "measured", "bound",
+              "expected", "meas/exp", "meas/bnd", "modelled", "source");
+  for (const auto& p : points.points) {
+    if (p.collective != f.collective) continue;
+    const model::CheckedPoint c = model::check_point(system, p);
+    const std::string packing = model::packing_string(placement_from_sizes(p.gpus(), p.domain_sizes));
+    if (!c.estimate) {
+      std::printf("%6d %-10s %8s %10.2f %10s %10s %9s %9s %-12s %s\n", p.gpus(), packing.c_str(),
+                  format_bytes(p.bytes).c_str(), p.measured_busbw_gbps, "-", "-", "-", "-", "not modelled",
+                  p.source.c_str());
+      continue;
+    }
+    std::printf("%6d %-10s %8s %10.2f %10.2f %10.2f %9.3f %9.3f %-12s %s\n", p.gpus(), packing.c_str(),
+                format_bytes(p.bytes).c_str(), p.measured_busbw_gbps, c.estimate->bound_busbw_gbps,
+                c.estimate->expected_busbw_gbps, c.measured_over_expected, c.measured_over_bound,
+                c.estimate->algo_modelled.c_str(), p.source.c_str());
+  }
+  return 0;
+}
+
 // A regular collective's bounds and expected values on the profile, in --format.
 int run_collective_model(const ModelFlags& f) {
   for (const auto* flag : {&f.workload, &f.tokens, &f.ep_sizes, &f.rows}) {
@@ -392,15 +440,20 @@ int run_collective_model(const ModelFlags& f) {
     }
   }
   const model::SystemProfile system = resolve_system(f);
+  if (f.published) return run_published(f, system);
   const std::vector<report::ModelRow> rows = build_rows(f, system);
+  const std::vector<std::string> checked = checked_lines(f.collective, system, rows);
   std::string text;
   if (f.format == "json") {
-    text = report::render_model_json(f.collective, system, rows);
+    nlohmann::json j = nlohmann::json::parse(report::render_model_json(f.collective, system, rows));
+    j["checked_range"] = checked;
+    text = j.dump(2) + "\n";
   } else if (f.format == "csv") {
     text = report::render_model_csv(f.collective, system, rows);
   } else {
     text =
         report::render_model_table(f.collective, coll::find_collective(f.collective).bytes_convention(), system, rows);
+    for (const auto& line : checked) text += "validated range: " + line + "\n";
   }
   std::fputs(text.c_str(), stdout);
   return 0;
@@ -419,6 +472,8 @@ Action setup(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->default_str("table");
   app.add_flag("--list-systems", f->list_systems, "List the system profiles and where they are found");
+  app.add_flag("--published", f->published,
+               "Print the system's published points for COLLECTIVE (profiles/published/) against the model");
   app.footer(
       "See docs/model.md for every formula.\n"
       "Examples (no mpiexec needed):\n"

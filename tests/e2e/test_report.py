@@ -313,9 +313,13 @@ def test_weak_scaling_places_imported_records_and_states_packing(tmp_path):
     assert projected[12]["packing"] == "3x4" and projected[12]["packing_rule"] == "full"
     assert "packing 3x4: whole domains of 4 ranks (--packing full)" in projected[12]["notes"]
     assert ("no projection at N=10: 10 ranks do not fill domains of 4 (whole domains: N=8 or 12); pass --packing "
-            "even (4+2x3) or --packing partial (2x4+2)") in group["notes"]
+            "even (5x2) or --packing partial (2x4+2)") in group["notes"]
     md = (out / "report.md").read_text()
     assert "packing 3x4: whole domains of 4 ranks" in md
+    # The model's validated range on a GPU profile (docs/model.md): h100-hgx has no published points.
+    assert ("- validated range: h100-hgx allreduce: not checked against any published measurement (docs/model.md, "
+            "\"Validated range\")") in md
+    assert all(p["method"] == "extrapolated from the largest measured N" for p in projected.values())
 
 
 def test_weak_scaling_base_and_policy_flags_are_checked(runs, tmp_path):

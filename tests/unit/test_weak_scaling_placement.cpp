@@ -241,11 +241,17 @@ TEST(WeakScalingPacking, DomainSizesPerRule) {
   EXPECT_EQ(projected_domain_sizes(288, 72, Packing::full), (std::vector<int>{72, 72, 72, 72}));
   EXPECT_EQ(projected_domain_sizes(256, 72, Packing::even), (std::vector<int>{64, 64, 64, 64}));
   EXPECT_EQ(projected_domain_sizes(100, 72, Packing::even), (std::vector<int>{50, 50}));
-  // 1000 over ceil(1000/72) = 14 domains: 1000 = 14 x 71 + 6, so six of 72 and eight of 71.
-  const auto even = projected_domain_sizes(1000, 72, Packing::even);
-  ASSERT_EQ(even.size(), 14u);
-  EXPECT_EQ(std::count(even.begin(), even.end(), 72), 6);
-  EXPECT_EQ(std::count(even.begin(), even.end(), 71), 8);
+  // Equal domains: the fewest D >= ceil(N/72) that divides N. 1,024: 15 does not, 16 x 64 does
+  // (spread over 15 racks it was 4x69+11x68: an NVLS team of gcd 1 and half the bound).
+  EXPECT_EQ(projected_domain_sizes(1024, 72, Packing::even), std::vector<int>(16, 64));
+  // 1000: 14 to 19 do not divide it, 20 x 50 does (50 >= 36, half a domain).
+  EXPECT_EQ(projected_domain_sizes(1000, 72, Packing::even), std::vector<int>(20, 50));
+  // 1009 is prime: no equal split keeps half a domain, so 15 domains differing by one:
+  // 1009 = 15 x 67 + 4, four of 68 and eleven of 67.
+  const auto even = projected_domain_sizes(1009, 72, Packing::even);
+  ASSERT_EQ(even.size(), 15u);
+  EXPECT_EQ(std::count(even.begin(), even.end(), 68), 4);
+  EXPECT_EQ(std::count(even.begin(), even.end(), 67), 11);
   EXPECT_EQ(projected_domain_sizes(256, 72, Packing::partial), (std::vector<int>{72, 72, 72, 40}));
   EXPECT_EQ(parse_packing("even"), Packing::even);
   EXPECT_THROW(parse_packing("full-racks"), InputError);
@@ -266,7 +272,7 @@ TEST(WeakScalingPacking, ProjectionsStateTheirPacking) {
   EXPECT_TRUE(any_contains(g.projected[0].notes, "packing 4x4: whole domains of 4 ranks (--packing full)"));
   EXPECT_TRUE(any_contains(g.notes,
                            "no projection at N=10: 10 ranks do not fill domains of 4 (whole domains: N=8 or 12); pass "
-                           "--packing even (4+2x3) or --packing partial (2x4+2)"));
+                           "--packing even (5x2) or --packing partial (2x4+2)"));
 
   o.packing = Packing::partial;
   const auto partial = build_weak_scaling(anomaly_set(), o);
@@ -284,4 +290,59 @@ TEST(WeakScalingPacking, ProjectionsStateTheirPacking) {
   const auto est = model::estimate(*o.system, geo);
   ASSERT_TRUE(est);
   EXPECT_DOUBLE_EQ(p10.bound_time_us, est->bound_time_us);
+}
+
+// ---- projections between measured points (issue 35 item 9) ---------------------------------------
+
+namespace {
+
+// All-reduce of 1 GB per rank measured at 144 (2 x 72) and 1,440 (20 x 72) GPUs, at 95% and 45.5%
+// of their bounds (as CoreWeave's imports: 0.950 and 0.455).
+std::vector<InputFile> two_rack_counts() {
+  std::vector<InputFile> files;
+  for (const auto& [n, frac] : std::vector<std::pair<int, double>>{{144, 0.95}, {1440, 0.455}}) {
+    auto r = fixtures::allreduce_record(n, 1000000000, 10000.0, std::vector<int>(static_cast<std::size_t>(n / 72), 72));
+    r.backend = "nccl";
+    fixtures::set_model(r, "gb200-nvl72", frac * 10000.0, frac * 10000.0 * 1.05);
+    files.push_back(make_file("n" + std::to_string(n) + ".jsonl", {r}));
+  }
+  return files;
+}
+
+}  // namespace
+
+TEST(WeakScalingInterpolation, LinearInLog2N) {
+  // t = log2(256/144) / log2(1440/144) = 0.830075 / 3.321928 = 0.249878;
+  // 0.95 + 0.249878 x (0.455 - 0.95) = 0.826310.
+  EXPECT_NEAR(interpolate_efficiency(144, 0.95, 1440, 0.455, 256), 0.826310, 1e-6);
+  EXPECT_DOUBLE_EQ(interpolate_efficiency(144, 0.95, 1440, 0.455, 144), 0.95);
+  EXPECT_DOUBLE_EQ(interpolate_efficiency(144, 0.95, 1440, 0.455, 1440), 0.455);
+}
+
+TEST(WeakScalingInterpolation, ProjectionsBetweenMeasuredPointsInterpolate) {
+  WeakScalingOptions o;
+  o.requested_ranks = {72, 256, 2880};
+  o.system = model::load_system_profile("gb200-nvl72");
+  o.packing = Packing::even;
+  const auto rep = build_weak_scaling(two_rack_counts(), o);
+  const auto& g = rep.groups[0];
+  ASSERT_EQ(g.projected.size(), 3u);
+  // 72, below the smallest measured N: 144's efficiency carried down, not extrapolated.
+  EXPECT_EQ(g.projected[0].num_ranks, 72);
+  EXPECT_EQ(g.projected[0].method, "nearest measured");
+  EXPECT_NEAR(g.projected[0].pct_bound, 95.0, 1e-9);
+  // 256 (4 x 64): interpolated, 82.63% of the bound, not 1,440's 45.5%.
+  EXPECT_EQ(g.projected[1].num_ranks, 256);
+  EXPECT_EQ(g.projected[1].packing, "4x64");
+  EXPECT_EQ(g.projected[1].method, "interpolated");
+  EXPECT_NEAR(g.projected[1].pct_bound, 82.6310, 1e-3);
+  EXPECT_TRUE(any_contains(g.projected[1].notes,
+                           "interpolated between measured N=144 (0.950 of the bound) and "
+                           "N=1440 (0.455), linear in log2 N: 0.826"));
+  EXPECT_DOUBLE_EQ(g.projected[1].widening, 1.0);
+  // 2,880, beyond the largest: 1,440's efficiency, as before.
+  EXPECT_EQ(g.projected[2].method, "extrapolated from the largest measured N");
+  EXPECT_NEAR(g.projected[2].pct_bound, 45.5, 1e-9);
+  // The validated range is stated (docs/model.md): gb200-nvl72's published all-reduce points.
+  EXPECT_TRUE(any_contains(g.notes, "validated range: gb200-nvl72 allreduce: published points up to 1440 GPUs"));
 }

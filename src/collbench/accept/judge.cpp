@@ -357,6 +357,8 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
     }
     report.num_ranks = std::max(report.num_ranks, g.group->placement.num_ranks());
   }
+  const model::PublishedPoints published =
+      system != nullptr ? model::load_published_points(system->name) : model::PublishedPoints{};
   for (std::size_t ci = 0; ci < profile.checks.size(); ++ci) {
     const Check& check = profile.checks[ci];
     for (const auto bytes : check.sizes) {
@@ -371,6 +373,10 @@ AcceptReport judge(const AcceptanceProfile& profile, const std::vector<GroupReco
         set_policy_values(row, check);
         if (records.model_record != nullptr) set_model(row, check, *records.model_record, count, system);
         set_primary_metric(row, check.threshold);
+        // A simulation is judged against the platform it simulates: no checked range applies.
+        if (records.model_record == nullptr || !records.model_record->simulated) {
+          set_reference(row, check, group->placement, system, published);
+        }
         judge_detail::add_evidence(row, check, records, reps, group->placement, hosts);
         set_verdict(row, check, records.failures, records.waivers);
         report.rows.push_back(std::move(row));

@@ -11,6 +11,7 @@
 
 #include "collbench/accept/profile.hpp"
 #include "collbench/core/placement.hpp"
+#include "collbench/model/published.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/plan/case.hpp"
 #include "collbench/record/record.hpp"
@@ -79,6 +80,14 @@ struct Row {
   std::optional<double> interference;
   std::optional<double> bound_busbw_gbps, expected_busbw_gbps, bound_time_us, expected_time_us;
   std::string model_note;  // why there is no bound, when there is none
+  // Beyond the model's checked range (a GPU, cross-domain row with more GPUs than any published
+  // point of its collective): fraction_of_expected is judged against a reference result instead
+  // (reference.cpp). `checked_range` says how far the model was checked; the reference is a site
+  // baseline (threshold.reference_busbw_gbps) or a published point of the same case.
+  bool beyond_checked_range = false;
+  std::string checked_range;
+  std::optional<double> reference_busbw_gbps;
+  std::string reference_source;
   std::vector<LimitResult> limits;
   std::string primary_metric;  // what the console's "measured" column shows
   Verdict verdict = Verdict::pass;
@@ -109,6 +118,10 @@ struct GroupRecords {
   const PlacementGroup* group = nullptr;
   std::vector<record::CaseRecord> records;
 };
+
+// Marks a row beyond the model's checked range and finds its reference result (reference.cpp).
+void set_reference(Row& row, const Check& check, const Placement& placement, const model::SystemProfile* system,
+                   const model::PublishedPoints& published);
 
 // Judges every check. `system` (may be null) gives per-domain bounds for scope-domain checks;
 // scope-global checks use the records' own model fields.

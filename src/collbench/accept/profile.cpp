@@ -32,8 +32,9 @@ namespace {
 
 const std::vector<std::string> kTopKeys{"name", "description", "system", "progress", "requires", "defaults", "checks"};
 const std::vector<std::string> kRequiresKeys{"min_ranks", "max_ranks", "ranks_multiple_of"};
-const std::vector<std::string> kThresholdKeys{"fraction_of_bound", "fraction_of_expected", "min_busbw_gbps",
-                                              "min_algbw_gbps",    "max_time_us",          "max_interference"};
+const std::vector<std::string> kThresholdKeys{"fraction_of_bound",    "fraction_of_expected", "min_busbw_gbps",
+                                              "min_algbw_gbps",       "max_time_us",          "max_interference",
+                                              "reference_busbw_gbps", "reference_source"};
 // Keys a check may carry besides name/description/collective/bytes (also valid in defaults).
 const std::vector<std::string> kSettingKeys{
     // case
@@ -92,6 +93,16 @@ Threshold read_threshold(const Reader& r, const YAML::Node& node, const std::str
                          "for equal parts), got {}",
                          v.Scalar()));
     }
+  }
+  if (const auto v = node["reference_busbw_gbps"])
+    t.reference_busbw_gbps = r.positive(v, key("reference_busbw_gbps"), 1e7);
+  if (const auto v = node["reference_source"]) {
+    if (!t.reference_busbw_gbps) r.fail(v.Mark(), key("reference_source"), "applies only with reference_busbw_gbps");
+    t.reference_source = r.text(v, key("reference_source"));
+  }
+  if (t.reference_busbw_gbps && !t.fraction_of_expected) {
+    r.fail(node.Mark(), key("reference_busbw_gbps"),
+           "applies only with fraction_of_expected (it replaces the expected value beyond the model's checked range)");
   }
   if (t.empty()) r.fail(node.Mark(), path, "names no limit; accepted: " + join(kThresholdKeys));
   return t;

@@ -31,6 +31,11 @@ struct Threshold {
   // Concurrent families (ep-dp-concurrent): the largest interference ratio t_both / max(t_ep,
   // t_dp) accepted (1.0 = the parts run fully at once; 2.0 = serialized, for equal parts).
   std::optional<double> max_interference;
+  // A reference result for cross-domain checks beyond the model's checked range (docs/acceptance.md,
+  // "Beyond the checked range"): a site baseline busbw, GB/s, and where it comes from. There,
+  // fraction_of_expected is judged against this instead of the unchecked expected value.
+  std::optional<double> reference_busbw_gbps;
+  std::string reference_source;
 
   [[nodiscard]] bool empty() const {
     return !fraction_of_bound && !fraction_of_expected && !min_busbw_gbps && !min_algbw_gbps && !max_time_us &&

@@ -9,6 +9,28 @@
 namespace collbench::accept {
 namespace {
 
+// fraction_of_expected beyond the model's checked range (reference.cpp): against the row's
+// reference result, or not judged when it has none.
+LimitResult reference_limit(const Row& row, double f) {
+  LimitResult l;
+  l.kind = "fraction_of_reference";
+  l.required = f;
+  l.metric = "busbw_gbps";
+  l.measured = row.busbw;
+  if (!row.reference_busbw_gbps) {
+    l.note = fmt::format(
+        "{} GPUs is beyond the model's checked range ({}), so the expected value is not used alone; give the check "
+        "threshold.reference_busbw_gbps (a site baseline) or publish this case in profiles/published/",
+        row.num_ranks, row.checked_range);
+    return l;
+  }
+  l.limit = f * *row.reference_busbw_gbps;
+  l.judged = row.busbw.has_value();
+  l.passed = l.judged && *row.busbw >= *l.limit;
+  l.note = fmt::format("reference {}; beyond the checked range ({})", row.reference_source, row.checked_range);
+  return l;
+}
+
 // Evaluates the thresholds on the row's policy values.
 void evaluate_limits(Row& row, const Threshold& t) {
   const auto add = [&row](LimitResult l) { row.limits.push_back(std::move(l)); };
@@ -41,7 +63,9 @@ void evaluate_limits(Row& row, const Threshold& t) {
   };
   if (t.fraction_of_bound)
     fraction("fraction_of_bound", *t.fraction_of_bound, row.bound_busbw_gbps, row.bound_time_us, "bound");
-  if (t.fraction_of_expected) {
+  if (t.fraction_of_expected && row.beyond_checked_range) {
+    add(reference_limit(row, *t.fraction_of_expected));
+  } else if (t.fraction_of_expected) {
     fraction("fraction_of_expected", *t.fraction_of_expected, row.expected_busbw_gbps, row.expected_time_us,
              "expected value");
   }
@@ -76,6 +100,9 @@ std::string limit_text(const LimitResult& l, const Row& row) {
     what = fmt::format("{:g} x bound {}", l.required,
                        l.metric == "time_us" ? format_us(row.bound_time_us.value_or(0))
                                              : format_gbps(row.bound_busbw_gbps.value_or(0)));
+  } else if (l.kind == "fraction_of_reference") {
+    what =
+        fmt::format("{:g} x reference {}, {}", l.required, format_gbps(row.reference_busbw_gbps.value_or(0)), l.note);
   } else if (l.kind == "fraction_of_expected") {
     what = fmt::format("{:g} x expected {}", l.required,
                        l.metric == "time_us" ? format_us(row.expected_time_us.value_or(0))

@@ -80,8 +80,11 @@ std::string threshold_text(const Row& row) {
   for (const auto& l : row.limits) {
     std::string part;
     const std::string cmp = lower_is_better(l.metric) ? "<=" : ">=";
-    if (l.kind == "fraction_of_bound" || l.kind == "fraction_of_expected") {
-      part = fmt::format("{} {:g} x {}", cmp, l.required, l.kind == "fraction_of_bound" ? "bound" : "expected");
+    if (l.kind == "fraction_of_bound" || l.kind == "fraction_of_expected" || l.kind == "fraction_of_reference") {
+      part = fmt::format("{} {:g} x {}", cmp, l.required,
+                         l.kind == "fraction_of_bound"      ? "bound"
+                         : l.kind == "fraction_of_expected" ? "expected"
+                                                            : "reference");
       part += l.limit ? " = " + format_metric(l.metric, *l.limit) : std::string(" (no model)");
     } else {
       part = fmt::format("{} {} {}", cmp, format_metric(l.metric, l.required), metric_word(l.metric));
@@ -150,6 +153,12 @@ nlohmann::json accept_to_json(const AcceptReport& r) {
          {"reason", row.reason},
          {"evidence", row.evidence},
          {"timed_s", row.timed_s}});
+    if (row.beyond_checked_range) {  // fraction_of_expected judged against a reference (docs/acceptance.md)
+      rows.back()["reference"] = {
+          {"checked_range", row.checked_range},
+          {"busbw_gbps", opt(row.reference_busbw_gbps)},
+          {"source", row.reference_source.empty() ? json(nullptr) : json(row.reference_source)}};
+    }
   }
   return {{"schema", kAcceptSchema},
           {"profile", r.profile},

@@ -13,6 +13,7 @@
 #include "collbench/core/units.hpp"
 #include "collbench/model/bounds.hpp"
 #include "collbench/model/fabric.hpp"
+#include "collbench/model/nccl_tuning.hpp"
 
 namespace collbench::model::detail {
 
@@ -67,6 +68,18 @@ double plan_latency_s(const Plan& plan, const SystemProfile& s) {
   return total;
 }
 
+ExpectedTime plan_expected_time(const Plan& plan, const SystemProfile& s, int num_domains) {
+  const double transfer_s =
+      plan_transfer_time_s(plan, expected_rates(s, num_domains), true) / plan.algorithm_efficiency;
+  if (plan.protocols.empty()) return {transfer_s + plan_latency_s(plan, s), ""};
+  ExpectedTime best{kInf, ""};
+  for (const auto& p : plan.protocols) {
+    const double t = transfer_s / p.bandwidth_factor + p.latency_s;
+    if (t < best.seconds) best = {t, p.name};
+  }
+  return best;
+}
+
 Shape shape_of(const std::vector<int>& sizes) {
   Shape sh;
   sh.num_domains = static_cast<int>(sizes.size());
@@ -84,6 +97,24 @@ namespace {
 
 // ---- plans per algorithm ----------------------------------------------------------------------
 
+// NCCL's ring protocols on a GPU profile (nccl_tuning.hpp): LL with the profile's launch and hop
+// latencies (NCCL's LL figures), LL128 and Simple with NCCL's; a ring of `steps` steps of which
+// `net_steps` cross the network. CPU profiles (MPI) have one protocol: none here.
+std::vector<ProtocolOption> ring_protocols(const Ctx& c, int steps, int net_steps) {
+  if (c.system.is_cpu()) return {};
+  std::vector<ProtocolOption> out;
+  for (const auto& p : nccl::kRingProtocols) {
+    const bool ll = p.protocol == nccl::Protocol::ll;
+    const double base = ll ? c.system.launch_latency_s : p.base_s;
+    const double up = ll ? c.system.scale_up.hop_latency_s : p.nvlink_hop_s;
+    const double out_hop = ll ? c.system.scale_out.hop_latency_s : p.net_hop_s;
+    const double intra = nccl::ring_intra_step_s(p, up, c.shape.num_domains);
+    out.push_back({std::string(p.name), nccl::ring_protocol_latency_s(base, intra, out_hop, steps, net_steps),
+                   p.bandwidth_factor});
+  }
+  return out;
+}
+
 Plan ring_plan(const Ctx& c, double wire_bytes, double latency_s) {
   Plan p("ring", wire_bytes);
   Phase ph{{{Link::scale_up, wire_bytes}}, latency_s};
@@ -94,9 +125,11 @@ Plan ring_plan(const Ctx& c, double wire_bytes, double latency_s) {
 
 Plan allreduce_ring(const Ctx& c) {
   const auto& sh = c.shape;
-  return ring_plan(c, ring_allreduce_wire_bytes(c.bytes, sh.n),
-                   ring_allreduce_latency_s(sh.n, sh.num_domains, c.system.scale_up.hop_latency_s,
-                                            c.system.scale_out.hop_latency_s));
+  Plan p = ring_plan(c, ring_allreduce_wire_bytes(c.bytes, sh.n),
+                     ring_allreduce_latency_s(sh.n, sh.num_domains, c.system.scale_up.hop_latency_s,
+                                              c.system.scale_out.hop_latency_s));
+  p.protocols = ring_protocols(c, 2 * (sh.n - 1), 2 * (sh.num_domains - 1));
+  return p;
 }
 
 Plan allreduce_tree(const Ctx& c) {
@@ -195,40 +228,6 @@ Planned allreduce_nvlstree(const Ctx& c) {
   return p;
 }
 
-// CollNet (in-network reduction across domains, pipelined): in each domain a reduce-scatter and
-// an all-gather (over NVLS when the switch reduces the dtype, NCCL's NVLS+CollNet, else over
-// NVLink: 2(m-1)/m S), and through the NICs each GPU's S/m chunk up to the reducing switches and
-// the result back once (bounds.hpp). The smallest domain's GPUs carry the largest chunk.
-Planned allreduce_collnet(const Ctx& c) {
-  const auto& inr = c.system.scale_out.in_network;
-  const auto& sh = c.shape;
-  if (!inr.supported) {
-    return NotModelled{fmt::format(
-        "system '{}' has no in-network reduction (scale_out.in_network_reduction; off unless the profile enables it, "
-        "e.g. --set scale_out.in_network_reduction.supported=true)",
-        c.system.name)};
-  }
-  if (!inr.reduces(c.geometry.dtype)) {
-    return NotModelled{fmt::format("the network of '{}' cannot reduce {}", c.system.name, to_string(c.geometry.dtype))};
-  }
-  if (sh.num_domains == 1) return NotModelled{"CollNet reduces across domains; one domain: use nvls or ring"};
-  const bool nvls = !c.system.is_cpu() && c.system.in_switch.reduces(c.geometry.dtype);
-  const double up =
-      nvls ? nvls_allreduce_wire_bytes(c.bytes, sh.m_max) : 2.0 * ring_gather_scatter_wire_bytes(c.bytes, sh.m_max);
-  const double out = in_network_allreduce_nic_bytes(c.bytes, sh.m_min);
-  Plan p("collnet", up + out, 1, /*overlap=*/true);
-  if (nvls) {
-    p.phases.push_back(Phase{{{Link::scale_up, up}, {Link::switch_reduce, c.bytes}}, c.system.in_switch.latency_s});
-  } else {
-    p.algorithm_efficiency = kNcclCollNetEfficiency;
-    p.phases.push_back(Phase{{{Link::scale_up, up}}, 2.0 * (sh.m_max - 1) * c.system.scale_up.hop_latency_s});
-  }
-  p.phases.push_back(Phase{{{Link::scale_out, out}}, inr.latency_s});
-  p.note = fmt::format("pipelined; in-network reduction: each NIC sends and receives S/{} once; in domain {}", sh.m_min,
-                       nvls ? "NVLS (NVLS+CollNet)" : "reduce-scatter + all-gather (CollNet Direct)");
-  return p;
-}
-
 // collbench's own composition: reduce-scatter in each domain, all-reduce of S/m across domains
 // on each GPU's NIC, all-gather in each domain; three library calls one after another.
 Plan allreduce_hierarchical(const Ctx& c) {
@@ -257,9 +256,11 @@ Plan allreduce_hierarchical(const Ctx& c) {
 
 Plan gather_scatter_ring(const Ctx& c) {
   const auto& sh = c.shape;
-  return ring_plan(
+  Plan p = ring_plan(
       c, ring_gather_scatter_wire_bytes(c.bytes, sh.n),
       ring_latency_s(sh.n, sh.num_domains, c.system.scale_up.hop_latency_s, c.system.scale_out.hop_latency_s));
+  p.protocols = ring_protocols(c, sh.n - 1, sh.num_domains - 1);
+  return p;
 }
 
 Planned gather_scatter_nvls(const Ctx& c, const std::string& algo) {
@@ -377,8 +378,12 @@ Planned allreduce_plan(const Ctx& c, const std::string& algo) {
   if (algo == "nvlstree") return allreduce_nvlstree(c);
   if (algo == "hierarchical") return allreduce_hierarchical(c);
   if (algo == "collnet") return allreduce_collnet(c);
+  if (algo == "collnet-direct") return allreduce_collnet_direct(c);
+  if (algo == "collnet-chain") return allreduce_collnet_chain(c);
+  if (algo == "nvls-collnet") return allreduce_nvls_collnet(c);
   return no_variant(c.geometry.collective, algo,
-                    "auto, flat, ring, tree, nvls, nvlstree, cb-multimem, hierarchical, collnet");
+                    "auto, flat, ring, tree, nvls, nvlstree, cb-multimem, hierarchical, collnet, collnet-direct, "
+                    "collnet-chain, nvls-collnet");
 }
 
 Planned gather_scatter_plan(const Ctx& c, const std::string& algo) {
@@ -412,7 +417,8 @@ std::vector<std::string> auto_candidates(const Ctx& c) {
       if (gpu && switch_reduces) out.emplace_back(c.shape.num_domains == 1 ? "nvls" : "nvlstree");
       // In-network reduction only where the profile enables it (docs/model.md, CollNet).
       if (gpu && c.shape.num_domains > 1 && c.system.scale_out.in_network.reduces(c.geometry.dtype)) {
-        out.emplace_back("collnet");
+        out.insert(out.end(), {"collnet-direct", "collnet-chain"});
+        if (switch_reduces) out.emplace_back("nvls-collnet");
       }
       return out;
     }

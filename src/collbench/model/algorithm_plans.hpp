@@ -34,10 +34,6 @@ constexpr int nvls_tree_heads(int team) {
 // src/graph/tuning.cc): an implementation property, used in expected values only.
 constexpr double kNcclTreeEfficiency = 0.92;
 
-// NCCL's rating of CollNet Direct relative to its own bandwidth on compute capability >= 9.0
-// (busBw *= .85 in src/graph/tuning.cc, 2.30.7): expected values only.
-constexpr double kNcclCollNetEfficiency = 0.85;
-
 enum class Link { scale_up, scale_out, switch_reduce };
 
 struct Term {
@@ -55,6 +51,15 @@ struct Phase {
   double latency_s = 0.0;
 };
 
+// A protocol the library may run a plan with (NCCL's ring: LL, LL128, Simple). Its latency
+// replaces the phases' latencies and the launch latency; its factor scales the expected
+// bandwidth. The expected value is the fastest protocol's (NCCL's tuner picks the same way).
+struct ProtocolOption {
+  std::string name;
+  double latency_s = 0.0;
+  double bandwidth_factor = 1.0;
+};
+
 struct Plan {
   Plan() = default;
   Plan(std::string name, double wire_bytes, int calls = 1, bool overlap = false)
@@ -67,6 +72,7 @@ struct Plan {
   // Efficiency of the library's implementation of this algorithm relative to its ring, on top
   // of the profile's link efficiencies (expected only).
   double algorithm_efficiency = 1.0;
+  std::vector<ProtocolOption> protocols;  // empty: one protocol, latency from the phases and launches
   std::string note;
 };
 
@@ -121,7 +127,23 @@ Rates expected_rates(const SystemProfile& s, int num_domains);
 double plan_transfer_time_s(const Plan& plan, const Rates& rates, bool expected);
 double plan_latency_s(const Plan& plan, const SystemProfile& s);
 
+// The expected time of a plan (achievable rates, algorithm efficiency, latencies; the fastest of
+// its protocols when it has several) and the protocol that gives it ("" without protocols).
+struct ExpectedTime {
+  double seconds = 0.0;
+  std::string protocol;
+};
+ExpectedTime plan_expected_time(const Plan& plan, const SystemProfile& s, int num_domains);
+
 Shape shape_of(const std::vector<int>& sizes);
+
+// In-network reduction across domains (collnet_plans.cpp): NCCL's CollNet Direct and CollNet
+// Chain, `collnet` (the faster of the two, as NCCL_ALGO=CollNet leaves the choice to NCCL's
+// tuner) and NVLS in the domain with in-network reduction across (nvls-collnet).
+Planned allreduce_collnet_direct(const Ctx& c);
+Planned allreduce_collnet_chain(const Ctx& c);
+Planned allreduce_collnet(const Ctx& c);
+Planned allreduce_nvls_collnet(const Ctx& c);
 
 // The candidates NCCL's tuner chooses from for `auto` (it picks the lowest modelled time).
 std::vector<std::string> auto_candidates(const Ctx& c);

@@ -25,12 +25,18 @@ namespace {
 
 using namespace detail;
 
+std::string protocol_names(const Plan& plan) {
+  std::vector<std::string> names;
+  for (const auto& p : plan.protocols) names.push_back(p.name);
+  return join(names, "/");
+}
+
 Estimate estimate_from_plan(const Ctx& c, const Plan& plan) {
   const SystemProfile& s = c.system;
   const int domains = c.shape.num_domains;
   const double bound_s = plan_transfer_time_s(plan, bound_rates(s, domains), false);
-  const double expected_s = plan_transfer_time_s(plan, expected_rates(s, domains), true) / plan.algorithm_efficiency +
-                            plan_latency_s(plan, s);
+  const ExpectedTime expected = plan_expected_time(plan, s, domains);
+  const double expected_s = expected.seconds;
   const double factor = collbench::busbw_factor(c.collective, c.shape.n);
   Estimate e;
   e.system = s.name;
@@ -43,6 +49,11 @@ Estimate estimate_from_plan(const Ctx& c, const Plan& plan) {
   e.wire_bytes_per_rank = plan.wire_bytes_per_rank;
   e.algo_modelled = plan.algo;
   e.note = plan.note;
+  e.protocol = expected.protocol;
+  if (!expected.protocol.empty()) {
+    e.note = fmt::format("{}protocol {} (lowest expected of {})", e.note.empty() ? "" : e.note + "; ",
+                         expected.protocol, protocol_names(plan));
+  }
   e.busbw_ranks = c.shape.n;
   e.bound_margin = s.calibrated ? s.calibrated->margin : 0.0;
   return e;

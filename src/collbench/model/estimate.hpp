@@ -39,6 +39,7 @@ struct Estimate {
   double expected_algbw_gbps = 0.0;
   int busbw_ranks = 0;        // the communicator size used for the busbw factor
   double bound_margin = 0.0;  // calibration margin of the profile (0 for datasheet profiles)
+  std::string protocol;       // the library protocol of the expected value (NCCL ring: LL, LL128, Simple), or ""
 };
 
 // Either an estimate, or why the case is not modelled (shown as such, never silently dropped).

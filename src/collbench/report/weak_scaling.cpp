@@ -12,6 +12,7 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/model/published.hpp"
 #include "collbench/record/nccltests_convert.hpp"
 #include "collbench/report/weak_scaling_detail.hpp"
 #include "collbench/stats/median_bootstrap.hpp"
@@ -328,6 +329,17 @@ void add_efficiency(WeakScalingGroup& g, GroupPoints& gp, const WeakScalingOptio
   }
 }
 
+// On a GPU projection profile: how far the model has been checked for this collective, at the
+// largest N the group reaches (docs/model.md, "Validated range").
+void add_validated_range(WeakScalingGroup& g, const Systems& systems) {
+  if (systems.projection == nullptr || systems.projection->is_cpu() || g.measured.empty()) return;
+  int largest = g.measured.back().num_ranks;
+  for (const auto& p : g.projected) largest = std::max(largest, p.num_ranks);
+  const model::PublishedPoints points = model::load_published_points(systems.projection->name);
+  g.notes.push_back(fmt::format("validated range: {}",
+                                model::checked_range_line(*systems.projection, points, g.collective, largest)));
+}
+
 WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, const WeakScalingReport& rep,
                              const Systems& systems, const WeakScalingOptions& opt, std::vector<wsd::Far>& far) {
   std::stable_sort(entries.begin(), entries.end(),
@@ -341,6 +353,7 @@ WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, const 
   }
   add_efficiency(g, gp, opt, gi);
   wsd::add_projections(g, gp.ref ? gp.points[*gp.ref].rec : nullptr, rep, systems, opt, far);
+  add_validated_range(g, systems);
   return g;
 }
 

@@ -92,6 +92,11 @@ struct ProjectedInterval {
 };
 ProjectedInterval projected_interval(double pct_bound, const Interval& rel, double k, std::optional<double> efficiency);
 
+// The efficiency against the bound at N between two measured points (n_lo < N < n_hi), linear in
+// log2 N: eff_lo + t (eff_hi - eff_lo), t = log2(N / n_lo) / log2(n_hi / n_lo). A projection
+// between measured points uses it; only beyond the largest is the largest's efficiency carried.
+double interpolate_efficiency(int n_lo, double eff_lo, int n_hi, double eff_hi, int n);
+
 // ---- the report --------------------------------------------------------------------------------
 
 struct MeasuredPoint {
@@ -138,6 +143,10 @@ struct ProjectedPoint {
   double widening = 1.0;               // k = 1 + log2(max(1, N / L))
   bool extrapolation_warning = false;  // N > extrapolation_warn_factor x L: "model only", drawn dashed
   bool interval_clipped = false;       // the prediction interval was cut at the bound (a note says by how much)
+  // How the efficiency was chosen: "interpolated" between the measured points either side of N,
+  // "nearest measured" below the smallest, "extrapolated from the largest measured N" above it,
+  // or "calibrated at N=... (--calibrate-at)".
+  std::string method;
   std::vector<std::string> notes;
 };
 

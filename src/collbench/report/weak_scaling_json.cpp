@@ -81,6 +81,7 @@ nlohmann::json projected_point_json(const ProjectedPoint& p) {
           {"projected_time_us", p.projected_time_us},
           {"projected_busbw_gbps", p.projected_busbw_gbps},
           {"extrapolation", p.extrapolation},
+          {"method", p.method},
           {"widening", p.widening},
           {"extrapolation_warning", p.extrapolation_warning},
           {"model_only", p.extrapolation_warning},

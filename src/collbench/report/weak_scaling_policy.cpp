@@ -34,10 +34,18 @@ std::string_view to_string(Packing p) {
 std::vector<int> projected_domain_sizes(int n, int m, Packing packing) {
   if (n <= 0 || m <= 0) return {};
   if (packing == Packing::partial) return placement_from_ranks_per_domain(n, m).domain_sizes;
-  const int domains = (n + m - 1) / m;
   if (packing == Packing::full && n % m != 0) return {};
-  std::vector<int> sizes(static_cast<std::size_t>(domains), n / domains);
-  for (int d = 0; d < n % domains; ++d) ++sizes[static_cast<std::size_t>(d)];
+  // even: the fewest equal domains of at most m ranks (N/D for the smallest D >= ceil(N/m) that
+  // divides N), as long as they keep at least half of m. Domains of different sizes would shrink
+  // NCCL's NVLS team to their gcd (1,024 as 4x69+11x68: a team of 1 and half the NVLS-tree
+  // bound), an artefact of the spread; only when no such equal split exists are the sizes spread
+  // to differ by one.
+  const int fewest = (n + m - 1) / m;
+  for (int domains = fewest; n / domains >= (m + 1) / 2; ++domains) {
+    if (n % domains == 0) return std::vector<int>(static_cast<std::size_t>(domains), n / domains);
+  }
+  std::vector<int> sizes(static_cast<std::size_t>(fewest), n / fewest);
+  for (int d = 0; d < n % fewest; ++d) ++sizes[static_cast<std::size_t>(d)];
   return sizes;
 }
 

@@ -26,6 +26,12 @@ ProjectedInterval projected_interval(double pct_bound, const Interval& rel, doub
   return out;
 }
 
+double interpolate_efficiency(int n_lo, double eff_lo, int n_hi, double eff_hi, int n) {
+  if (n_hi <= n_lo) return eff_hi;
+  const double t = std::log2(static_cast<double>(n) / n_lo) / std::log2(static_cast<double>(n_hi) / n_lo);
+  return eff_lo + t * (eff_hi - eff_lo);
+}
+
 namespace weak_scaling_detail {
 
 using record::CaseRecord;
@@ -138,6 +144,60 @@ const MeasuredPoint* calibration_point(WeakScalingGroup& g, const WeakScalingOpt
   return &*at;
 }
 
+// A measured point a projection may be calibrated on: its efficiency against the bound and the
+// relative interval of that efficiency.
+struct Anchor {
+  const MeasuredPoint* point;
+  double eff;
+  std::optional<Interval> rel;
+};
+
+std::vector<Anchor> anchors_of(const WeakScalingGroup& g) {
+  std::vector<Anchor> out;
+  for (const auto& m : g.measured) {
+    if (m.anomaly || !m.pct_bound || *m.pct_bound <= 0.0) continue;
+    const double eff = *m.pct_bound / 100.0;
+    std::optional<Interval> rel;
+    if (m.pct_bound_ci) rel = Interval{m.pct_bound_ci->low / 100.0 / eff, m.pct_bound_ci->high / 100.0 / eff};
+    out.push_back({&m, eff, rel});
+  }
+  return out;
+}
+
+// The calibration of a projection to N at or below the largest anchor: between two measured
+// points, their efficiencies interpolated linearly in log2 N (interpolate_efficiency); below the
+// smallest, the smallest's (nothing is extrapolated downwards). Beyond the largest the caller
+// keeps the largest's.
+Calibration calibration_within(int n, const std::vector<Anchor>& anchors, const Calibration& largest,
+                               std::string& note) {
+  Calibration cal = largest;
+  const auto above =
+      std::find_if(anchors.begin(), anchors.end(), [n](const Anchor& a) { return a.point->num_ranks > n; });
+  if (above == anchors.begin()) {
+    cal.point = above->point;
+    cal.eff = above->eff;
+    cal.rel_eff = above->rel;
+    note = fmt::format(
+        "below the smallest measured N={}: its efficiency {:.3f} of the bound is carried down (no "
+        "extrapolation below the measured range)",
+        above->point->num_ranks, above->eff);
+    return cal;
+  }
+  const Anchor& lo = *(above - 1);
+  const Anchor& hi = *above;
+  cal.point = hi.point;
+  cal.eff = interpolate_efficiency(lo.point->num_ranks, lo.eff, hi.point->num_ranks, hi.eff, n);
+  cal.rel_eff.reset();
+  if (lo.rel && hi.rel) {
+    cal.rel_eff = Interval{std::min(lo.rel->low, hi.rel->low), std::max(lo.rel->high, hi.rel->high)};
+  }
+  note = fmt::format(
+      "interpolated between measured N={} ({:.3f} of the bound) and N={} ({:.3f}), linear in log2 N: "
+      "{:.3f}",
+      lo.point->num_ranks, lo.eff, hi.point->num_ranks, hi.eff, cal.eff);
+  return cal;
+}
+
 }  // namespace
 
 void add_projections(WeakScalingGroup& g, const CaseRecord* reference, const WeakScalingReport& rep,
@@ -167,8 +227,23 @@ void add_projections(WeakScalingGroup& g, const CaseRecord* reference, const Wea
   }
   Calibration cal{&lm, *g.calibration_efficiency, std::nullopt, largest_measured, reference};
   if (g.calibration_ci) cal.rel_eff = Interval{g.calibration_ci->low / cal.eff, g.calibration_ci->high / cal.eff};
+  const std::vector<Anchor> anchors = anchors_of(g);
   for (int n : wanted) {
-    if (auto pp = project_to(n, g, cal, systems, opt, far)) g.projected.push_back(std::move(*pp));
+    // Within the measured range (and without --calibrate-at) the neighbouring points calibrate N.
+    std::string method = "extrapolated from the largest measured N";
+    std::string note;
+    Calibration use = cal;
+    if (!opt.calibrate_at && n < lm.num_ranks && !anchors.empty()) {
+      use = calibration_within(n, anchors, cal, note);
+      method = note.starts_with("interpolated") ? "interpolated" : "nearest measured";
+    } else if (opt.calibrate_at) {
+      method = fmt::format("calibrated at N={} (--calibrate-at)", lm.num_ranks);
+    }
+    if (auto pp = project_to(n, g, use, systems, opt, far)) {
+      pp->method = method;
+      if (!note.empty()) pp->notes.push_back(note);
+      g.projected.push_back(std::move(*pp));
+    }
   }
 }
 

@@ -173,6 +173,10 @@ inline const std::vector<AlgoRow>& algo_rows() {
        "",
        "",
        {O::allreduce, O::reducescatter, O::allgather}},
+      {"collnet-direct", "allreduce:collnetdirect", "collnetdirect", "", "", {O::allreduce}},
+      {"collnet-chain", "allreduce:collnetchain", "collnetchain", "", "", {O::allreduce}},
+      // NVLS across nodes runs only with CollNet (NVLS in the node, in-network reduction across).
+      {"nvls-collnet", "allreduce:nvls", "nvls", "allreduce:simple", "simple", {O::allreduce}},
   };
   return kRows;
 }
@@ -202,12 +206,13 @@ inline AlgoSettings algo_settings(std::string_view algo, int runtime_version) {
     s.nccl_algo = std::string(per_function ? row.nccl_algo : row.plain_algo);
     s.nccl_proto = std::string(per_function ? row.nccl_proto : row.plain_proto);
     s.forced_ops = row.ops;
-    if (algo == "collnet") s.extra_env.emplace_back("NCCL_COLLNET_ENABLE", "1");
+    if (algo.starts_with("collnet") || algo == "nvls-collnet") s.extra_env.emplace_back("NCCL_COLLNET_ENABLE", "1");
     return s;
   }
-  throw InputError(unknown_name_message("algorithm for --backend nccl", algo,
-                                        {"auto", "flat", "hierarchical", "ring", "tree", "nvls", "nvlstree", "pat",
-                                         "collnet", "symmetric", "cb-multimem"}));
+  throw InputError(
+      unknown_name_message("algorithm for --backend nccl", algo,
+                           {"auto", "flat", "hierarchical", "ring", "tree", "nvls", "nvlstree", "pat", "collnet",
+                            "collnet-direct", "collnet-chain", "nvls-collnet", "symmetric", "cb-multimem"}));
 }
 
 // What algo_used() reports after `op`: the forced algorithm where it applies to that operation
