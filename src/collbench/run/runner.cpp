@@ -537,7 +537,8 @@ void SweepRun::finish() {
 void SweepRun::record_communicators() {
   const backend::CommCounts n = sets_->counts();
   summary_.communicators = n;
-  if (!root_ || !results_.writer) return;
+  // A --resume only appends: the header it found keeps what its own run wrote.
+  if (!root_ || !results_.writer || results_.has_header) return;
   results_.writer->update_first_line([&n](nlohmann::json& header) {
     if (header.value("kind", "") == "run_header")
       header["communicators"] = record::to_json(record::CommunicatorCounts{n.created, n.max_live});
