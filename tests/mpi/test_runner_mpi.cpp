@@ -169,6 +169,61 @@ TEST(RunnerMpi, WaivedAlgorithmIsARecordNotADrop) {
 
 // Hosts: rank 0 numbers them in order of first appearance and every rank receives the numbers;
 // outside a simulation every rank also receives every rank's name and pid.
+// Communicator lifecycle (docs/measurement.md): a set (world dup + domain split + cross split)
+// is created at its first case and freed after its last, and the cases of each set run together.
+// Plain and overlap cases alternate in the sweep (two sets on the MPI backend: overlap mode polls,
+// so it has a backend of its own) over three algorithms and both scopes: created up front, as
+// before, both sets' 6 communicators would be alive at once; regrouped, 3 are.
+TEST(RunnerMpi, CommunicatorSetsLiveFromTheirFirstCaseToTheirLast) {
+  const int n = world_size();
+  if (n % 2 != 0) GTEST_SKIP() << "needs an even rank count";
+  auto o = quiet();
+  o.placement.ranks_per_domain = n / 2;
+  std::vector<plan::Case> cases;
+  for (Scope scope : {Scope::domain, Scope::global}) {
+    for (const char* algo : {"auto", "flat", "hierarchical"}) {
+      for (const char* overlap : {"", "sleep:time=1ms"}) {
+        plan::Case c = mpitest::fixed_case("allreduce", 4096, 2, scope);
+        c.algo = algo;
+        c.overlap = overlap;
+        cases.push_back(c);
+      }
+    }
+  }
+  run::Runner runner(o);
+  const auto summary = runner.run(mpitest::sweep_of("lifecycle", cases));
+  EXPECT_EQ(summary.cases_failed, 0);
+  EXPECT_EQ(summary.communicators, (backend::CommCounts{6, 3}));
+  if (world_rank() == 0) {
+    ASSERT_EQ(summary.records.size(), 12u);
+    // The plain set's six cases first, in the sweep's order, then the overlap set's.
+    for (std::size_t i = 0; i < 12; ++i) {
+      const bool overlap = summary.records[i].case_key.find("overlap=") != std::string::npos;
+      EXPECT_EQ(overlap, i >= 6) << summary.records[i].case_key;
+    }
+    EXPECT_EQ(summary.records[0].scope, "domain");
+    EXPECT_EQ(summary.records[3].scope, "global");
+    EXPECT_EQ(summary.records[4].algo_requested, "flat");
+  }
+}
+
+// EP groups (Comm::block_level) are communicators of their set: created at the MoE case's
+// verification launch, counted, and freed with the set.
+TEST(RunnerMpi, EpGroupCommunicatorsAreCountedWithTheirSet) {
+  const int n = world_size();
+  if (n % 2 != 0) GTEST_SKIP() << "needs an even rank count";
+  plan::Case c = mpitest::fixed_case("moe-dispatch", 0, 2);
+  c.algo = "flat";
+  c.params = {{"tokens", "6"}, {"ep_size", std::to_string(n / 2)}};
+  plan::Case whole = c;  // one EP group over all ranks: no split
+  whole.params["ep_size"] = std::to_string(n);
+  run::Runner runner(quiet());
+  const auto summary = runner.run(mpitest::sweep_of("ep", {c, whole, c}));
+  EXPECT_EQ(summary.cases_failed, 0);
+  // world + domain + cross, and the EP group's split of the world, made once.
+  EXPECT_EQ(summary.communicators, (backend::CommCounts{4, 4}));
+}
+
 TEST(SessionMpi, EveryRankKnowsEveryHostAndItsNumber) {
   const run::Control control;
   const run::ProcessInfo info = run::gather_process_info(control);

@@ -87,3 +87,11 @@ TEST(NcclHostSetup, PatWaiverJudgesOnlyItsCollectives) {
 }
 
 }  // namespace
+
+// Splits share their parent's resources where the loaded NCCL knows ncclConfig_t.splitShare.
+TEST(NcclHostSetup, SplitsShareResourcesFromNccl218) {
+  EXPECT_FALSE(nccl_split_share(nccl_version_code(2, 17, 1)));
+  EXPECT_TRUE(nccl_split_share(nccl_version_code(2, 18, 1)));
+  EXPECT_TRUE(nccl_split_share(kV2289));
+  EXPECT_FALSE(nccl_split_share(0));  // not loaded
+}

@@ -1,5 +1,6 @@
-// Records: JSON round trip, case keys, JSONL writer rules and the tolerant reader, and the
-// console/CSV renderers against golden text.
+// Records: JSON round trip, case keys, JSONL writer rules and the tolerant reader, the run
+// header's `communicators` (null until the run ends, then written into the file's first line by
+// JsonlWriter::update_first_line), and the console/CSV renderers against golden text.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "collbench/core/error.hpp"
 #include "collbench/record/jsonl.hpp"
@@ -52,6 +54,28 @@ std::filesystem::path temp_file(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() / ("collbench-test-" + std::to_string(::getpid()) + "-" + name);
   std::filesystem::remove(p);
   return p;
+}
+
+RunHeader sample_header() {
+  RunHeader h;
+  h.run_id = "r1";
+  h.started_at = "2026-12-06T03:00:00Z";
+  h.tool_version = "0.1.0";
+  h.git_sha = "abc";
+  h.launcher = "mpiexec";
+  h.config = nlohmann::json::object();
+  return h;
+}
+
+nlohmann::json sample_case_line(int i) {
+  return {{"kind", "case"}, {"schema", "collbench.result/1"}, {"case_key", "k" + std::to_string(i)}};
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace
@@ -224,4 +248,57 @@ TEST(Csv, HeaderAndRowHaveTheSameColumns) {
   const auto commas = [](const std::string& s) { return std::count(s.begin(), s.end(), ','); };
   EXPECT_EQ(commas(header), commas(row) - 0);  // domain_sizes "2" has no comma here
   EXPECT_EQ(row.rfind("allreduce,mpi,auto,,global,false,isolated,float32,sum,4096,1024,2,2,3,11,", 0), 0u) << row;
+}
+
+TEST(RunHeaderCommunicators, NullUntilKnownAndRoundTrips) {
+  RunHeader h = sample_header();
+  EXPECT_TRUE(to_json(h).at("communicators").is_null());
+  EXPECT_FALSE(header_from_json(to_json(h)).communicators.has_value());
+  h.communicators = CommunicatorCounts{18, 3};
+  const auto j = to_json(h);
+  EXPECT_EQ(j.at("communicators"), (nlohmann::json{{"created", 18}, {"max_live", 3}}));
+  EXPECT_EQ(header_from_json(j).communicators, (CommunicatorCounts{18, 3}));
+  auto older = j;
+  older.erase("communicators");  // a file from before the field
+  EXPECT_FALSE(header_from_json(older).communicators.has_value());
+}
+
+TEST(RunHeaderCommunicators, UpdateFirstLineRewritesTheHeaderAndKeepsTheCases) {
+  const auto path = temp_file("hdr.jsonl");
+  {
+    JsonlWriter w(path.string(), OpenMode::create);
+    w.write(to_json(sample_header()));
+    w.write(sample_case_line(0));
+    w.write(sample_case_line(1));
+    w.update_first_line([](nlohmann::json& h) { h["communicators"] = to_json(CommunicatorCounts{6, 3}); });
+    w.write(sample_case_line(2));  // appends to the rewritten file
+  }
+  std::vector<std::string> warnings;
+  const auto lines = read_jsonl_objects(path.string(), warnings);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(header_from_json(lines[0]).communicators, (CommunicatorCounts{6, 3}));
+  EXPECT_EQ(lines[0].at("run_id"), "r1");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(lines[static_cast<std::size_t>(i) + 1].at("case_key"), "k" + std::to_string(i));
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".collbench-tmp"));
+  std::filesystem::remove(path);
+}
+
+TEST(RunHeaderCommunicators, UpdateFirstLineLeavesALinkAlone) {
+  const auto target = temp_file("target.jsonl");
+  const auto link = temp_file("link.jsonl");
+  {
+    std::ofstream out(target);
+    out << to_json(sample_header()).dump() << "\n";
+  }
+  std::filesystem::create_symlink(target, link);
+  const std::string before = read_text(target);
+  {
+    JsonlWriter w(link.string(), OpenMode::resume);
+    w.update_first_line([](nlohmann::json& h) { h["communicators"] = to_json(CommunicatorCounts{1, 1}); });
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(link));  // not replaced by a regular file
+  EXPECT_EQ(read_text(target), before);
+  std::filesystem::remove(link);
+  std::filesystem::remove(target);
 }

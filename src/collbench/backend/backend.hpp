@@ -106,7 +106,8 @@ class Comm {
   // this communicator calls it with the same size, outside the timed region: the verification
   // or warm-up launch). Null when the backend does not split (the family then exchanges over the
   // whole communicator), or when block_size does not divide size(); this communicator itself for
-  // block_size == size().
+  // block_size == size(). The MPI and NCCL backends split (MPI_Comm_split, ncclCommSplit) with the
+  // shared logic of block_split.hpp; the block lives as long as this communicator.
   [[nodiscard]] virtual Comm* block_level(int block_size) {
     (void)block_size;
     return nullptr;

@@ -90,22 +90,66 @@ JsonlWriter::~JsonlWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void JsonlWriter::write(const nlohmann::json& object) {
-  const std::string line = object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+void JsonlWriter::write_all(int fd, const std::string& data, const std::string& path) {
   std::size_t done = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw RuntimeFailure(fmt::format("writing '{}' failed: {}", path_, std::strerror(errno)));
+      throw RuntimeFailure(fmt::format("writing '{}' failed: {}", path, std::strerror(errno)));
     }
     done += static_cast<std::size_t>(n);
   }
+}
+
+void JsonlWriter::write(const nlohmann::json& object) {
+  write_all(fd_, object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", path_);
   // A case boundary: the line is on disk before the next case starts. Pipes, character devices
   // and some file systems cannot sync (EINVAL, EROFS, ENOTSUP): --out /dev/stdout still works.
   if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP && errno != EINTR) {
     throw RuntimeFailure(fmt::format("syncing '{}' to disk failed: {}", path_, std::strerror(errno)));
   }
+}
+
+void JsonlWriter::update_first_line(const std::function<void(nlohmann::json&)>& edit) {
+  struct stat st {};
+  struct stat link {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if (::lstat(path_.c_str(), &link) != 0 || !S_ISREG(link.st_mode)) return;  // a link would be replaced
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  if (::pread(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) return;
+  const auto nl = text.find('\n');
+  if (nl == std::string::npos) return;
+  nlohmann::json first;
+  try {
+    first = nlohmann::json::parse(text.substr(0, nl));
+  } catch (const nlohmann::json::exception&) {
+    return;
+  }
+  if (!first.is_object()) return;
+  edit(first);
+  const std::string tmp = path_ + ".collbench-tmp";
+  const int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
+  if (out < 0) throw RuntimeFailure(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)));
+  try {
+    write_all(out, first.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), tmp);
+    write_all(out, text.substr(nl), tmp);
+  } catch (...) {
+    ::close(out);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  const bool synced = ::fsync(out) == 0 || errno == EINVAL || errno == EROFS || errno == ENOTSUP;
+  ::close(out);
+  if (!synced || ::rename(tmp.c_str(), path_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw RuntimeFailure(fmt::format("rewriting the run header of '{}' failed: {}", path_, why));
+  }
+  sync_parent_directory();
+  ::close(fd_);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd_ < 0) throw RuntimeFailure(fmt::format("cannot reopen '{}': {}", path_, std::strerror(errno)));
 }
 
 namespace {

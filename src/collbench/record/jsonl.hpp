@@ -3,6 +3,7 @@
 // with a warning naming file and line). docs/interfaces.md sections 3 and 4.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -23,10 +24,17 @@ class JsonlWriter {
   JsonlWriter& operator=(const JsonlWriter&) = delete;
   ~JsonlWriter();
   void write(const nlohmann::json& object);  // one line, one write(2), fsync
+  // Rewrites the file's first line (the run header) as `edit` leaves it, for what is known only
+  // when the run ends (its communicators): the whole file goes to PATH.collbench-tmp, is fsync'd
+  // and renamed over PATH, so a crash leaves the old file or the new one, never a mix; writes
+  // then append to the new file. Nothing happens when PATH is not a regular file (a pipe,
+  // /dev/stdout, a symbolic link) or has no complete first line that is a JSON object.
+  void update_first_line(const std::function<void(nlohmann::json&)>& edit);
   [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
   void drop_torn_tail();
+  static void write_all(int fd, const std::string& data, const std::string& path);
   void sync_parent_directory() const;
   std::string path_;
   int fd_ = -1;

@@ -215,8 +215,13 @@ json to_json(const RunHeader& h) {
               {"env", h.env},
               {"system", h.system},
               {"fault", opt(h.fault)}};
+  out["communicators"] = h.communicators ? to_json(*h.communicators) : json(nullptr);
   if (!h.simulated.is_null()) out["simulated"] = h.simulated;
   return out;
+}
+
+json to_json(const CommunicatorCounts& c) {
+  return {{"created", c.created}, {"max_live", c.max_live}};
 }
 
 json to_json(const CaseRecord& r) {
@@ -301,6 +306,9 @@ RunHeader header_from_json(const json& j) {
   h.system = j.value("system", json(nullptr));
   h.fault = get_opt<std::string>(j, "fault");
   h.simulated = j.value("simulated", json(nullptr));
+  if (const auto c = j.find("communicators"); c != j.end() && !c->is_null()) {  // absent in older files
+    h.communicators = CommunicatorCounts{get<int>(*c, "created"), get<int>(*c, "max_live")};
+  }
   return h;
 }
 

@@ -24,6 +24,14 @@ struct HostInfo {
   std::optional<std::string> gpu_name, gpu_uuid, pci_bus_id, nic;
 };
 
+// The run header's `communicators`: the library communicators a run created, and the most alive
+// at once (docs/results-format.md).
+struct CommunicatorCounts {
+  int created = 0;
+  int max_live = 0;
+  friend bool operator==(const CommunicatorCounts&, const CommunicatorCounts&) = default;
+};
+
 struct RunHeader {
   std::string run_id;
   std::string started_at;  // ISO 8601 UTC
@@ -40,6 +48,9 @@ struct RunHeader {
   // A run inside SimGrid's SMPI: {engine, version, platform, platform_sha256, config, shared_buffers,
   // watchdog}; null for a measured run, and then absent from the JSON (measured headers unchanged).
   nlohmann::json simulated;
+  // Known when the run ends: the results file's header is rewritten then; null until (and in a
+  // run that did not end, or whose --out is not a regular file).
+  std::optional<CommunicatorCounts> communicators;
 };
 
 struct TimeStats {
@@ -157,6 +168,7 @@ std::string make_case_key(const CaseRecord& r);
 std::string make_case_key(const CaseRecord& r, std::string_view size_label);
 
 nlohmann::json to_json(const RunHeader& h);
+nlohmann::json to_json(const CommunicatorCounts& c);  // {"created": N, "max_live": M}
 nlohmann::json to_json(const CaseRecord& r);
 RunHeader header_from_json(const nlohmann::json& j);  // InputError on missing/invalid fields
 CaseRecord case_from_json(const nlohmann::json& j);

@@ -1,6 +1,8 @@
 // Sweep runner: a pipeline of named steps. prepare (once: profile, placement, validation, results
-// file, backends, run header), then per case: waive (what cannot run here, with the reason),
-// measure, annotate (the record and the model beside it), emit (results file and console).
+// file, backends without communicators, the case order, run header), then per case in that order:
+// its communicator set (created at the set's first case), waive (what cannot run here, with the
+// reason), measure, annotate (the record and the model beside it), emit (results file and
+// console), and the set released after its last case (comm_sets.hpp, plan/comm_schedule.hpp).
 #include "collbench/run/runner.hpp"
 
 #include <fmt/format.h>
@@ -13,21 +15,21 @@
 #include <set>
 #include <variant>
 
-#include "collbench/backend/hierarchical.hpp"
 #include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/backend/policy.hpp"
-#include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/overlap/spec.hpp"
+#include "collbench/plan/comm_schedule.hpp"
 #include "collbench/report/console_writer.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/run/annotate.hpp"
 #include "collbench/run/case_checks.hpp"
 #include "collbench/run/case_waivers.hpp"
+#include "collbench/run/comm_sets.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/repeats.hpp"
@@ -47,28 +49,6 @@ nlohmann::json simulated_json() {
           {"config", sim->config},     {"shared_buffers", sim->shared_buffers},
           {"watchdog", sim->watchdog}};
 }
-
-// Backends are created per (backend, algorithm setting, buffer kind): NCCL reads NCCL_ALGO and
-// NCCL_PROTO when a communicator is created, and registered/symmetric buffers belong to it.
-std::string backend_algo(const plan::Case& c) {
-  return c.algo == "hierarchical" || c.algo == "flat" ? std::string("auto") : c.algo;
-}
-// Overlap mode on a backend that polls for it (MPI: non-blocking calls + MPI_Test, yield) gets
-// a backend of its own (docs/overlap.md).
-bool polls_for_overlap(const plan::Case& c) {
-  return !c.overlap.empty() && backend::backend_policy(c.backend).polls_for_overlap();
-}
-std::string backend_key(const plan::Case& c) {
-  return backend::backend_policy(c.backend).instance_key(c.backend, backend_algo(c), c.buffers, polls_for_overlap(c));
-}
-
-struct BackendSet {
-  std::unique_ptr<backend::Backend> backend;
-  std::unique_ptr<backend::Comm> world;
-  std::unique_ptr<backend::Comm> domain;
-  std::unique_ptr<backend::Comm> cross;  // ranks with the same local index, one per domain
-  std::unique_ptr<backend::HierarchicalComm> hierarchical;
-};
 
 // The sweep as it runs: buffers defaulted per backend (host memory for mpi, device memory for
 // nccl), and the payload type of families that take it from their parameters (MoE: the
@@ -118,7 +98,8 @@ std::optional<model::SystemProfile> load_system(const plan::Sweep& sweep, bool n
 
 // One case on its way through the pipeline.
 struct CaseRun {
-  std::size_t index = 0;
+  std::size_t index = 0;     // in the sweep
+  std::size_t position = 0;  // in the run order (the progress line counts these)
   const plan::Case* c = nullptr;
   const coll::Collective* coll = nullptr;
   BackendSet* bs = nullptr;
@@ -149,16 +130,15 @@ class SweepRun {
   // prepare
   void resolve_layout();
   void print_notes() const;
-  BackendSet& backend_for(const plan::Case& c);
-  void make_comms(BackendSet& set);
-  void renew_communicators();
+  void start_backends();
   void write_header();
   // per case
-  void run_case(std::size_t i);
+  void run_case(std::size_t position);
   void run_repeated();
-  void repeat_case(PendingCase& p, std::size_t i, int pass);
+  void repeat_case(PendingCase& p, std::size_t position, int pass);
+  void release_after(std::size_t position);
   bool claim(const CaseRun& cr);
-  CaseRun start_case(std::size_t i);
+  CaseRun start_case(std::size_t position);
   void bind_comm(CaseRun& cr);
   void waive_step(CaseRun& cr);
   void make_record(CaseRun& cr);
@@ -169,6 +149,7 @@ class SweepRun {
   void annotate(CaseRun& cr, const Measurement& m, const std::vector<RepeatResult>* repeats = nullptr);
   void emit(record::CaseRecord rec);
   void finish();
+  void record_communicators();
 
   const RunnerOptions& options_;
   plan::Sweep sweep_;
@@ -186,7 +167,8 @@ class SweepRun {
   std::string run_id_;
   nlohmann::json config_;
   ResultsFile results_;
-  std::map<std::string, BackendSet> backends_;
+  std::unique_ptr<CommSets> sets_;
+  plan::CaseSchedule schedule_;  // the run order and when each set is released
   std::unique_ptr<Watchdog> watchdog_;
   RunSummary summary_;
   bool tty_ = false;
@@ -217,9 +199,7 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
   if (options_.repeats > 1) config_["repeats"] = options_.repeats;  // --resume continues only the same k
   results_ = open_results_file(control_, options_.out_path, options_.out_mode, config_, faults_.text());
   summary_.cases_failed = results_.failed_before;  // earlier failures of a resumed file count
-  // Create every backend the sweep needs now: a backend that cannot start (no GPU) fails before
-  // anything is written, and the header can carry the library versions.
-  for (const auto& c : sweep_.cases) backend_for(c);
+  start_backends();
   std::vector<std::string> host_names;
   for (const auto& h : info_.hosts) host_names.push_back(h.host);
   if (options_.watchdog) watchdog_ = std::make_unique<Watchdog>(host_names);
@@ -250,41 +230,22 @@ void SweepRun::print_notes() const {
   }
 }
 
-BackendSet& SweepRun::backend_for(const plan::Case& c) {
-  const std::string key = backend_key(c);
-  auto it = backends_.find(key);
-  if (it != backends_.end()) return it->second;
-  backend::BackendOptions bo;
-  bo.progress = polls_for_overlap(c) ? backend::Progress::yield : progress_;
-  bo.buffers = c.buffers;
-  bo.algo = backend_algo(c);
-  BackendSet set;
-  set.backend = backend::make_backend(c.backend, bo);
-  make_comms(set);
-  return backends_.emplace(key, std::move(set)).first->second;
-}
-
-// The set's communicators: a duplicate of the world, this rank's domain, its cross-domain peers.
-void SweepRun::make_comms(BackendSet& set) {
-  set.world = set.backend->world();
-  set.domain = set.backend->split(my_domain_, info_.rank);
-  set.cross = set.backend->split(my_local_index_, my_domain_);
-  const bool consecutive = placement_.uniform() && placement_.interleaved.empty();
-  set.hierarchical =
-      std::make_unique<backend::HierarchicalComm>(*set.backend, *set.domain, *set.cross, *set.world, consecutive);
-}
-
-// Fresh communicators for the next pass of --repeats, so that no repeat runs on the previous
-// one's communicator state. Collective: every rank renews the same sets in the same (key) order.
-void SweepRun::renew_communicators() {
-  for (auto& entry : backends_) {
-    BackendSet& set = entry.second;
-    set.hierarchical.reset();  // it refers to the three below
-    set.cross.reset();
-    set.domain.reset();
-    set.world.reset();
-    make_comms(set);
-  }
+// Every backend the sweep needs, started now without a communicator: a backend that cannot start
+// (no GPU) fails before anything is written, and the header carries the library versions. The
+// cases' order: each set's cases together (plan/comm_schedule.hpp), except for accept and locate,
+// whose repetitions interleave on purpose.
+void SweepRun::start_backends() {
+  SetLayout layout;
+  layout.world_rank = info_.rank;
+  layout.domain = my_domain_;
+  layout.local_index = my_local_index_;
+  layout.consecutive = placement_.uniform() && placement_.interleaved.empty();
+  layout.progress = progress_;
+  sets_ = std::make_unique<CommSets>(layout);
+  sets_->start_backends(sweep_.cases);
+  std::vector<std::string> keys;
+  for (const auto& c : sweep_.cases) keys.push_back(set_key(c));
+  schedule_ = plan::schedule_cases(keys, options_.measure_repeats);
 }
 
 void SweepRun::write_header() {
@@ -297,9 +258,7 @@ void SweepRun::write_header() {
   facts.system = system_ ? &*system_ : nullptr;
   if (!faults_.empty()) facts.fault = faults_.text();
   facts.simulated = simulated_json();
-  std::vector<const backend::Backend*> backends;
-  for (const auto& [key, set] : backends_) backends.push_back(set.backend.get());
-  const record::RunHeader header = make_run_header(facts, backends);
+  const record::RunHeader header = make_run_header(facts, sets_->backends());
   if (results_.writer && !results_.has_header) results_.writer->write(record::to_json(header));
   write_stdout(console_->begin(header));
 }
@@ -307,16 +266,17 @@ void SweepRun::write_header() {
 // ---- per case --------------------------------------------------------------------------------
 
 // The case's communicator and its size (collective over all ranks).
-CaseRun SweepRun::start_case(std::size_t i) {
+CaseRun SweepRun::start_case(std::size_t position) {
   CaseRun cr;
-  cr.index = i;
-  cr.c = &sweep_.cases[i];
+  cr.index = schedule_.order[position];
+  cr.position = position;
+  cr.c = &sweep_.cases[cr.index];
   cr.coll = &coll::find_collective(cr.c->collective);
   bind_comm(cr);
   return cr;
 }
 
-// The communicator the case runs on now (again before every repeat: the pass renewed them).
+// The communicator the case runs on now (again before every repeat: each pass creates its sets).
 void SweepRun::bind_comm(CaseRun& cr) {
   const std::size_t i = cr.index;
   const plan::Case& c = *cr.c;
@@ -324,7 +284,7 @@ void SweepRun::bind_comm(CaseRun& cr) {
     watchdog_->set_case_label(fmt::format("{} {} B {}", c.collective, c.bytes, to_string(c.dtype)));
     watchdog_->at(static_cast<int>(i), -1, Phase::host, case_timeout(c));
   }
-  cr.bs = &backend_for(c);
+  cr.bs = &sets_->acquire(c);
   // Families that run on the levels at once (ep-dp-concurrent) get them whatever the algorithm.
   cr.levels = cr.coll->uses_levels() && c.scope == Scope::global;
   cr.comm = c.algo == "hierarchical" || cr.levels ? cr.bs->hierarchical.get()
@@ -390,7 +350,7 @@ void SweepRun::show_progress(const CaseRun& cr, int pass) const {
   if (!root_ || !tty_ || !options_.show_progress) return;
   const plan::Case& c = *cr.c;
   const std::string rep = pass < 0 ? std::string() : fmt::format(" repeat {}/{}", pass + 1, options_.repeats);
-  std::fprintf(stderr, "\r[%zu/%zu]%s %s %s %s ...", cr.index + 1, sweep_.cases.size(), rep.c_str(),
+  std::fprintf(stderr, "\r[%zu/%zu]%s %s %s %s ...", cr.position + 1, sweep_.cases.size(), rep.c_str(),
                c.collective.c_str(), format_bytes(c.bytes).c_str(), to_string(c.dtype).data());
   std::fflush(stderr);
 }
@@ -416,7 +376,7 @@ std::optional<Measurement> SweepRun::measure_once(CaseRun& cr) {
   MeasureInput in;
   in.spec = cr.c;
   in.collective = cr.coll;
-  in.backend = cr.bs->backend.get();
+  in.backend = cr.bs->backend;
   in.comm = cr.comm;
   in.control = &control_;
   in.progress = progress_;
@@ -497,8 +457,8 @@ bool SweepRun::claim(const CaseRun& cr) {
   return true;
 }
 
-void SweepRun::run_case(std::size_t i) {
-  CaseRun cr = start_case(i);
+void SweepRun::run_case(std::size_t position) {
+  CaseRun cr = start_case(position);
   waive_step(cr);
   make_record(cr);
   if (!claim(cr)) return;
@@ -508,20 +468,32 @@ void SweepRun::run_case(std::size_t i) {
   if (root_) emit(std::move(cr.rec));
 }
 
-// --repeats k: k passes over the cases, fresh communicators before each pass after the first;
-// a case's record is written after its last repeat, so the file keeps the cases' order.
+// The set of the case at `position` after its last case (collective: every rank follows the same
+// schedule). The watchdog covers ncclCommFinalize, which waits for the peers.
+void SweepRun::release_after(std::size_t position) {
+  if (!plan::releases_after(schedule_, position)) return;
+  const std::size_t i = schedule_.order[position];
+  if (watchdog_) watchdog_->at(static_cast<int>(i), -1, Phase::host, case_timeout(sweep_.cases[i]));
+  sets_->release(sweep_.cases[i]);
+}
+
+// --repeats k: k passes over the cases in the run order, each creating its sets afresh (every
+// set is released after its last case of the pass); a case's record is written after its last
+// repeat, so the file keeps the run order.
 void SweepRun::run_repeated() {
   std::vector<PendingCase> pending(sweep_.cases.size());
   for (int pass = 0; pass < options_.repeats; ++pass) {
-    if (pass > 0) renew_communicators();
-    for (std::size_t i = 0; i < pending.size(); ++i) repeat_case(pending[i], i, pass);
+    for (std::size_t pos = 0; pos < pending.size(); ++pos) {
+      repeat_case(pending[pos], pos, pass);
+      release_after(pos);
+    }
   }
 }
 
-void SweepRun::repeat_case(PendingCase& p, std::size_t i, int pass) {
+void SweepRun::repeat_case(PendingCase& p, std::size_t position, int pass) {
   const int k = options_.repeats;
   if (pass == 0) {
-    p.cr = start_case(i);
+    p.cr = start_case(position);
     waive_step(p.cr);
     make_record(p.cr);
     p.active = claim(p.cr);
@@ -556,6 +528,21 @@ void SweepRun::finish() {
   MPI_Bcast(&failed, 1, MPI_INT, 0, control_.comm());
   if (watchdog_) watchdog_->at(-1, -1, Phase::idle, 0.0);
   summary_.cases_failed = failed;
+  record_communicators();
+}
+
+// The communicators the run created and held at once (every set is released by now): into the
+// summary, and into the results file's run header, which was written before they were known
+// (JsonlWriter::update_first_line; docs/results-format.md).
+void SweepRun::record_communicators() {
+  const backend::CommCounts n = sets_->counts();
+  summary_.communicators = n;
+  // A --resume only appends: the header it found keeps what its own run wrote.
+  if (!root_ || !results_.writer || results_.has_header) return;
+  results_.writer->update_first_line([&n](nlohmann::json& header) {
+    if (header.value("kind", "") == "run_header")
+      header["communicators"] = record::to_json(record::CommunicatorCounts{n.created, n.max_live});
+  });
 }
 
 RunSummary SweepRun::run() {
@@ -564,7 +551,10 @@ RunSummary SweepRun::run() {
   if (options_.repeats > 1) {
     run_repeated();
   } else {
-    for (std::size_t i = 0; i < sweep_.cases.size(); ++i) run_case(i);
+    for (std::size_t pos = 0; pos < sweep_.cases.size(); ++pos) {
+      run_case(pos);
+      release_after(pos);
+    }
   }
   finish();
   return std::move(summary_);

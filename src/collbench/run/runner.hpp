@@ -1,6 +1,6 @@
-// Runs a planned sweep under MPI: resolves placement and progress, creates backends and
-// communicators once, measures every case, and hands each finished record to the sinks
-// (JSONL file, console table/CSV/JSONL) on rank 0 as soon as it exists.
+// Runs a planned sweep under MPI: resolves placement and progress, starts the backends, creates
+// each communicator set at its first case and releases it after its last, measures every case, and hands each finished
+// record to the sinks (JSONL file, console table/CSV/JSONL) on rank 0 as soon as it exists.
 #pragma once
 
 #include <functional>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "collbench/backend/comm_tally.hpp"
 #include "collbench/plan/sweep.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/record.hpp"
@@ -42,6 +43,7 @@ struct RunSummary {
   int cases_skipped = 0;  // already in the file (--resume)
   int cases_failed = 0;   // wrong elements or failed status
   int cases_waived = 0;
+  backend::CommCounts communicators;        // created, and the most alive at once (this rank's)
   std::vector<record::CaseRecord> records;  // rank 0
 };
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "collbench/backend/block_split.hpp"
 #include "collbench/backend/mpi/mpi_bound.hpp"
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/mpi/mpi_types.hpp"
@@ -124,8 +125,12 @@ struct MpiGroup {
 
 class MpiComm final : public Comm {
  public:
-  MpiComm(MpiCommHandle comm, Progress progress, std::shared_ptr<MpiGroup> group)
-      : comm_(std::move(comm)), progress_(progress), group_(std::move(group)) {
+  MpiComm(MpiCommHandle comm, Progress progress, std::shared_ptr<MpiGroup> group, std::shared_ptr<CommTally> tally)
+      : comm_(std::move(comm)),
+        progress_(progress),
+        group_(std::move(group)),
+        tally_(std::move(tally)),
+        ticket_(tally_) {
     CB_CHECK_MPI(MPI_Comm_rank(comm_.get(), &rank_));
     CB_CHECK_MPI(MPI_Comm_size(comm_.get(), &size_));
   }
@@ -133,15 +138,11 @@ class MpiComm final : public Comm {
   [[nodiscard]] int size() const override { return size_; }
 
   [[nodiscard]] Comm* block_level(int block_size) override {
-    if (block_size <= 0 || size_ % block_size != 0) return nullptr;
-    if (block_size == size_) return this;
-    auto& block = blocks_[block_size];
-    if (!block) {
+    return cached_block(blocks_, this, size_, rank_, block_size, [&](const BlockSplit& s) {
       MPI_Comm sub = MPI_COMM_NULL;
-      CB_CHECK_MPI(MPI_Comm_split(comm_.get(), rank_ / block_size, rank_, &sub));
-      block = std::make_unique<MpiComm>(MpiCommHandle(sub), progress_, group_);
-    }
-    return block.get();
+      CB_CHECK_MPI(MPI_Comm_split(comm_.get(), s.color, s.key, &sub));
+      return std::make_unique<MpiComm>(MpiCommHandle(sub), progress_, group_, tally_);
+    });
   }
 
   void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
@@ -335,6 +336,8 @@ class MpiComm final : public Comm {
   MpiCommHandle comm_;
   Progress progress_;
   std::shared_ptr<MpiGroup> group_;
+  std::shared_ptr<CommTally> tally_;
+  CommTicket ticket_;  // counted from creation to release (the handle frees the MPI_Comm after it)
   int rank_ = 0;
   int size_ = 1;
   std::map<int, std::unique_ptr<MpiComm>> blocks_;  // block_level(), by block size
@@ -371,12 +374,12 @@ class MpiBackend final : public Backend {
   [[nodiscard]] std::unique_ptr<Comm> world() override {
     MPI_Comm dup = MPI_COMM_NULL;
     CB_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
-    return std::make_unique<MpiComm>(MpiCommHandle(dup), options_.progress, group_);
+    return std::make_unique<MpiComm>(MpiCommHandle(dup), options_.progress, group_, options_.tally);
   }
   [[nodiscard]] std::unique_ptr<Comm> split(int color, int key) override {
     MPI_Comm sub = MPI_COMM_NULL;
     CB_CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &sub));
-    return std::make_unique<MpiComm>(MpiCommHandle(sub), options_.progress, group_);
+    return std::make_unique<MpiComm>(MpiCommHandle(sub), options_.progress, group_, options_.tally);
   }
   [[nodiscard]] std::unique_ptr<Timer> timer() override { return std::make_unique<WallTimer>(); }
   [[nodiscard]] std::map<std::string, std::string> provenance() const override {

@@ -76,18 +76,16 @@ class NcclBackend final : public Backend, public DevicePatterns {
     ctx_->synchronize();
   }
 
-  [[nodiscard]] std::unique_ptr<Comm> world() override { return make_nccl_comm(ctx_, root_); }
+  // The world communicator is created on first use and lives while a Comm (or a split of it)
+  // holds it: the runner releases a set's communicators after its last case (docs/nccl-backend.md
+  // "Ranks, devices and communicators"), and the next world() creates it again.
+  [[nodiscard]] std::unique_ptr<Comm> world() override { return make_nccl_comm(ctx_, live_root()); }
 
   [[nodiscard]] std::unique_ptr<Comm> split(int color, int key) override {
-    ncclComm_t child = nullptr;
-    const std::string label = fmt::format("collbench-split-c{}", color);
-    ncclConfig_t config = make_config(label.c_str());
-    {
-      ScopedEnv env(comm_creation_env(ctx_->algo));
-      CB_CHECK_NCCL_COMM(child, api().ncclCommSplit(root_->get(), color, key, &child, &config));
-    }
-    if (child == nullptr) throw RuntimeFailure(fmt::format("ncclCommSplit(color {}) returned no communicator", color));
-    return make_nccl_comm(ctx_, adopt(ctx_, child, label, split_members(color, key)));
+    const std::shared_ptr<CommOwner> root = live_root();
+    std::vector<int> members = split_members(color, key);
+    return make_nccl_comm(
+        ctx_, split_comm(ctx_, root, color, key, std::move(members), fmt::format("collbench-split-c{}", color)));
   }
 
   [[nodiscard]] std::unique_ptr<Timer> timer() override { return make_cuda_timer(ctx_); }
@@ -173,6 +171,15 @@ class NcclBackend final : public Backend, public DevicePatterns {
   }
 
  private:
+  std::shared_ptr<CommOwner> live_root() {
+    std::shared_ptr<CommOwner> root = root_.lock();
+    if (!root) {
+      root = create_world(ctx_);
+      root_ = root;
+    }
+    return root;
+  }
+
   // One verdict for every rank of the world (each rank may judge a different communicator under
   // --scope domain): the reason of the lowest failing world rank, or nullopt when none failed.
   std::optional<std::string> agree(const std::optional<std::string>& mine) const {
@@ -206,7 +213,7 @@ class NcclBackend final : public Backend, public DevicePatterns {
   }
 
   std::shared_ptr<Context> ctx_;
-  std::shared_ptr<CommOwner> root_;
+  std::weak_ptr<CommOwner> root_;  // alive while a Comm or a split holds it
   std::map<std::string, std::string> provenance_;
   DeviceMemory segments_;
   DeviceMemory counter_;
@@ -222,6 +229,7 @@ NcclBackend::NcclBackend(const BackendOptions& options) : ctx_(std::make_shared<
   MPI_Comm_rank(dup, &ctx_->world_rank);
   MPI_Comm_size(dup, &ctx_->world_size);
   ctx_->progress = options.progress;
+  ctx_->tally = options.tally;
   // NCCL is loaded here, not when the binary starts (nccl_api.hpp): every rank learns whether
   // all ranks could load it.
   throw_first_problem(*ctx_, nccl_load_problem().value_or(std::string()));
@@ -240,7 +248,7 @@ NcclBackend::NcclBackend(const BackendOptions& options) : ctx_(std::make_shared<
   ctx_->stream.emplace();
   ctx_->sync_event.emplace(cudaEventDefault);
   provenance_ = gather_provenance(*ctx_);
-  root_ = create_world(ctx_);
+  // No communicator yet: world() creates it when the runner's first case of this backend runs.
 }
 
 }  // namespace

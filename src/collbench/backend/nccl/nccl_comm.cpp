@@ -5,12 +5,15 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "collbench/backend/block_split.hpp"
 #include "collbench/backend/nccl/nccl_check.hpp"
 #include "collbench/core/error.hpp"
 
@@ -28,6 +31,17 @@ class NcclComm final : public Comm {
   [[nodiscard]] int rank() const override { return owner_->rank(); }
   [[nodiscard]] int size() const override { return owner_->size(); }
   [[nodiscard]] CommOwner& owner() const { return *owner_; }
+
+  // The EP group's communicator: ncclCommSplit of this communicator by block (block_split.hpp),
+  // sharing its resources, created on first use (outside the timed region: the MoE families ask
+  // at their verification launch) and kept until this communicator is released.
+  [[nodiscard]] Comm* block_level(int block_size) override {
+    return cached_block(blocks_, this, size(), rank(), block_size, [&](const BlockSplit& s) {
+      std::vector<int> members = block_members(owner_->members(), s, block_size);
+      const std::string label = fmt::format("{}-ep{}-b{}", owner_->label(), block_size, s.color);
+      return make_nccl_comm(ctx_, split_comm(ctx_, owner_, s.color, s.key, std::move(members), label));
+    });
+  }
 
   void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
     if (multimem_algo()) {
@@ -311,8 +325,9 @@ class NcclComm final : public Comm {
   std::optional<CudaStream> group_stream_;
   std::optional<CudaEvent> group_join_;
   std::uint64_t joined_generation_ = 0;
-  DeviceMemory scratch_;  // in-place all-to-all staging
-  DeviceMemory flag_;     // barrier
+  DeviceMemory scratch_;                         // in-place all-to-all staging
+  DeviceMemory flag_;                            // barrier
+  std::map<int, std::unique_ptr<Comm>> blocks_;  // block_level(), by block size
 };
 
 }  // namespace

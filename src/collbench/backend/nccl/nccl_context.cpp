@@ -175,24 +175,44 @@ void Context::synchronize() {
 // Every communicator is created in blocking mode, said explicitly (docs/nccl-backend.md): NCCL
 // calls return when done, never ncclInProgress. NCCL lets NCCL_COMM_BLOCKING override this field
 // (init.cc envConfigOverride), so creation also runs under comm_creation_env (nccl_host.hpp).
-ncclConfig_t make_config(const char* name) {
+ncclConfig_t make_config(const char* name, int runtime_version) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = name;
   config.blocking = 1;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)  // the headers know the field
+  if (nccl_split_share(runtime_version)) config.splitShare = 1;
+#else
+  (void)runtime_version;
+#endif
   return config;
 }
 
 std::shared_ptr<CommOwner> adopt(const std::shared_ptr<Context>& ctx, ncclComm_t comm, std::string label,
-                                 std::vector<int> members) {
+                                 std::vector<int> members, std::shared_ptr<CommOwner> parent) {
   std::shared_ptr<CommOwner> owner;
   try {
-    owner = std::make_shared<CommOwner>(ctx, comm, std::move(label), std::move(members));
+    owner = std::make_shared<CommOwner>(ctx, comm, std::move(label), std::move(members), std::move(parent));
   } catch (...) {
     (void)api().ncclCommAbort(comm);
     throw;
   }
   owner->attach_buffers();
   return owner;
+}
+
+std::shared_ptr<CommOwner> split_comm(const std::shared_ptr<Context>& ctx, const std::shared_ptr<CommOwner>& parent,
+                                      int color, int key, std::vector<int> members, const std::string& label) {
+  if (parent->get() == nullptr) throw RuntimeFailure("NCCL communicator " + parent->label() + " was aborted");
+  ncclComm_t child = nullptr;
+  ncclConfig_t config = make_config(label.c_str(), ctx->nccl_runtime_version);
+  {
+    ScopedEnv env(comm_creation_env(ctx->algo));
+    CB_CHECK_NCCL_COMM(child, api().ncclCommSplit(parent->get(), color, key, &child, &config));
+  }
+  if (child == nullptr) {
+    throw RuntimeFailure(fmt::format("ncclCommSplit({}, color {}) returned no communicator", parent->label(), color));
+  }
+  return adopt(ctx, child, label, std::move(members), parent);
 }
 
 std::string env_or_empty(const char* name) {

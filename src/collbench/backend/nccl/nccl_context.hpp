@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "collbench/backend/comm_tally.hpp"
 #include "collbench/backend/mpi/mpi_backend.hpp"
 #include "collbench/backend/nccl/multimem_kernels.hpp"
 #include "collbench/backend/nccl/nccl_api.hpp"
@@ -53,7 +54,8 @@ struct Context {
   Progress progress = Progress::spin;
   AlgoSettings algo;
   BufferKind buffers = BufferKind::plain;
-  MpiCommHandle mpi;  // private duplicate of MPI_COMM_WORLD (unique id, size agreement)
+  MpiCommHandle mpi;                 // private duplicate of MPI_COMM_WORLD (unique id, size agreement)
+  std::shared_ptr<CommTally> tally;  // the run's communicator count (BackendOptions::tally)
   std::optional<CudaStream> stream;
   std::optional<CudaEvent> sync_event;  // recorded by synchronize(): where the last op ended
   std::uint64_t sync_generation = 0;
@@ -80,12 +82,20 @@ struct Context {
 };
 
 // One NCCL communicator. Finalised and destroyed normally; aborted when a failure was seen or
-// when it is destroyed during exception unwinding (finalising would wait for peers).
+// when it is destroyed during exception unwinding (finalising would wait for peers). A split
+// keeps its parent alive, so a parent is always released after its children.
 class CommOwner {
  public:
-  // `members`: the world rank of each rank of this communicator, in its rank order.
-  CommOwner(std::shared_ptr<Context> ctx, ncclComm_t comm, std::string label, std::vector<int> members)
-      : ctx_(std::move(ctx)), comm_(comm), label_(std::move(label)), members_(std::move(members)) {
+  // `members`: the world rank of each rank of this communicator, in its rank order; `parent`:
+  // the communicator it was split from (null for the world).
+  CommOwner(std::shared_ptr<Context> ctx, ncclComm_t comm, std::string label, std::vector<int> members,
+            std::shared_ptr<CommOwner> parent = nullptr)
+      : ctx_(std::move(ctx)),
+        ticket_(ctx_->tally),
+        parent_(std::move(parent)),
+        comm_(comm),
+        label_(std::move(label)),
+        members_(std::move(members)) {
     CB_CHECK_NCCL_COMM(comm_, api().ncclCommUserRank(comm_, &rank_));
     CB_CHECK_NCCL_COMM(comm_, api().ncclCommCount(comm_, &size_));
     ctx_->comms.push_back(this);
@@ -98,6 +108,7 @@ class CommOwner {
   [[nodiscard]] int rank() const { return rank_; }
   [[nodiscard]] int size() const { return size_; }
   [[nodiscard]] const std::string& label() const { return label_; }
+  [[nodiscard]] const std::vector<int>& members() const { return members_; }
   // Registers the buffers that already exist (symmetric: collective over this communicator).
   void attach_buffers();
   void abort() noexcept {
@@ -127,6 +138,8 @@ class CommOwner {
 
  private:
   std::shared_ptr<Context> ctx_;
+  CommTicket ticket_;                  // counted until this communicator is released
+  std::shared_ptr<CommOwner> parent_;  // released after this one (members go after the destructor)
   ncclComm_t comm_ = nullptr;
   std::string label_;
   std::vector<int> members_;
@@ -188,14 +201,21 @@ class DeviceBuffer final : public Buffer {
 // True once request_abort() was called (nccl_backend.hpp).
 bool abort_requested() noexcept;
 
-// Every communicator is created in blocking mode (docs/nccl-backend.md): make_config's
+// Every communicator is created in blocking mode (docs/nccl-backend.md), and with splitShare
+// where the loaded NCCL (`runtime_version`) has it (nccl_split_share): make_config's
 // ncclConfig_t, created under comm_creation_env (nccl_host.hpp).
-ncclConfig_t make_config(const char* name);
+ncclConfig_t make_config(const char* name, int runtime_version = 0);
 
 // Takes ownership of a new communicator (aborting it if that fails) and registers the live
 // buffers with it.
 std::shared_ptr<CommOwner> adopt(const std::shared_ptr<Context>& ctx, ncclComm_t comm, std::string label,
-                                 std::vector<int> members);
+                                 std::vector<int> members, std::shared_ptr<CommOwner> parent = nullptr);
+
+// ncclCommSplit(parent, color, key), sharing the parent's resources (make_config), adopted with
+// `members` (the new communicator's world ranks in its rank order) and kept by its child.
+// Collective over `parent`: every rank of it calls with its own colour and key.
+std::shared_ptr<CommOwner> split_comm(const std::shared_ptr<Context>& ctx, const std::shared_ptr<CommOwner>& parent,
+                                      int color, int key, std::vector<int> members, const std::string& label);
 
 std::string env_or_empty(const char* name);
 

@@ -287,6 +287,20 @@ inline std::vector<EnvChange> comm_creation_env(const AlgoSettings& s) {
   return env;
 }
 
+// ncclConfig_t.splitShare (NCCL >= 2.18, nccl.h): a communicator created with it lets the
+// communicators split from it share its internal resources (proxy, channel peers, internal
+// streams) instead of each allocating its own; NCCL looks at the parent's setting, so every
+// communicator is created with it (the world, and each split, whose own splits are EP groups).
+// Older libraries do not know the field: it is left unset. NCCL_COMM_SPLIT_SHARE_RESOURCES=0 in
+// the environment overrides it (NCCL init.cc envConfigOverride): PyTorch turns sharing off where
+// operations on two communicators of one family must overlap (pytorch/pytorch#130857), and
+// whether ep-dp-concurrent's levels still overlap with it is to be measured on a GPU
+// (docs/nccl-backend.md "Ranks, devices and communicators").
+inline constexpr int kNcclSplitShareVersion = nccl_version_code(2, 18, 0);
+inline bool nccl_split_share(int runtime_version) {
+  return runtime_version >= kNcclSplitShareVersion;
+}
+
 // ---- buffers --------------------------------------------------------------------------------
 
 enum class BufferKind { plain, registered, symmetric };
