@@ -343,6 +343,7 @@ AcceptanceProfile parse_acceptance_profile(std::string_view yaml_text, const std
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", origin, e.mark.line + 1, e.msg));
   }
+  yamlio::check_structure(yaml_text, origin);
   if (!root.IsMap()) r.fail(root.Mark(), "", "an acceptance profile is a mapping with keys " + join(kTopKeys));
   r.check_map(root, "", kTopKeys, Reader::EmptyValues::reject);
   AcceptanceProfile p;

@@ -289,6 +289,7 @@ SystemProfile parse_system_profile(std::string_view yaml_text, const std::string
   } catch (const YAML::Exception& e) {
     r.fail(e.mark, "", "not valid YAML: " + e.msg);
   }
+  yamlio::check_structure(yaml_text, origin);
   if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", "empty system profile");
   r.check_map(root, "", kTopKeys);
 
@@ -358,6 +359,10 @@ SystemProfile load_system_profile(const std::string& name_or_path) {
   if (looks_like_path(name_or_path)) {
     path = name_or_path;
     std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      throw InputError(
+          fmt::format("system profile file '{}' is a directory; give a YAML file (profiles/systems/*.yaml)", path));
+    }
     if (!fs::is_regular_file(path, ec)) throw InputError(fmt::format("system profile file '{}' not found", path));
   } else if (name_or_path == "cpu-local") {
     path = cpu_local_profile_path();

@@ -108,13 +108,13 @@ GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& sour
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
   }
+  yamlio::check_structure(yaml_text, source);
   GatePolicy p;
   p.source = source;
   if (root.IsNull()) return p;  // an empty file: every default
   if (!root.IsMap()) {
     throw InputError(source + ": a gate policy must be a mapping with keys: " + join(gate_policy_keys()));
   }
-  yamlio::check_unique_keys(root, source);
   const auto& keys = gate_policy_keys();
   for (const auto& kv : root) {
     if (!kv.first.IsScalar()) throw InputError(where(source, kv.first, "?") + ": keys must be plain names");

@@ -384,11 +384,11 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
   }
+  yamlio::check_structure(yaml_text, source);
   const Reader r{source};
   if (!root.IsMap()) {
     throw InputError(source + ": a workload profile must be a mapping with keys: " + join(kTopKeys));
   }
-  yamlio::check_unique_keys(root, source);
   r.check_keys(root, "", kTopKeys);
   r.check_no_empty_values(root, "");
 
