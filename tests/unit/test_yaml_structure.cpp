@@ -13,6 +13,7 @@
 #include "collbench/model/system_profile.hpp"
 #include "collbench/plan/sweep.hpp"
 #include "collbench/report/gate.hpp"
+#include "collbench/step/layout.hpp"
 #include "collbench/workload/profile.hpp"
 #include "collbench/yamlio/structure.hpp"
 
@@ -89,6 +90,7 @@ TEST(YamlStructure, EveryYamlInputRefusesTheBombNamingItsFile) {
   EXPECT_EQ(error_of([&] { (void)model::parse_system_profile(bomb, "p.yaml"); }), "p.yaml" + tail);
   EXPECT_EQ(error_of([&] { (void)workload::parse_workload_profile(bomb, "w.yaml"); }), "w.yaml" + tail);
   EXPECT_EQ(error_of([&] { (void)accept::parse_acceptance_profile(bomb, "a.yaml"); }), "a.yaml" + tail);
+  EXPECT_EQ(error_of([&] { (void)step::parse_layout(bomb, "l.yaml"); }), "l.yaml" + tail);
   EXPECT_EQ(error_of([&] { (void)report::parse_gate_policy(alias_bomb("# policy"), "g.yaml"); }), "g.yaml" + tail);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
