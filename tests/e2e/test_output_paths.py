@@ -42,7 +42,7 @@ def accept_dir(tmp_path_factory):
 
 # Each writer: (name, the arguments with {out} for the path under test, the file's first bytes).
 WRITERS = [
-    ("report --html", ["report", RESULTS, "--format", "none", "--html", "{out}"], "<!DOCTYPE html>"),
+    ("report --html", ["report", RESULTS, "--html", "{out}"], "<!DOCTYPE html>"),
     ("report weak-scaling --html", ["report", "weak-scaling", RESULTS, "--no-plots", "--out", "{dir}/ws",
                                     "--html", "{out}"], "<!DOCTYPE html>"),
     ("report accept --html", ["report", "accept", "{accept}", "--format", "none", "--html", "{out}"],
@@ -52,9 +52,9 @@ WRITERS = [
     ("simulate platform --hostfile", ["simulate", "platform", "--system", "gb300-nvl72", "--gpus", "4", "--out",
                                       "{dir}/p.xml", "--hostfile", "{out}", "--force"], "gpu-0\n"),
     ("export-gbench --out", ["export-gbench", RESULTS, "--out", "{out}"], "{\n"),
-    ("gate --json", ["gate", "--baseline", RESULTS, "--current", RESULTS, "--format", "none", "--json", "{out}"],
+    ("gate --json", ["gate", "--baseline", RESULTS, "--current", RESULTS, "--json", "{out}"],
      "{\n"),
-    ("gate --junit", ["gate", "--baseline", RESULTS, "--current", RESULTS, "--format", "none", "--junit", "{out}"],
+    ("gate --junit", ["gate", "--baseline", RESULTS, "--current", RESULTS, "--junit", "{out}"],
      "<?xml"),
 ]
 IDS = [w[0] for w in WRITERS]
@@ -134,9 +134,9 @@ def test_a_fifo_is_written_in_place_to_its_reader(writer, tmp_path, request):
 
 
 def limit_file_size():
-    # Writes past 4 KiB fail with EFBIG (SIGXFSZ ignored), as a full disk fails with ENOSPC.
+    # Writes past 64 bytes fail with EFBIG (SIGXFSZ ignored), as a full disk fails with ENOSPC.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
 
 
 @pytest.mark.parametrize("writer", [w for w in WRITERS if w[0] in ("report --html", "report weak-scaling --html",
@@ -173,13 +173,14 @@ def full_disk(tmp_path):
                                            capture_output=True).returncode != 0:
         pytest.skip("needs root and mount(8) for a small tmpfs; the RLIMIT_FSIZE test covers the same path")
     try:
-        with open(mnt / "filler", "wb") as f:
-            try:
-                while True:
-                    f.write(b"\0" * 4096)
-                    f.flush()
-            except OSError:
-                pass
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while True:
+                os.write(fd, b"\0" * 4096)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
         yield mnt
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
