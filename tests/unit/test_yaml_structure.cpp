@@ -74,6 +74,12 @@ TEST(YamlStructure, ACycleAndNestingTooDeepAreRefused) {
             "d.yaml:1: nested deeper than 64 levels");
 }
 
+TEST(YamlStructure, NestingTooDeepIsNamedNotABadFile) {
+  // yaml-cpp's own limit (about 500 levels) says only "bad file" (issue 37 item 7).
+  const std::string deep = "name: d\ncases: " + std::string(1000, '[') + std::string(1000, ']') + "\n";
+  EXPECT_EQ(error_of([&] { (void)plan::parse_sweep(deep, "d.yaml"); }), "d.yaml:2: nested deeper than 64 levels");
+}
+
 TEST(YamlStructure, KeysAreCheckedOnceWhereTheyAreWrittenAndAnAliasKeyByItsText) {
   // An anchored mapping used twice is not a key given twice; its own duplicate is named once.
   EXPECT_EQ(error_of([] { yamlio::check_structure("d: &d {x: 1, x: 2}\ne: *d\n", "k.yaml"); }),

@@ -284,12 +284,12 @@ std::string fnv1a64_hex(std::string_view bytes) {
 SystemProfile parse_system_profile(std::string_view yaml_text, const std::string& origin) {
   const Reader r(origin);
   YAML::Node root;
+  yamlio::check_structure(yaml_text, origin);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
     r.fail(e.mark, "", "not valid YAML: " + e.msg);
   }
-  yamlio::check_structure(yaml_text, origin);
   if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", "empty system profile");
   r.check_map(root, "", kTopKeys);
 

@@ -172,12 +172,12 @@ std::string flow_text(const YAML::Node& node) {
 
 YAML::Node load_root(const std::string& yaml_text, const Ctx& ctx) {
   YAML::Node root;
+  yamlio::check_structure(yaml_text, ctx.source);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", ctx.source, e.mark.line + 1, e.msg));
   }
-  yamlio::check_structure(yaml_text, ctx.source);
   if (!root.IsMap()) throw InputError(ctx.source + ": a sweep file must be a mapping with keys: " + join(kTopKeys));
   for (const auto& kv : root) {
     const auto key = key_text(kv.first, ctx);

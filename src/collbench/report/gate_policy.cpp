@@ -103,12 +103,12 @@ std::optional<double> GatePolicy::floor_for(const std::string& collective) const
 
 GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& source) {
   YAML::Node root;
+  yamlio::check_structure(yaml_text, source);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
   }
-  yamlio::check_structure(yaml_text, source);
   GatePolicy p;
   p.source = source;
   if (root.IsNull()) return p;  // an empty file: every default

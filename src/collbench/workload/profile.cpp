@@ -379,12 +379,12 @@ namespace {
 WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& source,
                               const std::string& expected_name) {
   YAML::Node root;
+  yamlio::check_structure(yaml_text, source);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
   }
-  yamlio::check_structure(yaml_text, source);
   const Reader r{source};
   if (!root.IsMap()) {
     throw InputError(source + ": a workload profile must be a mapping with keys: " + join(kTopKeys));

@@ -16,13 +16,14 @@ inline constexpr std::uint64_t kMaxExpandedNodes = 1'000'000;
 // The deepest nesting of mappings and lists (collbench's files nest at most 5 levels).
 inline constexpr int kMaxDepth = 64;
 
-// Checks TEXT's first document (already parsed by YAML::Load, so its syntax is valid):
+// Checks TEXT's first document, before YAML::Load (whose own depth limit would say only "bad
+// file"):
 //  - a key given twice in one mapping: "<origin>:<line>: key '<a.b>': given twice (first on
 //    line <n>); keep one" (an anchored mapping is checked once, where it is written);
 //  - more than kMaxExpandedNodes nodes once aliases are expanded: "<origin>:<line>: aliases
 //    expand to more than 1000000 nodes (an alias bomb?); write the values out instead";
 //  - nesting deeper than kMaxDepth: "<origin>:<line>: nested deeper than 64 levels".
-// InputError (exit 2) for each; a syntax error is left to YAML::Load's caller.
+// InputError (exit 2) for each; a syntax error is left to the YAML::Load that follows.
 void check_structure(std::string_view text, const std::string& origin);
 
 }  // namespace collbench::yamlio
