@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -21,6 +20,7 @@
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/limits.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/core/units.hpp"
@@ -64,10 +64,8 @@ std::vector<int> parse_rank_list(const std::string& text) {
   std::vector<int> out;
   for (const auto& item : split_list(text, "--ranks")) {
     int v = 0;
-    const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (res.ec != std::errc{} || res.ptr != item.data() + item.size() || v <= 0) {
-      throw InputError(
-          fmt::format("--ranks '{}': '{}' is not a positive integer (expected e.g. 256,512,1024)", text, item));
+    if (const auto why = count_problem(item, kMaxRanks, v)) {
+      throw InputError(fmt::format("--ranks '{}': '{}' {} (expected e.g. 256,512,1024)", text, item, *why));
     }
     out.push_back(v);
   }
@@ -195,10 +193,8 @@ bool is_moe(std::string_view collective) {
 
 int parse_positive(const std::string& flag, const std::string& item) {
   int v = 0;
-  const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
-  if (res.ec != std::errc{} || res.ptr != item.data() + item.size() || v <= 0) {
-    throw InputError(fmt::format("{} '{}': not a positive integer", flag, item));
-  }
+  if (const auto why = count_problem(item, kMaxRanks, v))
+    throw InputError(fmt::format("{} '{}': {}", flag, item, *why));
   return v;
 }
 

@@ -15,6 +15,7 @@
 #include "cli/step_output.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/limits.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/model/profile_overrides.hpp"
 #include "collbench/record/jsonl.hpp"
@@ -41,10 +42,8 @@ struct StepFlags {
 
 int positive_int(const std::string& flag, const std::string& item) {
   int v = 0;
-  const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
-  if (item.empty() || res.ec != std::errc{} || res.ptr != item.data() + item.size() || v <= 0) {
-    throw InputError(fmt::format("{} '{}': not a positive integer", flag, item));
-  }
+  if (const auto why = count_problem(item, kMaxRanks, v))
+    throw InputError(fmt::format("{} '{}': {}", flag, item, *why));
   return v;
 }
 

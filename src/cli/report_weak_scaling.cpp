@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +20,7 @@
 #include "cli/out_dir.hpp"
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/core/limits.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/paths.hpp"
 #include "collbench/model/profile_overrides.hpp"
@@ -40,10 +40,8 @@ std::vector<int> parse_ranks(const std::string& text) {
   std::vector<int> out;
   for (const auto& item : split_list(text, "--ranks")) {
     int v = 0;
-    const auto res = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (res.ec != std::errc{} || res.ptr != item.data() + item.size() || v <= 0) {
-      throw InputError(fmt::format("--ranks '{}': '{}' is not a positive integer (expected e.g. 256,512,1024, or none)",
-                                   text, item));
+    if (const auto why = count_problem(item, kMaxRanks, v)) {
+      throw InputError(fmt::format("--ranks '{}': '{}' {} (expected e.g. 256,512,1024, or none)", text, item, *why));
     }
     out.push_back(v);
   }

@@ -93,7 +93,7 @@ def check_page_file(page):
     assert text.startswith("<!DOCTYPE html>")
     assert "<script" not in text.lower(), "the page must need no JavaScript"
     assert not re.search(r"""(src|href)=["']?https?:""", text), "the page must load nothing from the network"
-    assert not list(Path(page).parent.glob(Path(page).name + ".tmp")), "temporary file left behind"
+    assert not list(Path(page).parent.glob(Path(page).name + ".tmp*")), "temporary file left behind"
     return text
 
 
@@ -223,4 +223,4 @@ def test_bad_input_exits_2_naming_the_file_and_writes_nothing(results, tmp_path)
     assert p.returncode == 2 and "does not exist" in p.stderr, p.stderr
     assert not out.exists()
     assert not page.exists()
-    assert not list(tmp_path.rglob("*.tmp"))
+    assert not list(tmp_path.rglob("*.tmp*"))

@@ -69,7 +69,8 @@ TEST(ResultsReader, FloatWhereAnIntegerBelongsIsRefusedNotCast) {
   auto records = real_records();
   records[1]["num_ranks"] = 1e300;  // static_cast<int>(1e300) would be undefined behaviour
   EXPECT_TRUE(has(input_error([&] { record::parse_results(jsonl(records), "r.jsonl"); }),
-                  "r.jsonl:2: record key 'num_ranks' must be an integer"));
+                  "r.jsonl:2: record key 'num_ranks' must be an integer, got 1e+300 (a number written with a "
+                  "fraction or an exponent)"));
   records[1]["num_ranks"] = 10000000000LL;  // an integer, but not an int
   EXPECT_TRUE(has(input_error([&] { record::parse_results(jsonl(records), "r.jsonl"); }), "out of range"));
   records[1]["num_ranks"] = 2;

@@ -333,7 +333,7 @@ TEST(SystemProfileErrors, NotYaml) {
 }
 
 TEST(SystemProfileErrors, DuplicateEmptyAndShapeless) {
-  expect_contains(load_error(kValid + "name: again\n"), "key 'name': duplicate key");
+  expect_contains(load_error(kValid + "name: again\n"), "key 'name': given twice (first on line 1); keep one");
   expect_contains(load_error(""), "empty system profile");
   expect_contains(load_error("- a\n- b\n"), "expected a mapping of keys");
   expect_contains(load_error(replaced(kValid, "  - a unit test\n", "  []\n")), "key 'sources'");

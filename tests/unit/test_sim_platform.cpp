@@ -95,6 +95,11 @@ TEST(SimPlatformTest, BadInputNamesTheProblem) {
   EXPECT_EQ(error_of(gb300(), {256, 80, {}}),
             "--ranks-per-domain 80: system 'gb300-nvl72' has 72 GPUs per scale-up domain; accepted: 1 to 72");
   EXPECT_EQ(error_of(gb300(), {1, 0, {}}), "--gpus 1: a simulated platform needs at least 2 GPUs");
+  // Issue 37 item 4: 10,000,000 GPUs grew to 20 GiB before; refused before anything is built.
+  EXPECT_EQ(error_of(gb300(), {10000000, 0, {}}),
+            "--gpus 10000000: a simulated platform takes at most 65536 GPUs; accepted: 2 to 65536");
+  EXPECT_EQ(error_of(gb300(), {65537, 0, {}}),
+            "--gpus 65537: a simulated platform takes at most 65536 GPUs; accepted: 2 to 65536");
   model::SystemProfile cpu = gb300();
   cpu.name = "cpu-x";
   cpu.scale_up.domain_size = 0;

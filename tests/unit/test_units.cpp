@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "collbench/core/error.hpp"
+#include "collbench/core/limits.hpp"
 #include "collbench/core/units.hpp"
 
 using namespace collbench;
@@ -43,6 +44,26 @@ TEST(ParseBytes, Rejections) {
     EXPECT_NE(msg.find("MiB"), std::string::npos);  // lists accepted units
     EXPECT_EQ(e.code(), ExitCode::bad_input);
   }
+}
+
+TEST(ParseBytes, SizesUpTo1PiBAndNoFurther) {
+  // Issue 37 item 4: 2^64 - 1 used to be called "larger than 2^64 bytes".
+  EXPECT_EQ(parse_bytes("1125899906842624"), kMaxBytes);
+  EXPECT_EQ(parse_bytes("1024T"), kMaxBytes);
+  const auto message = [](const char* text) {
+    try {
+      (void)parse_bytes(text);
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("1125899906842625"),
+            "invalid size '1125899906842625': larger than the limit of 1PiB (1125899906842624 bytes, 2^50)");
+  EXPECT_EQ(message("18446744073709551615"),
+            "invalid size '18446744073709551615': larger than the limit of 1PiB (1125899906842624 bytes, 2^50)");
+  EXPECT_EQ(message("1025T"), "invalid size '1025T': larger than the limit of 1PiB (1125899906842624 bytes, 2^50)");
 }
 
 TEST(FormatBytes, Human) {

@@ -59,9 +59,7 @@ std::vector<std::uint64_t> sizes_of(const plan::Sweep& s) {
 // ---- YAML keys given twice -------------------------------------------------------------------
 
 TEST(UniqueKeys, NameFileLineDottedKeyAndTheFirstLine) {
-  const auto check = [](const std::string& text) {
-    return error_of([&] { yamlio::check_unique_keys(YAML::Load(text), "s.yaml"); });
-  };
+  const auto check = [](const std::string& text) { return error_of([&] { yamlio::check_structure(text, "s.yaml"); }); };
   EXPECT_EQ(check("a: 1\nb: 2\n"), "no error");
   EXPECT_EQ(check("a: 1\na: 2\n"), "s.yaml:2: key 'a': given twice (first on line 1); keep one");
   EXPECT_EQ(check("cases:\n  - collective: x\n    bytes: 8\n  - collective: y\n    bytes: 8\n    bytes: 16\n"),

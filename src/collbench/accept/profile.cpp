@@ -338,6 +338,7 @@ const std::vector<std::string>& threshold_keys() {
 AcceptanceProfile parse_acceptance_profile(std::string_view yaml_text, const std::string& origin) {
   const Reader r(origin);
   YAML::Node root;
+  yamlio::check_structure(yaml_text, origin);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(std::string(yaml_text));
   } catch (const YAML::Exception& e) {

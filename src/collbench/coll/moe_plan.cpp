@@ -11,6 +11,7 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/join.hpp"
+#include "collbench/yamlio/structure.hpp"
 
 namespace collbench::coll {
 namespace {
@@ -436,6 +437,7 @@ MoeConfig moe_config(const MoeParams& p, int num_ranks) {
     } catch (const YAML::Exception& e) {
       throw InputError(fmt::format("routing '{}': invalid YAML: {}", p.routing, e.msg));
     }
+    yamlio::check_structure(p.routing, fmt::format("routing '{}'", p.routing));
     if (!node.IsMap()) {
       throw InputError(
           fmt::format("routing '{}' must be a map of routing settings, e.g. {{popularity: lognormal, "

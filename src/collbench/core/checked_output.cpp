@@ -3,12 +3,14 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace collbench {
 namespace {
@@ -31,38 +33,94 @@ int write_all(int fd, std::string_view text) {
   return 0;
 }
 
-}  // namespace
-
-void write_file_checked(const std::string& path, std::string_view text, std::string_view what) {
-  if (path.empty())
-    throw InputError(fmt::format("{}: an empty path; give a file name", what.empty() ? "output" : what));
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw InputError(fmt::format("cannot write {}: {}", prefixed(what, path), std::strerror(errno)));
-  const int err = write_all(fd, text);
+// Writes TEXT to the open FD, syncs it when `sync` (a regular file about to be renamed) and
+// closes it; the errno of the first failure, or 0. Pipes and devices cannot sync (EINVAL).
+int write_sync_close(int fd, std::string_view text, bool sync) {
+  int err = write_all(fd, text);
+  if (err == 0 && sync && ::fsync(fd) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP) err = errno;
   const int close_err = ::close(fd) != 0 ? errno : 0;
-  if (err != 0 || close_err != 0) {
-    throw OutputError(
-        fmt::format("writing {} failed: {}", prefixed(what, path), std::strerror(err != 0 ? err : close_err)));
-  }
+  return err != 0 ? err : close_err;
 }
 
-void write_file_atomic_checked(const std::string& path, std::string_view text, std::string_view what) {
-  if (path.empty())
-    throw InputError(fmt::format("{}: an empty path; give a file name", what.empty() ? "output" : what));
-  const std::string tmp = path + ".tmp";
-  try {
-    write_file_checked(tmp, text, what);
-  } catch (const OutputError&) {
+std::string parent_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return "";
+  return path.substr(0, slash + 1);
+}
+
+// A device, FIFO or socket: written in place, never replaced.
+void write_in_place(const std::string& path, const std::string& target, std::string_view text, std::string_view what) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("cannot write {}: {}", prefixed(what, path), std::strerror(errno)));
+  if (const int err = write_sync_close(fd, text, false); err != 0)
+    throw OutputError(fmt::format("writing {} failed: {}", prefixed(what, path), std::strerror(err)));
+}
+
+// TARGET.tmp.PID, created fresh next to TARGET with TARGET's permissions when it exists.
+int open_temporary(const std::string& tmp, const struct stat* existing) {
+  const mode_t mode = existing != nullptr ? (existing->st_mode & 07777) : 0644;
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0)  // left by a killed process with our pid
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd >= 0 && existing != nullptr) (void)::fchmod(fd, existing->st_mode & 07777);  // past the umask
+  return fd;
+}
+
+// A regular file (or none yet): through a temporary and a rename, so a reader never sees half
+// of it and a failed write leaves what was there before (or nothing), never an empty file.
+void write_by_rename(const std::string& path, const std::string& target, const struct stat* existing,
+                     std::string_view text, std::string_view what) {
+  const std::string tmp = fmt::format("{}.tmp.{}", target, ::getpid());
+  const int fd = open_temporary(tmp, existing);
+  if (fd < 0) throw InputError(fmt::format("cannot write {}: {}", prefixed(what, path), std::strerror(errno)));
+  if (const int err = write_sync_close(fd, text, true); err != 0) {
     ::unlink(tmp.c_str());
-    throw;
+    throw OutputError(fmt::format("writing {} failed: {}", prefixed(what, path), std::strerror(err)));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     throw InputError(fmt::format("cannot write {}: {}", prefixed(what, path), std::strerror(err)));
   }
 }
 
+}  // namespace
+
+std::string output_target(const std::string& path) {
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {  // 40: Linux's own limit (ELOOP)
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    std::vector<char> buf(4096);
+    const ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
+    if (n <= 0 || static_cast<std::size_t>(n) >= buf.size()) return p;
+    std::string link(buf.data(), static_cast<std::size_t>(n));
+    p = link.front() == '/' ? link : parent_of(p) + link;
+  }
+  throw InputError(fmt::format("cannot write '{}': {}", path, std::strerror(ELOOP)));
+}
+
+void write_file_checked(const std::string& path, std::string_view text, std::string_view what) {
+  if (path.empty())
+    throw InputError(fmt::format("{}: an empty path; give a file name", what.empty() ? "output" : what));
+  const std::string target = output_target(path);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0) {
+    if (errno != ENOENT)
+      throw InputError(fmt::format("cannot write {}: {}", prefixed(what, path), std::strerror(errno)));
+    write_by_rename(path, target, nullptr, text, what);
+  } else if (S_ISDIR(st.st_mode)) {
+    throw InputError(fmt::format("cannot write {}: {}", prefixed(what, path), std::strerror(EISDIR)));
+  } else if (S_ISREG(st.st_mode)) {
+    write_by_rename(path, target, &st, text, what);
+  } else {
+    write_in_place(path, target, text, what);
+  }
+}
+
+void write_file_atomic_checked(const std::string& path, std::string_view text, std::string_view what) {
+  write_file_checked(path, text, what);
+}
 std::string stdout_name() {
   std::array<char, 4096> buf{};
   const ssize_t n = ::readlink("/proc/self/fd/1", buf.data(), buf.size() - 1);

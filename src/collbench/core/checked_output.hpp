@@ -17,13 +17,24 @@ class OutputError : public Error {
   explicit OutputError(const std::string& what) : Error(ExitCode::aborted, what) {}
 };
 
-// Writes TEXT to PATH (truncating it). `what` prefixes messages ("--json", "--out"); empty: none.
-// InputError when PATH cannot be opened; OutputError when a write or the close fails.
+// Writes TEXT to PATH. What PATH leads to decides how (issue 37 items 1 and 9):
+//  - a regular file, or nothing yet: through TARGET.tmp.PID next to it, synced, then renamed over
+//    it, so a reader never sees half a file and a failed write (a full disk) leaves what was there
+//    before, or nothing: never an empty or partial file; a replaced file keeps its permissions;
+//  - a symlink: followed to its final target, which is written by these rules (the link stays);
+//  - a character or block device, a FIFO or a socket: opened and written in place, never replaced
+//    (/dev/null stays /dev/null, /dev/full gives ENOSPC: exit 3);
+//  - a directory: InputError.
+// `what` prefixes messages ("--json", "--out"); empty: none. InputError when PATH cannot be opened
+// or the temporary cannot be created (nothing was written); OutputError when a write, the sync or
+// the close fails.
 void write_file_checked(const std::string& path, std::string_view text, std::string_view what = {});
 
-// The same through PATH.tmp and a rename, so a reader never sees a half-written file; the
-// temporary is removed when a write fails.
+// The same (kept for the callers that want to say that they rely on the rename).
 void write_file_atomic_checked(const std::string& path, std::string_view text, std::string_view what = {});
+
+// Where writing PATH leads: its symlinks followed to the final target (which need not exist).
+std::string output_target(const std::string& path);
 
 // Writes TEXT to standard output and flushes it; OutputError naming where stdout goes.
 void write_stdout(std::string_view text);

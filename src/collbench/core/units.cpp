@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "collbench/core/error.hpp"
+#include "collbench/core/limits.hpp"
 
 namespace collbench {
 namespace {
@@ -88,8 +89,8 @@ std::uint64_t parse_bytes(std::string_view text) {
     throw InputError(fmt::format("invalid size '{}': sizes must not be negative", text));
   }
   const double bytes = value * found->factor;
-  if (bytes >= 18446744073709551616.0) {
-    throw InputError(fmt::format("invalid size '{}': larger than 2^64 bytes", text));
+  if (bytes > static_cast<double>(kMaxBytes)) {
+    throw InputError(fmt::format("invalid size '{}': larger than the limit of 1PiB ({} bytes, 2^50)", text, kMaxBytes));
   }
   if (bytes != std::floor(bytes)) {
     throw InputError(fmt::format("invalid size '{}': not a whole number of bytes ({})", text, bytes));

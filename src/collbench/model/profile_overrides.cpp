@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "collbench/core/error.hpp"
+#include "collbench/yamlio/structure.hpp"
 
 namespace collbench::model {
 namespace {
@@ -42,11 +43,14 @@ Override parse_override(const std::string& text) {
 }
 
 YAML::Node parse_value(const std::string& text, const std::string& set) {
+  YAML::Node value;
   try {
-    return YAML::Load(text);
+    value = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("--set '{}': the value is not valid YAML ({})", set, e.msg));
   }
+  yamlio::check_structure(text, fmt::format("--set '{}'", set));
+  return value;
 }
 
 // Sets root[path...] = value, creating sections that are missing.

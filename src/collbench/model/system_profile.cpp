@@ -284,6 +284,7 @@ std::string fnv1a64_hex(std::string_view bytes) {
 SystemProfile parse_system_profile(std::string_view yaml_text, const std::string& origin) {
   const Reader r(origin);
   YAML::Node root;
+  yamlio::check_structure(yaml_text, origin);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
@@ -358,6 +359,10 @@ SystemProfile load_system_profile(const std::string& name_or_path) {
   if (looks_like_path(name_or_path)) {
     path = name_or_path;
     std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      throw InputError(
+          fmt::format("system profile file '{}' is a directory; give a YAML file (profiles/systems/*.yaml)", path));
+    }
     if (!fs::is_regular_file(path, ec)) throw InputError(fmt::format("system profile file '{}' not found", path));
   } else if (name_or_path == "cpu-local") {
     path = cpu_local_profile_path();

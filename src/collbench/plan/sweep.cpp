@@ -172,13 +172,13 @@ std::string flow_text(const YAML::Node& node) {
 
 YAML::Node load_root(const std::string& yaml_text, const Ctx& ctx) {
   YAML::Node root;
+  yamlio::check_structure(yaml_text, ctx.source);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", ctx.source, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) throw InputError(ctx.source + ": a sweep file must be a mapping with keys: " + join(kTopKeys));
-  yamlio::check_unique_keys(root, ctx.source);
   for (const auto& kv : root) {
     const auto key = key_text(kv.first, ctx);
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
@@ -366,7 +366,7 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
 }
 
 Sweep load_sweep_file(const std::string& path) {
-  return parse_sweep(read_input_file(path, "sweep file", "a YAML file"), path);
+  return parse_sweep(read_input_file(path, "sweep file", "a YAML file", kMaxYamlBytes), path);
 }
 
 std::uint64_t estimated_buffer_bytes(const Case& c, int num_ranks) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "collbench/core/error.hpp"
@@ -34,17 +35,32 @@ bool complete_object(const std::string& text) {
 JsonlWriter::JsonlWriter(std::string path, OpenMode mode) : path_(std::move(path)) {
   struct stat st {};
   const bool exists = ::stat(path_.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    throw InputError(
+        fmt::format("output file '{}' is a directory; give a file in it, e.g. '{}/results.jsonl'", path_, path_));
+  }
   if (exists && st.st_size > 0 && mode == OpenMode::create) {
     throw InputError(
         fmt::format("output file '{}' exists and is not empty; pass --resume to continue it or "
                     "--force to replace it",
                     path_));
   }
-  int flags = O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC;
-  if (mode == OpenMode::force) flags |= O_TRUNC;
-  fd_ = ::open(path_.c_str(), flags, 0644);
+  // Never O_TRUNC: --force truncates only once it holds the lock, so a second run cannot empty
+  // the file of one still writing it.
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) throw InputError(fmt::format("cannot open output file '{}': {}", path_, std::strerror(errno)));
-  if (mode == OpenMode::resume && exists && st.st_size > 0) drop_torn_tail();
+  try {
+    lock_ = WriterLock(fd_, path_);
+    // (a device or FIFO cannot be truncated: EINVAL, as O_TRUNC ignored it before)
+    if (mode == OpenMode::force && ::ftruncate(fd_, 0) != 0 && errno != EINVAL)
+      throw RuntimeFailure(fmt::format("cannot empty '{}' for --force: {}", path_, std::strerror(errno)));
+    if (mode == OpenMode::resume && exists && st.st_size > 0) drop_torn_tail();
+  } catch (...) {
+    lock_ = WriterLock{};
+    ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
   if (!exists) sync_parent_directory();
 }
 
@@ -87,6 +103,7 @@ void JsonlWriter::drop_torn_tail() {
 }
 
 JsonlWriter::~JsonlWriter() {
+  lock_ = WriterLock{};  // PATH.lock goes first: after the close another run may already hold the file
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -174,6 +191,24 @@ std::string string_or_empty(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string{};
 }
 
+// A first line of only "{" or "[": a JSON document written over several lines (a verdict.json,
+// a weak-scaling report.json), not JSONL: say so and name its schema (issue 37 item 7).
+void check_not_a_json_document(std::string_view text, std::string_view first_line, const std::string& path,
+                               int line_no) {
+  const auto begin = first_line.find_first_not_of(" \t\r");
+  const auto end = first_line.find_last_not_of(" \t\r");
+  if (begin == std::string_view::npos || begin != end || (first_line[begin] != '{' && first_line[begin] != '[')) return;
+  std::string schema = "no schema";
+  static const std::regex kSchemaKey(R"re("schema"\s*:\s*"([^"\n]{1,80})")re");
+  const std::string head(text.substr(0, 65536));
+  if (std::smatch m; std::regex_search(head, m, kSchemaKey)) schema = fmt::format("schema '{}'", m[1].str());
+  throw InputError(
+      fmt::format("{}:{}: a JSON document ({}) written over several lines, not a results file: those hold one JSON "
+                  "record per line (JSONL, schema '{}'); give a results file, e.g. the records-*.jsonl beside a "
+                  "verdict.json",
+                  path, line_no, schema, kSchema));
+}
+
 }  // namespace
 
 std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& path, std::vector<std::string>& warnings) {
@@ -210,6 +245,7 @@ std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& pat
             fmt::format("{}:{}: skipped a truncated last line (the run was probably interrupted)", path, line_no));
         continue;
       }
+      if (out.empty()) check_not_a_json_document(text, line, path, line_no);
       throw InputError(fmt::format("{}:{}: invalid JSON {}", path, line_no, parse_error_text(e)));
     } catch (const nlohmann::json::out_of_range& e) {
       // A number beyond double's range ("1e315"): not something collbench writes.

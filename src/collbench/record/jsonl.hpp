@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collbench/record/record.hpp"
+#include "collbench/record/writer_lock.hpp"
 
 namespace collbench::record {
 
@@ -18,7 +19,8 @@ enum class OpenMode { create, force, resume };
 class JsonlWriter {
  public:
   // create: an existing non-empty file is an InputError; force: truncate; resume: append
-  // (after cutting off a torn, unterminated last line).
+  // (after cutting off a torn, unterminated last line). A regular file is locked for the
+  // writer's life (writer_lock.hpp): one held by another run is an InputError naming it.
   JsonlWriter(std::string path, OpenMode mode);
   JsonlWriter(const JsonlWriter&) = delete;
   JsonlWriter& operator=(const JsonlWriter&) = delete;
@@ -38,6 +40,7 @@ class JsonlWriter {
   void sync_parent_directory() const;
   std::string path_;
   int fd_ = -1;
+  WriterLock lock_;
 };
 
 struct ResultFile {

@@ -124,6 +124,12 @@ json to_json(const Repeats& r) {
 // float such as 1e300 to int, which is undefined behaviour.
 template <class T>
 T checked_integer(const json& v, const char* key) {
+  if (v.is_number_float()) {  // 1e30, 2.0: JSON's floats, whatever their value (issue 37 item 7)
+    throw InputError(
+        fmt::format("record key '{}' must be an integer, got {} (a number written with a fraction or an "
+                    "exponent)",
+                    key, v.dump()));
+  }
   if (!v.is_number_integer()) {
     throw InputError(fmt::format("record key '{}' must be an integer, got {}", key, v.type_name()));
   }

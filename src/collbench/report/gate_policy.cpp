@@ -103,6 +103,7 @@ std::optional<double> GatePolicy::floor_for(const std::string& collective) const
 
 GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& source) {
   YAML::Node root;
+  yamlio::check_structure(yaml_text, source);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
@@ -114,7 +115,6 @@ GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& sour
   if (!root.IsMap()) {
     throw InputError(source + ": a gate policy must be a mapping with keys: " + join(gate_policy_keys()));
   }
-  yamlio::check_unique_keys(root, source);
   const auto& keys = gate_policy_keys();
   for (const auto& kv : root) {
     if (!kv.first.IsScalar()) throw InputError(where(source, kv.first, "?") + ": keys must be plain names");

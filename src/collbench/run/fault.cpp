@@ -94,6 +94,10 @@ void check_item(const FaultItem& f) {
   if (f.kind == "slow-pair" && (f.a < 0 || f.b < 0)) {
     throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs a=A,b=B", item));
   }
+  if (f.kind == "slow-pair" && f.a == f.b) {
+    throw InputError(
+        fmt::format("COLLBENCH_FAULT item '{}': a and b are both rank {}; a pair is two ranks", item, f.a));
+  }
 }
 
 // One item, "KIND[:key=value,...]".

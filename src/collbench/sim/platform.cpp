@@ -34,6 +34,10 @@ std::vector<int> domain_sizes_for(int gpus, int per_domain) {
 
 void check_spec(const model::SystemProfile& p, const PlatformSpec& spec, int per_domain) {
   if (spec.gpus < 2) throw InputError(fmt::format("--gpus {}: a simulated platform needs at least 2 GPUs", spec.gpus));
+  if (spec.gpus > kMaxSimulatedGpus) {
+    throw InputError(fmt::format("--gpus {}: a simulated platform takes at most {} GPUs; accepted: 2 to {}", spec.gpus,
+                                 kMaxSimulatedGpus, kMaxSimulatedGpus));
+  }
   if (per_domain < 1) {
     throw InputError(
         fmt::format("system '{}' fixes no scale-up domain size (scale_up.domain_size); pass "

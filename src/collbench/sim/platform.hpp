@@ -23,6 +23,11 @@
 
 namespace collbench::sim {
 
+// The most GPUs a simulated platform may have (issue 37 item 4): its XML grows by about 1 KB a
+// GPU and SimGrid runs one process per rank, so 65536 is far past what a simulation finishes; a
+// larger --gpus is refused before anything is built.
+inline constexpr int kMaxSimulatedGpus = 65536;
+
 struct PlatformSpec {
   int gpus = 0;                           // simulated ranks, one per GPU
   int ranks_per_domain = 0;               // 0 = the profile's domain size

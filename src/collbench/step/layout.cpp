@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -88,6 +89,7 @@ Layout parse_layout(const std::string& yaml_text, const std::string& origin) {
   } catch (const YAML::Exception& e) {
     r.fail(e.mark, "", "not valid YAML: " + e.msg);
   }
+  yamlio::check_structure(yaml_text, origin);
   if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", "empty layout");
   r.check_map(root, "", kKeys, yamlio::Reader::EmptyValues::reject);
   Layout l;
@@ -203,6 +205,7 @@ std::vector<int> split_stages(const Layout& l, const Architecture& a) {
 Shape shape_at(const Layout& l, const Architecture& a, int gpus) {
   Shape s;
   s.gpus = gpus;
+  if (gpus > kMaxGpus) throw InputError(fmt::format("--gpus {}: accepted: 1 to {} GPUs", gpus, kMaxGpus));
   if (gpus % (l.tp * l.pp) != 0) {
     throw InputError(fmt::format("--gpus {}: not a multiple of tp x pp = {} x {} = {} (layout '{}')", gpus, l.tp, l.pp,
                                  l.tp * l.pp, l.name));
@@ -222,7 +225,13 @@ Shape shape_at(const Layout& l, const Architecture& a, int gpus) {
     throw InputError(fmt::format("--gpus {}: the global batch {} (at {} GPUs) does not scale to a whole number", gpus,
                                  l.global_batch, l.gpus));
   }
-  s.global_batch = static_cast<int>(static_cast<long long>(l.global_batch) * gpus / l.gpus);
+  const long long batch = static_cast<long long>(l.global_batch) * gpus / l.gpus;  // < 2^31 x 2^20: no wrap
+  if (batch > INT_MAX) {
+    throw InputError(
+        fmt::format("--gpus {}: the global batch {} (at {} GPUs) grows to {} sequences, past the limit of {}", gpus,
+                    l.global_batch, l.gpus, batch, INT_MAX));
+  }
+  s.global_batch = static_cast<int>(batch);
   if (s.global_batch % (l.micro_batch * s.dp) != 0) {
     throw InputError(fmt::format("--gpus {}: the global batch {} is not a multiple of micro_batch x dp = {} x {}", gpus,
                                  s.global_batch, l.micro_batch, s.dp));

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/core/limits.hpp"
 #include "collbench/step/architecture.hpp"
 
 namespace collbench::step {
@@ -66,8 +67,13 @@ struct Shape {
   std::vector<int> stage_layers;  // layers of each virtual stage (PP x VPP of them, in model order)
 };
 
+// The most GPUs a step is projected for (issue 37 item 4): kMaxRanks, 2^20; global_batch x N
+// then stays far inside 64 bits.
+inline constexpr int kMaxGpus = kMaxRanks;
+
 // InputError naming the flag or key and the numbers that do not divide: N by TP x PP, TP x DP by
-// EP, experts by EP, the global batch by micro_batch x DP, the layers by the virtual stages.
+// EP, experts by EP, the global batch by micro_batch x DP, the layers by the virtual stages; N
+// above kMaxGpus, and a global batch at N past 2^31 - 1 sequences.
 Shape shape_at(const Layout& layout, const Architecture& arch, int gpus);
 
 }  // namespace collbench::step

@@ -379,6 +379,7 @@ namespace {
 WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& source,
                               const std::string& expected_name) {
   YAML::Node root;
+  yamlio::check_structure(yaml_text, source);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
@@ -388,7 +389,6 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
   if (!root.IsMap()) {
     throw InputError(source + ": a workload profile must be a mapping with keys: " + join(kTopKeys));
   }
-  yamlio::check_unique_keys(root, source);
   r.check_keys(root, "", kTopKeys);
   r.check_no_empty_values(root, "");
 

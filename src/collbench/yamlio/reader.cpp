@@ -5,40 +5,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <map>
 #include <set>
 
 #include "collbench/core/units.hpp"
 
 namespace collbench::yamlio {
-
-namespace {
-
-void check_unique_keys_at(const YAML::Node& node, const std::string& path, const std::string& origin) {
-  if (node.IsSequence()) {
-    for (std::size_t i = 0; i < node.size(); ++i) check_unique_keys_at(node[i], fmt::format("{}[{}]", path, i), origin);
-    return;
-  }
-  if (!node.IsMap()) return;
-  std::map<std::string, int> first_line;  // key -> 1-based line of its first occurrence
-  for (const auto& item : node) {
-    const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string("?");
-    const std::string full = join_path(path, key);
-    const int line = item.first.Mark().line + 1;
-    const auto [it, fresh] = first_line.try_emplace(key, line);
-    if (!fresh) {
-      throw InputError(
-          fmt::format("{}:{}: key '{}': given twice (first on line {}); keep one", origin, line, full, it->second));
-    }
-    check_unique_keys_at(item.second, full, origin);
-  }
-}
-
-}  // namespace
-
-void check_unique_keys(const YAML::Node& root, const std::string& origin) {
-  check_unique_keys_at(root, "", origin);
-}
 
 std::string_view kind_of(const YAML::Node& node) {
   if (node.IsMap()) return "mapping";

@@ -12,13 +12,9 @@
 #include <vector>
 
 #include "collbench/core/error.hpp"
+#include "collbench/yamlio/structure.hpp"  // check_structure: keys given twice, alias bombs
 
 namespace collbench::yamlio {
-
-// Rejects a key given twice in any mapping of a document (yaml-cpp keeps both: a lookup sees the
-// first, a walk over the entries applies both, so one of them would be ignored silently):
-// InputError "<origin>:<line>: key '<a.b>': given twice (first on line <n>); keep one".
-void check_unique_keys(const YAML::Node& root, const std::string& origin);
 
 // "mapping", "list", "empty value" or "scalar".
 std::string_view kind_of(const YAML::Node& node);

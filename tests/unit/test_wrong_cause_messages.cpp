@@ -1,0 +1,81 @@
+// Messages that named the wrong cause (issue 37 item 7), each now naming the file, line and key
+// and the real reason. Exact messages.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collbench/core/error.hpp"
+#include "collbench/core/input_file.hpp"
+#include "collbench/core/limits.hpp"
+#include "collbench/model/system_profile.hpp"
+#include "collbench/plan/sweep.hpp"
+#include "collbench/record/jsonl.hpp"
+#include "collbench/run/fault.hpp"
+
+using namespace collbench;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(WrongCause, ACountPastTheLimitIsNotCalledNotAnInteger) {
+  int v = 0;
+  EXPECT_EQ(count_problem("99999999999", kMaxRanks, v).value_or("ok"), "is larger than the limit of 1048576");
+  EXPECT_EQ(count_problem("99999999999999999999999", kMaxRanks, v).value_or("ok"),
+            "is larger than the limit of 1048576");
+  EXPECT_EQ(count_problem("1048577", kMaxRanks, v).value_or("ok"), "is larger than the limit of 1048576");
+  EXPECT_EQ(count_problem("0", kMaxRanks, v).value_or("ok"), "is not positive");
+  EXPECT_EQ(count_problem("-3", kMaxRanks, v).value_or("ok"), "is not positive");
+  EXPECT_EQ(count_problem("2x", kMaxRanks, v).value_or("ok"), "is not a whole number");
+  EXPECT_EQ(count_problem("", kMaxRanks, v).value_or("ok"), "is not a whole number");
+  EXPECT_EQ(count_problem("1048576", kMaxRanks, v).value_or("ok"), "ok");
+  EXPECT_EQ(v, 1048576);
+}
+
+TEST(WrongCause, AJsonDocumentIsNotAResultsFileNotInvalidJson) {
+  const std::string verdict = "{\n  \"counts\": {\"pass\": 1},\n  \"schema\": \"collbench.accept/1\"\n}\n";
+  EXPECT_EQ(error_of([&] { (void)record::parse_results(verdict, "verdict.json"); }),
+            "verdict.json:1: a JSON document (schema 'collbench.accept/1') written over several lines, not a results "
+            "file: those hold one JSON record per line (JSONL, schema 'collbench.result/1'); give a results file, e.g. "
+            "the records-*.jsonl beside a verdict.json");
+  EXPECT_EQ(error_of([] { (void)record::parse_results("[\n1\n]\n", "a.json"); }),
+            "a.json:1: a JSON document (no schema) written over several lines, not a results file: those hold one "
+            "JSON record per line (JSONL, schema 'collbench.result/1'); give a results file, e.g. the records-*.jsonl "
+            "beside a verdict.json");
+}
+
+TEST(WrongCause, ADirectoryAsSystemProfileOrResultsFileIsCalledADirectory) {
+  const auto dir = std::filesystem::temp_directory_path() / "collbench-wrong-cause-dir";
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(error_of([&] { (void)model::load_system_profile(dir.string()); }),
+            "system profile file '" + dir.string() + "' is a directory; give a YAML file (profiles/systems/*.yaml)");
+  EXPECT_EQ(error_of([&] { record::JsonlWriter w(dir.string(), record::OpenMode::create); }),
+            "output file '" + dir.string() + "' is a directory; give a file in it, e.g. '" + dir.string() +
+                "/results.jsonl'");
+  std::filesystem::remove(dir);
+}
+
+TEST(WrongCause, AnEndlessInputStopsAtItsLimitNamingTheFile) {
+  EXPECT_EQ(error_of([] { (void)plan::load_sweep_file("/dev/zero"); }),
+            "sweep file '/dev/zero' holds more than 67108864 bytes; give a YAML file");
+  EXPECT_EQ(error_of([] { (void)read_input_file("/dev/zero", "results file", "a JSONL file", 100000); }),
+            "results file '/dev/zero' holds more than 100000 bytes; give a JSONL file");
+}
+
+TEST(WrongCause, ASlowPairOfOneRankIsRefused) {
+  EXPECT_EQ(error_of([] { (void)run::FaultPlan::parse("slow-pair:a=0,b=0,factor=2"); }),
+            "COLLBENCH_FAULT item 'slow-pair:a=0,b=0,factor=2': a and b are both rank 0; a pair is two ranks");
+}
