@@ -378,7 +378,9 @@ void add_case_options(CLI::App& app, RunFlags& f) {
   app.add_option("--scope", f.scopes, "global (all ranks) and/or domain (each domain at once)")->default_str("global");
   app.add_option("--in-place", f.in_place, "off, on or both")->default_str("off");
   app.add_option("-r,--root", f.root, "Root rank for broadcast")->default_str("0");
-  app.add_option("-G,--graph", f.graph, "CUDA-graph replays per sample (nccl backend)")->default_str("0");
+  app.add_option("-G,--graph", f.graph,
+                 "Launches per CUDA graph, replayed once per sample (nccl backend, as nccl-tests -G)")
+      ->default_str("0");
   app.add_option("--system", f.system, "System profile (name or file) for bounds");
   app.add_flag("--list", f.list, "List collectives, dtypes, backends and algorithms");
   app.add_flag("--list-json", f.list_json,

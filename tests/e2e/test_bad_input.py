@@ -19,6 +19,7 @@ CASES = [
     (["run", "allreduce", "--domain-sizes", "3,3"], ["sums to 6", "1 ranks"]),
     (["run", "allreduce", "--resume"], ["--out"]),
     (["run", "allreduce", "-c", "2"], ["-c", "0, 1"]),
+    (["run", "allreduce", "-G", "20"], ["--graph/-G 20", "the mpi backend", "backends that support it: nccl"]),
     (["run"], ["COLLECTIVE", "allreduce"]),
     (["frobnicate"], ["frobnicate"]),
 ]

@@ -205,15 +205,32 @@ TEST_F(NcclBackendTest, CudaEventTimer) {
   timer->stop();
   EXPECT_GT(timer->total_us(), 0.0);
   EXPECT_FLOAT_EQ(static_cast<float>(timer->inside_us()), static_cast<float>(timer->total_us()));
-  // enter() after host work that the stream waits for (an injected delay, as in the runner):
-  // the entry event is recorded later on the stream, so inside < total.
+  // The runner holds the stream (run/timed_sample.hpp): 20 ms of host time between start and the
+  // launch are not timed, since the device starts only once the launch is enqueued.
+  world->barrier();
+  timer->hold();
+  be().device_barrier();
   timer->start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  c.launch(*world, send->data(), recv->data(), s, ctx);
+  timer->release();
+  world->synchronize();
+  timer->stop();
+  EXPECT_LT(timer->total_us(), 5000.0);
+  // An injected delay releases the stream first: enter() after it is recorded 20 ms after start
+  // on the device too, so the delay is in total and not inside.
+  world->barrier();
+  timer->hold();
+  be().device_barrier();
+  timer->start();
+  timer->release();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   timer->enter();
   c.launch(*world, send->data(), recv->data(), s, ctx);
   world->synchronize();
   timer->stop();
-  EXPECT_LT(timer->inside_us(), timer->total_us());
+  EXPECT_GE(timer->total_us(), 19000.0);
+  EXPECT_LT(timer->inside_us(), 5000.0);
 }
 
 TEST_F(NcclBackendTest, ForcedAlgorithmIsReported) {

@@ -20,6 +20,7 @@ TEST(BackendPolicy, Mpi) {
   ASSERT_TRUE(ring);
   EXPECT_EQ(*ring, "algorithm 'ring' is not available on the mpi backend (it runs: auto, flat, hierarchical)");
   EXPECT_TRUE(p.polls_for_overlap());
+  EXPECT_FALSE(p.replays_graphs());
   EXPECT_EQ(p.instance_key("mpi", "auto", "host", false), "mpi");
   EXPECT_EQ(p.instance_key("mpi", "auto", "host", true), "mpi|overlap");
   EXPECT_TRUE(p.record_notes("auto", "allreduce", collbench::Dtype::float32, 1024.0, 2).empty());
@@ -31,11 +32,10 @@ TEST(BackendPolicy, Nccl) {
   EXPECT_FALSE(p.polls_for_overlap());
   EXPECT_EQ(p.instance_key("nccl", "ring", "plain", true), "nccl|ring|plain");
   EXPECT_NO_THROW(p.check_buffers("symmetric"));
+  EXPECT_TRUE(p.replays_graphs());
 #ifdef COLLBENCH_HAVE_NCCL
   EXPECT_EQ(p.default_buffers("cb-multimem"), "symmetric");
-  const auto graph = p.algo_waiver("auto", "allreduce", 1);
-  ASSERT_TRUE(graph);
-  EXPECT_NE(graph->find("--graph"), std::string::npos);
+  EXPECT_FALSE(p.algo_waiver("auto", "allreduce", 20));  // -G replays: no waiver any more
   EXPECT_FALSE(p.algo_waiver("auto", "allreduce", 0));
   EXPECT_TRUE(p.algo_waiver("cb-multimem", "alltoall", 0));
 #endif
@@ -48,4 +48,27 @@ TEST(BackendPolicy, UnknownNameGetsTheDefaults) {
   EXPECT_FALSE(p.algo_waiver("ring", "allreduce", 3));
   EXPECT_FALSE(p.polls_for_overlap());
   EXPECT_EQ(p.instance_key("x", "a", "b", false), "x|a|b");
+}
+
+// --graph/-G is refused up front on a backend that cannot replay graphs, naming the flag, the
+// backend and the backends that can (exit 2); 0 is always accepted, a negative count never.
+TEST(BackendPolicy, GraphIsRefusedWhereNoGraphCanBeReplayed) {
+  using collbench::backend::check_graph;
+  EXPECT_NO_THROW(check_graph("mpi", 0));
+  EXPECT_NO_THROW(check_graph("nccl", 0));
+  EXPECT_NO_THROW(check_graph("nccl", 20));
+  try {
+    check_graph("mpi", 20);
+    FAIL() << "-G 20 on mpi was accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--graph/-G 20: CUDA-graph replay is not available on the mpi backend (it runs each operation when "
+                 "it is called); backends that support it: nccl");
+  }
+  try {
+    check_graph("nccl", -1);
+    FAIL() << "-G -1 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--graph/-G -1: must be 0 (off) or the number of launches a CUDA graph holds");
+  }
 }

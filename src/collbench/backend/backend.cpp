@@ -1,6 +1,8 @@
 // Default implementations of the backend interfaces.
 #include "collbench/backend/backend.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 #include "collbench/core/error.hpp"
@@ -22,6 +24,10 @@ void Comm::group_start() {
 
 void Comm::group_end() {
   throw InputError(group_waiver().value_or("this communicator cannot group operations"));
+}
+
+std::unique_ptr<Replay> Backend::capture(const std::function<void()>& /*issue*/) {
+  throw InputError(fmt::format("--graph/-G: the {} backend cannot capture operations to replay", name()));
 }
 
 }  // namespace collbench::backend

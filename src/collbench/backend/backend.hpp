@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -160,6 +161,23 @@ class Timer {
   // True when start(), enter() and stop() only read MPI_Wtime: the runner may then read it itself
   // in the timed loop, without a virtual call in the timed region (run/measure.cpp).
   [[nodiscard]] virtual bool reads_mpi_wtime() const { return false; }
+  // The timing gate (GPU timers; docs/measurement.md "The timed sequence"): hold() makes the
+  // backend's stream wait at a device-side gate, so that what the host enqueues next (device
+  // barrier, start, the operations, the end) runs only once release() opens it: the host's
+  // enqueue is then not in the measured time. holds_stream() says whether this timer has a
+  // gate; the runner calls hold() and release() only then (the defaults do nothing: MPI).
+  // release() never throws and may be called without a hold (it does nothing then).
+  [[nodiscard]] virtual bool holds_stream() const { return false; }
+  virtual void hold() {}
+  virtual void release() noexcept {}
+};
+
+// Operations captured once and replayed as one launch (CUDA graphs: --graph/-G).
+class Replay {
+ public:
+  virtual ~Replay() = default;
+  // Enqueues one replay of everything captured, on the backend's stream.
+  virtual void launch() = 0;
 };
 
 class Backend {
@@ -180,6 +198,17 @@ class Backend {
   [[nodiscard]] virtual std::unique_ptr<overlap::ComputeLoad> make_compute(const overlap::ComputeSpec& spec) {
     return overlap::make_cpu_load(spec);
   }
+  // A barrier over every rank of this backend that the host does not wait for: enqueued on the
+  // backend's stream behind a held timer (Timer::hold), it lines up the ranks' devices before
+  // the start event (NCCL: a one-element all-reduce on the world communicator). The default
+  // does nothing: on host memory the runner's host barrier is already the last step before
+  // start.
+  virtual void device_barrier() {}
+  // Captures the operations `issue` enqueues on this backend's communicators, to replay them
+  // with Replay::launch() (--graph/-G). Nothing inside `issue` may wait for or query the device;
+  // any scratch the operations need must exist before (the runner primes them first). InputError
+  // by default: a backend that runs each operation when it is called has nothing to capture.
+  [[nodiscard]] virtual std::unique_ptr<Replay> capture(const std::function<void()>& issue);
 };
 
 }  // namespace collbench::backend

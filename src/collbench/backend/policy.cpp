@@ -2,7 +2,12 @@
 #include "collbench/backend/policy.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <string>
+#include <vector>
+
+#include "collbench/backend/registry.hpp"
 #include "collbench/core/error.hpp"
 #ifdef COLLBENCH_HAVE_NCCL
 #include "collbench/backend/nccl/nccl_backend.hpp"
@@ -39,6 +44,7 @@ class MpiPolicy final : public BackendPolicy {
 class NcclNotBuiltPolicy final : public BackendPolicy {
  public:
   std::string default_buffers(std::string_view /*algo*/) const override { return "plain"; }
+  bool replays_graphs() const override { return true; }  // make_backend says it is not built
 };
 #endif
 
@@ -55,6 +61,21 @@ const BackendPolicy& backend_policy(std::string_view name) {
   if (name == "nccl") return kNccl;
 #endif
   return kDefault;
+}
+
+void check_graph(std::string_view name, int graph) {
+  if (graph < 0) {
+    throw InputError(fmt::format("--graph/-G {}: must be 0 (off) or the number of launches a CUDA graph holds", graph));
+  }
+  if (graph == 0 || backend_policy(name).replays_graphs()) return;
+  std::vector<std::string> able;
+  for (const auto& entry : backend_registry()) {
+    if (backend_policy(entry.name).replays_graphs()) able.push_back(entry.name);
+  }
+  throw InputError(fmt::format(
+      "--graph/-G {}: CUDA-graph replay is not available on the {} backend (it runs each operation when it is "
+      "called); backends that support it: {}",
+      graph, name, fmt::join(able, ", ")));
 }
 
 void request_abort_all() noexcept {

@@ -36,6 +36,8 @@ class BackendPolicy {
   [[nodiscard]] virtual std::string default_buffers(std::string_view algo) const;
   // Throws InputError when this backend cannot use `buffers` (checked for every case up front).
   virtual void check_buffers(std::string_view buffers) const;
+  // Whether this backend replays CUDA graphs (--graph/-G; check_graph below).
+  [[nodiscard]] virtual bool replays_graphs() const;
   // Why this backend cannot run --algo `algo` for `collective` (with --graph `graph`), or nullopt.
   // The runner has already judged `hierarchical` and the simulation's limits.
   [[nodiscard]] virtual std::optional<std::string> algo_waiver(std::string_view algo, std::string_view collective,
@@ -65,6 +67,11 @@ class BackendPolicy {
 // The policy of backend `name`; a backend without one of its own (or not built) gets the defaults
 // above, and make_backend() says what is wrong with the name.
 const BackendPolicy& backend_policy(std::string_view name);
+
+// InputError (exit 2) when a case asks for --graph/-G `graph` on backend `name` and that backend
+// cannot replay graphs, naming the flag, the backend and the backends that can; or when `graph`
+// is negative. Checked for every case up front (run/runner.cpp).
+void check_graph(std::string_view name, int graph);
 
 // Asks every backend of this process that can abort its communicators to do so (NCCL: the next
 // synchronize aborts them and throws). Only sets flags, so a watchdog thread or signal handler

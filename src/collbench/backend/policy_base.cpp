@@ -12,6 +12,10 @@ std::string BackendPolicy::default_buffers(std::string_view /*algo*/) const {
 
 void BackendPolicy::check_buffers(std::string_view /*buffers*/) const {}
 
+bool BackendPolicy::replays_graphs() const {
+  return false;
+}
+
 std::optional<std::string> BackendPolicy::algo_waiver(std::string_view /*algo*/, std::string_view /*collective*/,
                                                       int /*graph*/) const {
   return std::nullopt;

@@ -9,14 +9,17 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/coll/sendrecv.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/run/timed_sample.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace collbench::run {
@@ -158,6 +161,7 @@ struct TimedCase {
   const coll::Shape* shape = nullptr;
   const coll::CaseContext* ctx = nullptr;
   backend::Timer* timer = nullptr;
+  const SampleOps* ops = nullptr;  // the timer's path: what a sample issues (timed_sample.hpp)
   int batch = 1;
   double slow = 1.0;       // fault kind slow
   double pair_slow = 1.0;  // fault kind slow-pair
@@ -179,7 +183,9 @@ struct RankSums {
   }
 };
 
-// One timed iteration through the backend's timer, with the fault injection of the case.
+// One timed iteration through the backend's timer, with the fault injection of the case: the
+// host barrier, then the timed sequence (timed_sample.hpp: hold, device barrier, start, the
+// operations, release, synchronize), then stop.
 void timed_iteration(const TimedCase& t, int iter, double& total, RankSums& sums) {
   const MeasureInput& in = *t.in;
   if (in.faults->hang(in.world_rank, in.case_index, iter)) {
@@ -189,17 +195,12 @@ void timed_iteration(const TimedCase& t, int iter, double& total, RankSums& sums
   const double delay_us = in.faults->delay_us(in.world_rank, in.case_index, iter);
   mark(in, iter, Phase::waiting);
   in.control->barrier(in.progress);
-  t.timer->start();
-  if (delay_us > 0) {  // the watchdog names a rank delayed here: it has not entered the collective
+  // The watchdog names a rank delayed here: it has not entered the collective.
+  run_sample(SampleSteps{t.timer, in.backend, in.comm, t.ops}, delay_us, [&in, iter, delay_us] {
     mark(in, iter, Phase::delay);
     sleep_us(delay_us);
     mark(in, iter, Phase::waiting);
-    t.timer->enter();
-  }
-  for (int b = 0; b < t.batch; ++b) {
-    in.collective->launch(*in.comm, t.buffers->send_ptr, t.buffers->recv_ptr, *t.shape, *t.ctx);
-  }
-  in.comm->synchronize();
+  });
   if (t.pair_slow > 1.0) {
     // slow-pair: the exchange takes `factor` times as long (the timer must have stopped
     // once to know how long it took).
@@ -207,8 +208,9 @@ void timed_iteration(const TimedCase& t, int iter, double& total, RankSums& sums
     sleep_us((t.pair_slow - 1.0) * t.timer->inside_us());
   }
   t.timer->stop();
-  total = t.timer->total_us() * t.slow / t.batch;
-  sums.add(total, t.timer->inside_us() * t.slow / t.batch);
+  const int ops = t.ops->operations();
+  total = per_operation_us(t.timer->total_us(), t.slow, ops);
+  sums.add(total, per_operation_us(t.timer->inside_us(), t.slow, ops));
 }
 
 // One round on MPI_Wtime read inline (use_inline_clock): between the two clock reads only the
@@ -357,14 +359,30 @@ TimedCase timer_case(const MeasureInput& in, const PreparedCase& pc, const coll:
   return timed;
 }
 
+// What a sample of the case issues on the timer's path (timed_sample.hpp): `batch` launches of
+// the case, primed (and under --graph captured) when the timer holds the stream.
+void emplace_sample_ops(const TimedCase& t, std::function<void()> launch, std::optional<SampleOps>& ops) {
+  const MeasureInput& in = *t.in;
+  ops.emplace(std::move(launch), t.batch, in.spec->graph, t.timer->holds_stream(), *in.backend, *in.comm);
+}
+
 // What every timed iteration needs, fixed for the case; on the inline clock (use_inline_clock)
-// the launch bound once into `bound`, which must outlive the rounds (empty on the timer's path).
+// the launch bound once into `bound`, else the sample's operations in `ops`; both must outlive
+// the rounds.
 TimedCase timed_case(const MeasureInput& in, const PreparedCase& pc, const coll::Shape& shape, backend::Timer& timer,
-                     std::optional<backend::BoundCall>& bound) {
+                     std::optional<backend::BoundCall>& bound, std::optional<SampleOps>& ops) {
   TimedCase timed = timer_case(in, pc, shape, timer);
   timed.pair_slow = pair_slow_factor(in, pc.ctx);
-  if (use_inline_clock(timer.reads_mpi_wtime(), in.faults->affects_case(in.case_index))) {
+  if (in.spec->graph == 0 && use_inline_clock(timer.reads_mpi_wtime(), in.faults->affects_case(in.case_index))) {
     bound.emplace(in.collective->bind_launch(*in.comm, pc.buffers.send_ptr, pc.buffers.recv_ptr, shape, pc.ctx));
+  } else {
+    emplace_sample_ops(
+        timed,
+        [&in, &pc, &shape] {
+          in.collective->launch(*in.comm, pc.buffers.send_ptr, pc.buffers.recv_ptr, shape, pc.ctx);
+        },
+        ops);
+    timed.ops = &*ops;
   }
   timed.launch = bound ? &*bound : nullptr;
   timed.synchronize = !in.comm->synchronize_is_noop();
@@ -428,7 +446,8 @@ std::optional<int> next_round_or_stop(const MeasureInput& in, const std::vector<
 void timed_rounds(const MeasureInput& in, const PreparedCase& pc, backend::Timer& timer, Measurement& m,
                   RankTimes& own) {
   std::optional<backend::BoundCall> bound_launch;
-  const TimedCase t = timed_case(in, pc, m.shape, timer, bound_launch);
+  std::optional<SampleOps> ops;
+  const TimedCase t = timed_case(in, pc, m.shape, timer, bound_launch, ops);
   const Control& control = *in.control;
   const bool per_domain = keeps_domain_samples(in);
   if (per_domain && control.rank() == 0) {
@@ -460,22 +479,26 @@ void timed_rounds(const MeasureInput& in, const PreparedCase& pc, backend::Timer
 }
 
 // Rank 0: the median over kSideIters iterations of the max over ranks of side operation `op`,
-// `batch` launches back to back per iteration as in a round of the case.
+// `batch` launches back to back per iteration as in a round of the case, in the same timed
+// sequence (timed_sample.hpp; under --graph a capture of its own).
 double time_side_operation(const TimedCase& t, const std::string& op, int iter) {
   constexpr int kSideIters = 20;
   const MeasureInput& in = *t.in;
+  std::optional<SampleOps> ops;
+  emplace_sample_ops(
+      t,
+      [&in, &t, &op] {
+        in.collective->launch_side(op, *in.comm, t.buffers->send_ptr, t.buffers->recv_ptr, *t.shape, *t.ctx);
+      },
+      ops);
   std::vector<double> local(kSideIters, 0.0);
   std::vector<double> worst;
   for (int i = 0; i < kSideIters; ++i) {
     mark(in, iter, Phase::waiting);
     in.control->barrier(in.progress);
-    t.timer->start();
-    for (int b = 0; b < t.batch; ++b) {
-      in.collective->launch_side(op, *in.comm, t.buffers->send_ptr, t.buffers->recv_ptr, *t.shape, *t.ctx);
-    }
-    in.comm->synchronize();
+    run_sample(SampleSteps{t.timer, in.backend, in.comm, &*ops}, 0.0, [] {});
     t.timer->stop();
-    local[static_cast<std::size_t>(i)] = t.timer->total_us() * t.slow / t.batch;
+    local[static_cast<std::size_t>(i)] = per_operation_us(t.timer->total_us(), t.slow, ops->operations());
   }
   in.control->max_to_root(local, worst);
   return in.control->rank() == 0 ? stats::summarize(worst).p50 : 0.0;

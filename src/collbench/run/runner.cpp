@@ -78,6 +78,13 @@ void validate_cases(const plan::Sweep& sweep) {
       throw InputError("--overlap-chunks needs --overlap COMPUTE (e.g. --overlap gemm:workload=deepseek-v3)");
     }
     backend::backend_policy(c.backend).check_buffers(c.buffers);
+    backend::check_graph(c.backend, c.graph);
+    if (c.graph > 0 && !c.overlap.empty()) {
+      throw InputError(
+          fmt::format("--graph/-G {} with --overlap: overlap mode times each launch beside its compute "
+                      "load, not a graph replay; drop one of them",
+                      c.graph));
+    }
   }
 }
 

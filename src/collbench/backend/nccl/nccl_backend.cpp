@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "collbench/backend/nccl/nccl_check.hpp"
 #include "collbench/backend/nccl/nccl_comm.hpp"
 #include "collbench/backend/nccl/nccl_context.hpp"
+#include "collbench/backend/nccl/nccl_graph.hpp"
 #include "collbench/backend/nccl/nccl_setup.hpp"
 #include "collbench/backend/nccl/nccl_timer.hpp"
 #include "collbench/core/error.hpp"
@@ -89,6 +91,18 @@ class NcclBackend final : public Backend, public DevicePatterns {
   }
 
   [[nodiscard]] std::unique_ptr<Timer> timer() override { return make_cuda_timer(ctx_); }
+
+  // A one-element all-reduce on the world communicator, not waited for (Backend::device_barrier).
+  void device_barrier() override {
+    if (root_->get() == nullptr) throw RuntimeFailure("NCCL communicator " + root_->label() + " was aborted");
+    void* flag = barrier_flag_.reserve(sizeof(std::int32_t));
+    CB_CHECK_NCCL_COMM(root_->get(), api().ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, root_->get(), ctx_->s()));
+  }
+
+  // --graph/-G: a CUDA graph of what `issue` enqueues (nccl_graph.hpp).
+  [[nodiscard]] std::unique_ptr<Replay> capture(const std::function<void()>& issue) override {
+    return capture_graph(ctx_, issue);
+  }
 
   [[nodiscard]] std::map<std::string, std::string> provenance() const override { return provenance_; }
 
@@ -217,6 +231,7 @@ class NcclBackend final : public Backend, public DevicePatterns {
   std::map<std::string, std::string> provenance_;
   DeviceMemory segments_;
   DeviceMemory counter_;
+  DeviceMemory barrier_flag_;  // device_barrier()
 };
 
 NcclBackend::NcclBackend(const BackendOptions& options) : ctx_(std::make_shared<Context>()) {

@@ -159,6 +159,11 @@ void Context::check_async_errors() {
 }
 
 void Context::synchronize() {
+  if (capturing) {
+    throw RuntimeFailure(
+        "--graph/-G: an operation waited for the device inside a CUDA-graph capture (the captured launches must "
+        "only enqueue)");
+  }
   CB_CHECK_CUDA(cudaEventRecord(sync_event->get(), s()));
   ++sync_generation;
   unsigned spins = 0;

@@ -68,6 +68,9 @@ struct Context {
   std::uint64_t group_generation = 0;
   std::optional<CudaEvent> group_fork;
   std::vector<std::pair<cudaStream_t, cudaEvent_t>> group_joins;  // (stream, its join event)
+  // Inside a CUDA-graph capture (--graph/-G, nccl_graph.cpp): synchronize() refuses, since a
+  // wait or a query there would invalidate the capture.
+  bool capturing = false;
   std::vector<DeviceBuffer*> live_buffers;
   // Per world rank: what in-switch capability decisions need (from the provenance facts).
   std::vector<InSwitchRank> world_in_switch;

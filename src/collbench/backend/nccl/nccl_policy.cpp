@@ -14,8 +14,9 @@ namespace {
 class NcclPolicy final : public BackendPolicy {
  public:
   std::string default_buffers(std::string_view algo) const override { return default_nccl_buffers(algo); }
-  std::optional<std::string> algo_waiver(std::string_view algo, std::string_view collective, int graph) const override {
-    if (graph > 0) return std::string("CUDA-graph replay (--graph) is not implemented yet on the nccl backend");
+  bool replays_graphs() const override { return true; }
+  std::optional<std::string> algo_waiver(std::string_view algo, std::string_view collective,
+                                         int /*graph*/) const override {
     return nccl_algo_waiver(algo, collective);
   }
   std::optional<std::string> capability_waiver(Backend& backend, Comm& comm, std::string_view collective, Dtype dtype,

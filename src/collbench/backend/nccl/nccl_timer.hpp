@@ -8,7 +8,7 @@
 namespace collbench::backend::nccl {
 
 // CUDA events on `ctx`'s stream; the end of an iteration is the event Comm::synchronize()
-// records right after the last operation.
+// records right after the last operation. hold()/release() gate the stream (nccl_gate.hpp).
 std::unique_ptr<Timer> make_cuda_timer(std::shared_ptr<Context> ctx);
 
 }  // namespace collbench::backend::nccl
