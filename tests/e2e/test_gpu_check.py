@@ -172,6 +172,27 @@ def test_each_step_has_its_own_timeout(fakes):
     assert wall < 25, wall  # 1 s + 2 s of limits, not 60 s of sleeping
 
 
+FAKE_GTESTS = """#!/bin/sh
+case "$1" in
+  --gtest_filter=-NcclAbort.*) echo "[  PASSED  ] 15 tests." ;;
+  --gtest_filter=NcclAbort.*) echo "[  PASSED  ] 1 test." ;;
+  *) echo "unexpected $1"; exit 1 ;;
+esac
+"""
+
+
+def test_gpu_tests_run_directly_where_the_builds_mpiexec_is_absent(fakes):
+    # The lent GPU machine has no MPI: the build's mpiexec is not there, the test binary runs alone.
+    build = fakes / "build"
+    (build / "CMakeCache.txt").write_text("MPIEXEC_EXECUTABLE:FILEPATH=/nonexistent/mpiexec.mpich\n")
+    executable(build / "tests" / "gpu" / "collbench_gpu_tests", FAKE_GTESTS)
+    p, _ = gpu_check(fakes, env={"PATH": "/usr/bin:/bin"})  # no ctest on PATH either
+    _, ls = lines(fakes)
+    assert re.fullmatch(r"1\. ctest -L gpu: ok \(\d+\.\d s\) no /nonexistent/mpiexec\.mpich here: "
+                        r"collbench_gpu_tests run directly on 1 rank, 15 \+ 1 tests passed", ls[0]), ls[0]
+    assert (fakes / "out" / "step1-abort.log").is_file()
+
+
 def test_bad_arguments_and_missing_binary(fakes, tmp_path):
     p, _ = gpu_check(fakes, "--bogus")
     assert p.returncode == 2 and "unknown argument '--bogus'" in p.stderr
