@@ -70,7 +70,7 @@ echo "100% tests passed, 0 tests failed out of 21"
 """
 
 FAKE_SMOKE = """#!/bin/sh
-echo "gpu-smoke: fake, SKIP_BUILD=$SKIP_BUILD SMOKE_OUT=$SMOKE_OUT"
+echo "gpu-smoke: fake, SKIP_BUILD=$SKIP_BUILD SMOKE_SKIP_CTEST=$SMOKE_SKIP_CTEST SMOKE_OUT=$SMOKE_OUT"
 test "$SKIP_BUILD" = 1
 """
 
@@ -140,7 +140,7 @@ def test_five_lines_with_the_targets(fakes):
                  "step3-nccl-tests-graph.txt", "step4-default.jsonl", "step4-nccl-tests.log", "step5-smoke.log",
                  "machine.txt"):
         assert (out / name).is_file(), name
-    assert "SKIP_BUILD=1" in (out / "step5-smoke.log").read_text()
+    assert "SKIP_BUILD=1 SMOKE_SKIP_CTEST=1" in (out / "step5-smoke.log").read_text()  # ctest is step 1
     # --strict: a missed target fails the check.
     strict, _ = gpu_check(fakes, "--strict")
     assert strict.returncode == 1, strict.stderr
