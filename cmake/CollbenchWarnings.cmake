@@ -5,4 +5,4 @@ target_compile_options(collbench_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
     -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual -Wnull-dereference -Wformat=2>
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${COLLBENCH_WERROR}>>:-Werror>
-  $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${COLLBENCH_WERROR}>>:--Werror=all-warnings -Xcompiler=-Wall,-Wextra,-Werror>)
+  $<$<AND:$<COMPILE_LANG_AND_ID:CUDA,NVIDIA>,$<BOOL:${COLLBENCH_WERROR}>>:--Werror=all-warnings -Xcompiler=-Wall,-Wextra,-Werror>)

@@ -88,6 +88,31 @@ TEST(NcclLoader, MissingCublasNamesTheLibrary) {
   EXPECT_NE(problem->find("/nonexistent/libcublas.so.13"), std::string::npos) << *problem;
 }
 
+// An NCCL older than the headers (2.21-2.27 on many fleets) is not refused: what it lacks is
+// optional, resolved to nullptr, and the version decides what runs (nccl_compat.hpp). The stand-in
+// (tests/fake/fake_nccl_old.cpp) is a 2.26.5 exporting exactly the required symbols.
+#ifdef COLLBENCH_FAKE_OLD_NCCL
+TEST(NcclLoader, AnOlderNcclLoadsWithoutItsOptionalSymbols) {
+  ::setenv("COLLBENCH_NCCL_LIBRARY", COLLBENCH_FAKE_OLD_NCCL, 1);
+  const auto check = collbench::backend::nccl::check_nccl_library();
+  ::unsetenv("COLLBENCH_NCCL_LIBRARY");
+  ASSERT_FALSE(check.problem.has_value()) << *check.problem;
+  EXPECT_EQ(check.version, 22605);
+  EXPECT_EQ(check.absent_optional,
+            (std::vector<std::string>{"ncclCommWindowRegister", "ncclCommWindowDeregister", "ncclAlltoAll"}));
+}
+#endif
+
+TEST(NcclLoader, CheckReportsTheLoadProblem) {
+  ::setenv("COLLBENCH_NCCL_LIBRARY", "libc.so.6", 1);
+  const auto check = collbench::backend::nccl::check_nccl_library();
+  ::unsetenv("COLLBENCH_NCCL_LIBRARY");
+  ASSERT_TRUE(check.problem.has_value());
+  EXPECT_NE(check.problem->find("libc.so.6 has no symbol ncclGetVersion"), std::string::npos) << *check.problem;
+  EXPECT_EQ(check.version, 0);
+  EXPECT_TRUE(check.absent_optional.empty());
+}
+
 // Where the build machine's NCCL and cuBLAS are installed (as in CI), the loaders find them
 // without help: the dynamic loader's search, then the directory CMake found them in.
 TEST(NcclLoader, FindsTheInstalledLibrariesWithoutOverride) {

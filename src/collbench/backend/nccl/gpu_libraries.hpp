@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace collbench::backend::nccl {
 
@@ -21,5 +22,15 @@ namespace collbench::backend::nccl {
 // first use would conclude with the current environment. For tests and diagnostics.
 [[nodiscard]] std::optional<std::string> try_load_nccl();
 [[nodiscard]] std::optional<std::string> try_load_cublas();
+
+// What a fresh load of libnccl finds (uncached, like try_load_nccl): the problem, or the library's
+// ncclGetVersion and the optional symbols it lacks (nccl_api.hpp CB_NCCL_OPTIONAL_SYMBOLS), which
+// an NCCL older than the headers (2.21-2.27) is expected to lack (nccl_compat.hpp).
+struct NcclLoadCheck {
+  std::optional<std::string> problem;
+  int version = 0;
+  std::vector<std::string> absent_optional;
+};
+[[nodiscard]] NcclLoadCheck check_nccl_library();
 
 }  // namespace collbench::backend::nccl

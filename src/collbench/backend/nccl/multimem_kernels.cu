@@ -391,6 +391,10 @@ void MultimemDevComm::allgather(const void* in, ncclWindow_t out, std::uint64_t 
   CB_CHECK_CUDA(cudaGetLastError());
 }
 
+const char* multimem_not_built() {
+  return "";
+}
+
 int lsa_team_size(ncclComm_t comm) {
   if (device_api().team_lsa == nullptr) return -1;
   return device_api().team_lsa(comm).nRanks;

@@ -63,6 +63,10 @@ class MultimemDevComm {
   std::unique_ptr<Impl> impl_;
 };
 
+// Why this build has no cb-multimem kernels (multimem_unavailable.cpp: NCCL headers without the
+// device API, or a CUDA compiler other than nvcc); "" when it has them (multimem_kernels.cu).
+const char* multimem_not_built();
+
 // ncclTeamLsa(comm).nRanks: the ranks of `comm` this GPU reaches by NVLink load/store; -1 when
 // the loaded libnccl has no device API.
 int lsa_team_size(ncclComm_t comm);

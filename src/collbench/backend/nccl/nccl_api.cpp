@@ -87,4 +87,17 @@ std::optional<std::string> try_load_nccl() {
   return load().problem;
 }
 
+NcclLoadCheck check_nccl_library() {
+  const Loaded l = load();
+  NcclLoadCheck c;
+  c.problem = l.problem;
+  if (c.problem) return c;
+  if (l.table.ncclGetVersion(&c.version) != ncclSuccess) c.version = 0;
+#define CB_NCCL_ABSENT(name) \
+  if (l.table.name == nullptr) c.absent_optional.emplace_back(#name);
+  CB_NCCL_OPTIONAL_SYMBOLS(CB_NCCL_ABSENT)
+#undef CB_NCCL_ABSENT
+  return c;
+}
+
 }  // namespace collbench::backend::nccl

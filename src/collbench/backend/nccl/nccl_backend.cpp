@@ -27,6 +27,7 @@
 #include "collbench/backend/nccl/gpu_loads.hpp"
 #include "collbench/backend/nccl/nccl_check.hpp"
 #include "collbench/backend/nccl/nccl_comm.hpp"
+#include "collbench/backend/nccl/nccl_compat.hpp"
 #include "collbench/backend/nccl/nccl_context.hpp"
 #include "collbench/backend/nccl/nccl_graph.hpp"
 #include "collbench/backend/nccl/nccl_setup.hpp"
@@ -175,6 +176,14 @@ class NcclBackend final : public Backend, public DevicePatterns {
   // cb-multimem launch looks them up (CommOwner::in_switch_verdict).
   std::optional<std::string> in_switch_case_waiver(CommOwner& owner, std::string_view collective, Dtype dtype,
                                                    Redop redop) {
+    // First what the loaded NCCL or this GPU lacks (nccl_compat.hpp): the rest of a sweep still
+    // runs. Agreed by every rank (each may have loaded another libnccl or have another GPU).
+    std::optional<std::string> lacks = ctx_->version_waiver;
+    if (!lacks) {
+      lacks = nccl_dtype_unsupported(dtype, NCCL_VERSION_CODE, ctx_->nccl_runtime_version, ctx_->cc_major,
+                                     is_reduction(collective));
+    }
+    if (auto why = agree(lacks)) return why;
     const std::string& algo = ctx_->algo.algo;
     if (algo == "pat") return agree(pat_waiver(collective, owner.probe()));
     if (!is_in_switch_algo(algo)) return std::nullopt;
@@ -253,11 +262,10 @@ NcclBackend::NcclBackend(const BackendOptions& options) : ctx_(std::make_shared<
   CB_CHECK_NCCL(api().ncclGetVersion(&ctx_->nccl_runtime_version));
   ctx_->algo = algo_settings(options.algo, ctx_->nccl_runtime_version);
   ctx_->buffers = parse_buffer_kind_for_nccl(options.buffers, ctx_->algo);
-  if (ctx_->buffers == BufferKind::symmetric && ctx_->nccl_runtime_version < kNcclWindowVersion) {
-    throw InputError(
-        fmt::format("--buffers symmetric needs NCCL >= 2.27 (ncclCommWindowRegister); the loaded libnccl is {}",
-                    format_nccl_version(ctx_->nccl_runtime_version)));
-  }
+  // An NCCL older than the headers: what it lacks waives every case of this backend
+  // (capability_waiver), and the buffers fall back to plain so that nothing calls it.
+  ctx_->version_waiver = nccl_version_waiver(ctx_->algo.algo, ctx_->buffers, ctx_->nccl_runtime_version);
+  if (ctx_->version_waiver && ctx_->buffers == BufferKind::symmetric) ctx_->buffers = BufferKind::plain;
 
   select_device(*ctx_);
   ctx_->stream.emplace();

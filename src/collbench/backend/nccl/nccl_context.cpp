@@ -237,6 +237,7 @@ const InSwitchProbe& CommOwner::probe() const {
   }
   p.lsa_ranks = lsa_ranks_;
   p.devcomm_error = devcomm_error_;
+  p.multimem_not_built = multimem_not_built();
   return p;
 }
 

@@ -51,6 +51,8 @@ struct Context {
   int local_rank = 0;
   int ranks_on_host = 1;
   int nccl_runtime_version = 0;
+  // Why every case is waived: the loaded NCCL lacks what --algo / --buffers need (nccl_compat.hpp).
+  std::optional<std::string> version_waiver;
   Progress progress = Progress::spin;
   AlgoSettings algo;
   BufferKind buffers = BufferKind::plain;

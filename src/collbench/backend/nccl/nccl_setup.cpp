@@ -10,17 +10,32 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
 #include "collbench/backend/mpi/mpi_check.hpp"
 #include "collbench/backend/nccl/gpu_info.hpp"
 #include "collbench/backend/nccl/nccl_check.hpp"
+#include "collbench/backend/nccl/nccl_compat.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/launcher.hpp"
 
 namespace collbench::backend::nccl {
 namespace {
+
+// cudaErrorInsufficientDriver: the driver found (its CUDA version and, from the kernel module,
+// its release) against the runtime this binary carries (nccl_compat.hpp).
+std::string insufficient_driver_problem() {
+  int runtime = 0;
+  int driver = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  std::ostringstream text;
+  text << std::ifstream("/proc/driver/nvidia/version").rdbuf();
+  return insufficient_driver_text(driver, runtime != 0 ? runtime : CUDART_VERSION, parse_nvrm_version(text.str()));
+}
 
 std::string host_name() {
   std::array<char, 256> name{};
@@ -127,7 +142,11 @@ void select_device(Context& ctx) {
   std::string problem;
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) {
+  if (rc == cudaErrorInsufficientDriver) {
+    problem = insufficient_driver_problem();
+    (void)cudaGetLastError();
+    count = -1;
+  } else if (rc != cudaSuccess) {
     problem = fmt::format("cudaGetDeviceCount failed: {}", cuda_error_text(rc));
     (void)cudaGetLastError();
     count = -1;

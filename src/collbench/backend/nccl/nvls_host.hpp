@@ -84,6 +84,7 @@ struct InSwitchProbe {
   std::string pat_enable;                    // NCCL_PAT_ENABLE as set in the environment ("" = unset)
   int lsa_ranks = 0;                         // ncclTeamLsa(comm).nRanks; 0 = not probed, -1 = ncclTeamLsa failed
   std::optional<std::string> devcomm_error;  // ncclDevCommCreate(lsaMultimem) failed: NCCL's text
+  std::string multimem_not_built;            // why this build has no cb-multimem kernels ("" = it has them)
 
   [[nodiscard]] std::map<std::string, int> ranks_per_node() const {
     std::map<std::string, int> m;
@@ -189,6 +190,9 @@ inline std::optional<std::string> in_switch_waiver(std::string_view algo, std::s
   // Library and environment.
   if (p.nvls_enable == "0") {
     return std::string("NCCL_NVLS_ENABLE=0 in the environment turns NVLink SHARP off in NCCL");
+  }
+  if (multimem && !p.multimem_not_built.empty()) {
+    return fmt::format("cb-multimem is not in this build: {}", p.multimem_not_built);
   }
   if (multimem && p.nccl_version < kNcclDeviceApiVersion) {
     return fmt::format(
