@@ -40,6 +40,11 @@ void add_placement_flags(CLI::App& app, PlacementFlags& f) {
       ->default_str("auto");
   app.add_option("--timeout", f.timeout,
                  "Watchdog: longest a collective or barrier may take (e.g. 30s); default 300s + 1s per 100MB");
+  app.add_option("--verify", f.verify,
+                 "Where inputs are written and results checked: auto (on the GPU with the nccl backend, for the "
+                 "families with a device plan; else on the host), host (always on the host: debugging), device "
+                 "(as auto; refused on the mpi backend)")
+      ->default_str("auto");
 }
 
 void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names) {
@@ -130,6 +135,7 @@ run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& 
   }
   run::RunnerOptions o;
   o.progress = placement.progress;
+  o.verify = run::parse_verify_mode(placement.verify);
   if (placement.timeout) {
     o.timeout_s = parse_duration_s(*placement.timeout);
     if (!(o.timeout_s > 0)) throw InputError("--timeout must be positive, e.g. 30s");

@@ -27,6 +27,7 @@ struct PlacementFlags {
   bool allow_interleaved = false;
   std::string progress = "auto";
   std::optional<std::string> timeout;  // --timeout per collective/barrier
+  std::string verify = "auto";         // --verify auto | host | device
 };
 
 // Stopping-rule overrides (unset flags keep the case's own value).

@@ -131,7 +131,7 @@ TEST(NcclHostPatterns, ExactBudgetMatchesDtypeTable) {
   for (const auto& info : all_dtypes()) {
     const std::int64_t expected = info.dtype == Dtype::float8e5m2 ? 8 : info.exact_limit;
     EXPECT_EQ(hd::exact_budget(info.dtype), expected) << info.name;
-    EXPECT_EQ(hd::move_value_limit(info.dtype), coll::move_value_limit(info.dtype)) << info.name;
+    EXPECT_EQ(pattern::move_range(info.dtype), coll::move_value_limit(info.dtype)) << info.name;
   }
 }
 
@@ -141,9 +141,11 @@ TEST(NcclHostPatterns, PatternParamsCarryTheHostPattern) {
       for (int n : kRankCounts) {
         const auto host = coll::reduce_pattern(r, info.dtype, n);
         const auto p = pattern_params(info.dtype, r, n);
-        EXPECT_EQ(p.contributors, host.contributors);
-        EXPECT_EQ(p.max_value, host.max_value);
-        EXPECT_EQ(static_cast<double>(p.identity), host.identity) << "identity must be an integer";
+        EXPECT_EQ(p.rule.contributors, host.contributors);
+        EXPECT_EQ(p.rule.base_range, host.base_range);
+        EXPECT_EQ(p.rule.max_value, host.max_value);
+        EXPECT_EQ(p.rule.identity, host.identity);
+        EXPECT_EQ(p.move_range, coll::move_value_limit(info.dtype));
         EXPECT_EQ(p.num_ranks, n);
       }
     }

@@ -180,6 +180,8 @@ class Replay {
   virtual void launch() = 0;
 };
 
+class DevicePatterns;  // backend/device_patterns.hpp
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -209,6 +211,10 @@ class Backend {
   // any scratch the operations need must exist before (the runner primes them first). InputError
   // by default: a backend that runs each operation when it is called has nothing to capture.
   [[nodiscard]] virtual std::unique_ptr<Replay> capture(const std::function<void()>& issue);
+  // Device-side fill and check (backend/device_patterns.hpp), or nullptr: the runner then fills
+  // and checks on the host (the default; the MPI backend). BackendEntry::device_verification in
+  // the registry says the same before any backend exists (--verify device is refused up front).
+  [[nodiscard]] virtual DevicePatterns* device_patterns() { return nullptr; }
 };
 
 }  // namespace collbench::backend

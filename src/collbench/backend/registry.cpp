@@ -12,14 +12,22 @@ namespace collbench::backend {
 
 const std::vector<BackendEntry>& backend_registry() {
   static const std::vector<BackendEntry> kEntries{
-      {"mpi", "MPI collectives on host buffers (CPU)", true, &make_mpi_backend},
+      {"mpi", "MPI collectives on host buffers (CPU)", true, &make_mpi_backend, false},
 #ifdef COLLBENCH_HAVE_NCCL
-      {"nccl", "NCCL collectives on GPU buffers, one rank per GPU", true, &make_nccl_backend},
+      {"nccl", "NCCL collectives on GPU buffers, one rank per GPU", true, &make_nccl_backend, true},
 #else
-      {"nccl", "NCCL collectives on GPU buffers (not built: configured without CUDA/NCCL)", false, nullptr},
+      {"nccl", "NCCL collectives on GPU buffers (not built: configured without CUDA/NCCL)", false, nullptr, true},
 #endif
   };
   return kEntries;
+}
+
+const BackendEntry& backend_entry(const std::string& name) {
+  parse_backend(name);  // unknown names: InputError with the accepted list
+  for (const auto& entry : backend_registry()) {
+    if (entry.name == name) return entry;
+  }
+  throw InputError("backend '" + name + "' has no implementation");
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options) {

@@ -17,9 +17,13 @@ struct BackendEntry {
   std::string description;
   bool built;
   std::unique_ptr<Backend> (*make)(const BackendOptions&);
+  // Its backends offer device_patterns() (fill and check on the device, --verify device).
+  bool device_verification = false;
 };
 
 const std::vector<BackendEntry>& backend_registry();
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options);
+// The entry of a known backend name (InputError with the accepted names otherwise).
+const BackendEntry& backend_entry(const std::string& name);
 
 }  // namespace collbench::backend

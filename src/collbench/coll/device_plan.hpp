@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -24,17 +25,9 @@
 
 namespace collbench::backend::nccl {
 
-// The kernel parameters of a case (coll::reduce_pattern; identity is always an integer).
+// The kernel parameters of a case (the same rule as coll::reduce_pattern).
 inline hd::PatternParams pattern_params(Dtype dtype, Redop redop, int num_ranks) {
-  const coll::ReducePattern p = coll::reduce_pattern(redop, dtype, num_ranks);
-  hd::PatternParams out;
-  out.dtype = dtype;
-  out.redop = redop;
-  out.num_ranks = num_ranks;
-  out.contributors = p.contributors;
-  out.max_value = p.max_value;
-  out.identity = static_cast<int64_t>(p.identity);
-  return out;
+  return pattern::pattern_params(dtype, redop, num_ranks);
 }
 
 inline hd::PatternParams pattern_params(const coll::CaseContext& ctx) {
@@ -148,25 +141,33 @@ inline std::optional<std::vector<hd::Segment>> verify_plan(std::string_view coll
   return out;
 }
 
-// Host reference executor of a plan (what the fill kernel does): writes every segment's values
-// into `dst` (elements of p.dtype). Elements outside the segments are left alone.
+// Host reference executor of a plan (what the fill kernel does, with the kernels' stepping
+// cursor): writes every segment's values as raw dtype bits into `dst` (elements of p.dtype).
+// Elements outside the segments are left alone.
 inline void apply_plan_host(void* dst, const hd::PatternParams& p, std::span<const hd::Segment> segments) {
+  const std::size_t elem = dtype_size(p.dtype);
+  auto* out = static_cast<unsigned char*>(dst);
   for (const auto& seg : segments) {
-    for (std::uint64_t i = 0; i < seg.count; ++i) {
-      hd::store_value(dst, seg.offset_elems + i, p.dtype, static_cast<double>(hd::segment_value(p, seg, i)));
+    pattern::Cursor c = pattern::cursor_at(p, seg, seg.first_elem);
+    for (std::uint64_t i = 0; i < seg.count; ++i, pattern::next(c, p)) {
+      const std::uint64_t bits = pattern::encode_bits(p.dtype, pattern::value_at(p, seg.kind, c));
+      std::memcpy(out + (seg.offset_elems + i) * elem, &bits, elem);  // little endian: the low bytes
     }
   }
 }
 
-// Host reference of the check kernel: elements of `src` that differ from the plan's values.
+// Host reference of the check kernel: elements of `src` whose raw bits differ from the plan's.
 inline std::uint64_t count_wrong_host(const void* src, const hd::PatternParams& p,
                                       std::span<const hd::Segment> segments) {
+  const std::size_t elem = dtype_size(p.dtype);
+  const auto* in = static_cast<const unsigned char*>(src);
   std::uint64_t wrong = 0;
   for (const auto& seg : segments) {
-    for (std::uint64_t i = 0; i < seg.count; ++i) {
-      if (hd::load_value(src, seg.offset_elems + i, p.dtype) != static_cast<double>(hd::segment_value(p, seg, i))) {
-        ++wrong;
-      }
+    pattern::Cursor c = pattern::cursor_at(p, seg, seg.first_elem);
+    for (std::uint64_t i = 0; i < seg.count; ++i, pattern::next(c, p)) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, in + (seg.offset_elems + i) * elem, elem);
+      if (bits != pattern::encode_bits(p.dtype, pattern::value_at(p, seg.kind, c))) ++wrong;
     }
   }
   return wrong;

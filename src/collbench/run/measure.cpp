@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -16,9 +15,9 @@
 #include <utility>
 
 #include "collbench/backend/mpi/simulation.hpp"
-#include "collbench/coll/pattern.hpp"
 #include "collbench/coll/sendrecv.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/run/case_buffers.hpp"
 #include "collbench/run/timed_sample.hpp"
 #include "collbench/stats/summary.hpp"
 
@@ -47,56 +46,6 @@ int world_rank_of(const MeasureInput& in, int self, int peer) {
   std::fprintf(stderr, "collbench: injected hang on rank %d at case %d %s\n", rank, case_index, where.c_str());
   std::fflush(stderr);
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-}
-
-// Buffers for one case: two (out of place) or one (in place), plus the launch pointers.
-struct CaseBuffers {
-  std::unique_ptr<backend::Buffer> send, recv;
-  const void* send_ptr = nullptr;
-  void* recv_ptr = nullptr;
-  std::size_t result_offset_elems = 0;
-  std::size_t result_elems = 0;
-};
-
-// A new buffer of `bytes`, zeroed and then written by `write`: in place when the backend's memory
-// is host memory (no host copy per rank: a simulation holds every rank in one process), else in a
-// staged host copy that is uploaded.
-template <class Write>
-std::unique_ptr<backend::Buffer> filled_buffer(backend::Backend& be, std::size_t bytes, const Write& write) {
-  auto buf = be.allocate(bytes);
-  if (auto* host = static_cast<unsigned char*>(buf->host_data())) {
-    std::memset(host, 0, bytes);
-    write(host);
-    return buf;
-  }
-  std::vector<unsigned char> staged(bytes, 0);
-  write(staged.data());
-  be.upload(*buf, staged.data(), bytes);
-  return buf;
-}
-
-CaseBuffers allocate_and_fill(const MeasureInput& in, const coll::Shape& shape, const coll::CaseContext& ctx) {
-  const std::size_t elem = dtype_size(ctx.dtype);
-  CaseBuffers b;
-  const auto& coll = *in.collective;
-  if (ctx.in_place) {
-    const std::size_t elems = shape.in_place_elems();
-    const std::size_t input_offset = coll.in_place_input_offset(shape, ctx);
-    b.recv = filled_buffer(*in.backend, std::max<std::size_t>(elems * elem, 1),
-                           [&](unsigned char* p) { coll.fill(p + input_offset * elem, shape, ctx); });
-    auto* base = static_cast<unsigned char*>(b.recv->data());
-    b.send_ptr = base + input_offset * elem;
-    b.recv_ptr = base;
-    b.result_offset_elems = coll.in_place_result_offset(shape, ctx, *in.comm);
-  } else {
-    b.send = filled_buffer(*in.backend, std::max<std::size_t>(shape.send_elems * elem, 1),
-                           [&](unsigned char* p) { coll.fill(p, shape, ctx); });
-    b.recv = in.backend->allocate(std::max<std::size_t>(shape.recv_elems * elem, 1));
-    b.send_ptr = b.send->data();
-    b.recv_ptr = b.recv->data();
-  }
-  b.result_elems = shape.recv_elems;
-  return b;
 }
 
 // The verification launch. A library that refuses the case as unsupported at the call
@@ -129,24 +78,7 @@ std::uint64_t verify_once(const MeasureInput& in, CaseBuffers& b, const coll::Sh
   refused = launch_or_refusal(in, b, shape, ctx);
   if (refused) return 0;
   in.comm->synchronize();
-  const std::size_t elem = dtype_size(ctx.dtype);
-  // Host memory is checked where it is; device memory (or a result the fault injection is about
-  // to corrupt, which must not reach the timed iterations) through a host copy.
-  const bool corrupt = in.faults->corrupt(in.world_rank, in.case_index) && b.result_elems > 0;
-  auto* base = corrupt ? nullptr : static_cast<unsigned char*>(b.recv->host_data());
-  std::vector<unsigned char> staged;
-  if (base == nullptr) {
-    staged.resize(std::max<std::size_t>(b.recv->bytes(), 1));
-    in.backend->download(staged.data(), *b.recv, b.recv->bytes());
-    base = staged.data();
-  }
-  unsigned char* result = base + b.result_offset_elems * elem;
-  if (corrupt) {
-    // Flip one element so that verification must catch it and name this rank.
-    const std::size_t victim = b.result_elems / 2;
-    store_element(result, victim, ctx.dtype, coll::corrupted(load_element(result, victim, ctx.dtype)));
-  }
-  return in.collective->verify(result, shape, ctx);
+  return count_wrong_result(in, b, shape, ctx);
 }
 
 // Where this rank is, for the watchdog (null: none).

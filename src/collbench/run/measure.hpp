@@ -15,6 +15,7 @@
 #include "collbench/coll/collective.hpp"
 #include "collbench/overlap/spec.hpp"
 #include "collbench/plan/case.hpp"
+#include "collbench/run/device_verify.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/overlap_measure.hpp"
 #include "collbench/run/session.hpp"
@@ -33,9 +34,10 @@ struct MeasureInput {
   int case_index = 0;
   int world_rank = 0;
   std::size_t max_samples_kept = 10000;
-  Watchdog* watchdog = nullptr;          // null: no watchdog
-  double timeout_s = 0.0;                // per collective or barrier
-  const Placement* placement = nullptr;  // the run's placement (null: one domain)
+  Watchdog* watchdog = nullptr;               // null: no watchdog
+  double timeout_s = 0.0;                     // per collective or barrier
+  const Placement* placement = nullptr;       // the run's placement (null: one domain)
+  VerifyMode verify = VerifyMode::automatic;  // --verify: where the input is written and the result checked
 };
 
 // Overlap mode's part of a measurement (at namespace scope: clang cannot default-construct a

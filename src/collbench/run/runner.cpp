@@ -199,6 +199,7 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
   resolve_layout();
   print_notes();
   validate_cases(sweep_);
+  check_verify_mode(options_.verify, sweep_);  // --verify device on a host-only backend: exit 2 now
   // Roots, sizes that round to 0 B, buffers against memory: before anything is allocated.
   sweep_ = checked_sweep(sweep_, control_, info_, placement_);
   run_id_ = control_.broadcast_string(root_ ? new_run_id() : std::string{});
@@ -394,6 +395,7 @@ std::optional<Measurement> SweepRun::measure_once(CaseRun& cr) {
   in.watchdog = watchdog_.get();
   in.timeout_s = case_timeout(*cr.c);
   in.placement = &placement_;
+  in.verify = options_.verify;
   Measurement m = measure(in);
   if (m.waived) {  // the library refused the case on every rank (backend::Unsupported)
     waive(cr.rec, *m.waived);

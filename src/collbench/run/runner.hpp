@@ -12,6 +12,7 @@
 #include "collbench/plan/sweep.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/record.hpp"
+#include "collbench/run/device_verify.hpp"
 #include "collbench/run/session.hpp"
 
 namespace collbench::run {
@@ -36,6 +37,8 @@ struct RunnerOptions {
   // allocated buffers; one record per case, written after its last repeat (docs/measurement.md
   // "Repeats"). 1: measured once, records as before.
   int repeats = 1;
+  // --verify: where each case's input is written and its result checked (run/device_verify.hpp).
+  VerifyMode verify = VerifyMode::automatic;
 };
 
 struct RunSummary {

@@ -113,6 +113,8 @@ class NcclBackend final : public Backend, public DevicePatterns {
     return make_gpu_load(spec);
   }
 
+  [[nodiscard]] DevicePatterns* device_patterns() override { return this; }
+
   // DevicePatterns
   void fill(void* dst, std::size_t total_elems, const hd::PatternParams& params,
             std::span<const hd::Segment> segments) override {
@@ -284,7 +286,7 @@ std::unique_ptr<Backend> make_nccl_backend(const BackendOptions& options) {
 namespace nccl {
 
 DevicePatterns* device_patterns(Backend& backend) {
-  return dynamic_cast<NcclBackend*>(&backend);
+  return backend.device_patterns();
 }
 
 std::optional<std::string> capability_waiver(Backend& backend, Comm& comm, std::string_view collective, Dtype dtype,

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "collbench/backend/backend.hpp"
+#include "collbench/backend/device_patterns.hpp"
 #include "collbench/backend/nccl/pattern_hd.hpp"
 #include "collbench/backend/options.hpp"
 
@@ -28,26 +29,11 @@ std::unique_ptr<Backend> make_nccl_backend(const BackendOptions& options);
 
 namespace nccl {
 
-// Device-side input generation and verification: the fast path of the host fill()/verify()
-// (coll/device_plan.hpp turns a collective's shape into segments; the runner may use this instead
-// of upload/download when the backend offers it). All work is ordered on the backend's stream.
-class DevicePatterns {
- public:
-  virtual ~DevicePatterns() = default;
-  // Sets `total_elems` elements of device memory `dst` to zero, then writes the segments.
-  virtual void fill(void* dst, std::size_t total_elems, const hd::PatternParams& params,
-                    std::span<const hd::Segment> segments) = 0;
-  // Waits for every operation issued so far and returns how many elements of device memory
-  // `src` differ from the segments' values.
-  virtual std::uint64_t count_wrong(const void* src, const hd::PatternParams& params,
-                                    std::span<const hd::Segment> segments) = 0;
-  // One element of device memory, through its storage format (as core load/store_element):
-  // fault injection reads an element and writes back coll::corrupted(value).
-  [[nodiscard]] virtual double read(const void* src, std::size_t index, Dtype dtype) = 0;
-  virtual void write(void* dst, std::size_t index, Dtype dtype, double value) = 0;
-};
+// Device-side input generation and verification (backend/device_patterns.hpp): the NCCL
+// backend's fill and check kernels. All work is ordered on the backend's stream.
+using DevicePatterns = backend::DevicePatterns;
 
-// The backend's device patterns, or nullptr when `backend` is not the NCCL backend.
+// backend.device_patterns(): the NCCL backend's, nullptr for every other backend.
 DevicePatterns* device_patterns(Backend& backend);
 
 // Why the backend's in-switch algorithm (--algo nvls, nvlstree or cb-multimem) cannot run

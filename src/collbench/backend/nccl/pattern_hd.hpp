@@ -1,11 +1,12 @@
-// The exact-verification value rules of coll/pattern.hpp and the element encodings of
-// core/dtype.cpp + core/minifloat.cpp, rewritten as __host__ __device__ functions, so that the
-// NCCL backend's fill and check kernels write and expect bit for bit what the host path does.
-// No CUDA header is needed: compiled by a plain C++ compiler these are ordinary inline functions,
+// The NCCL backend's view of the verification pattern: the value rules, parameters and segments
+// of core/pattern_rules.hpp (shared with the host path, coll/pattern.cpp) under the names the
+// kernels use, and the element encodings of core/dtype.cpp + core/minifloat.cpp rewritten as
+// __host__ __device__ functions (single-element reads and writes: fault injection, tests). No
+// CUDA header is needed: compiled by a plain C++ compiler these are ordinary inline functions,
 // which is how the CPU unit tests (tests/unit/test_nccl_host_patterns.cpp) compare every one of
-// them with coll::reduce_input / reduce_expected / move_value and the host minifloat codecs.
+// them with the host originals.
 //
-// Only integer and exact power-of-two double arithmetic is used (no libm), so host and device
+// Only integer and exact power-of-two float arithmetic is used (no libm), so host and device
 // results cannot differ by rounding mode or math-library version.
 #pragma once
 
@@ -13,159 +14,44 @@
 #include <string.h>
 
 #include "collbench/core/dtype.hpp"
+#include "collbench/core/pattern_rules.hpp"
 #include "collbench/core/redop.hpp"
-
-#if defined(__CUDACC__)
-#define CB_HD __host__ __device__
-#else
-#define CB_HD
-#endif
 
 namespace collbench::backend::nccl::hd {
 
-// Everything a kernel needs to know about a case's values (built on the host from
-// coll::reduce_pattern by pattern_params() in coll/device_plan.hpp).
-struct PatternParams {
-  Dtype dtype = Dtype::float32;
-  Redop redop = Redop::sum;
-  int32_t num_ranks = 1;
-  int32_t contributors = 1;  // k of coll::ReducePattern
-  int32_t max_value = 1;     // contributor values lie in [1, max_value]
-  int64_t identity = 0;      // what non-contributors hold (always an integer)
-};
+using pattern::Cursor;
+using pattern::exact_budget;
+using pattern::PatternParams;
+using pattern::Segment;
+using pattern::segment_value;
+using pattern::SegmentKind;
 
-enum class SegmentKind : uint8_t {
-  zero,             // 0
-  reduce_input,     // coll::reduce_input(p, redop, src, n, first_elem + i)
-  reduce_expected,  // coll::reduce_expected(p, redop, n, first_elem + i)
-  move,             // coll::move_value(dtype, src, dst, first_elem + i)
-};
-
-// A run of `count` elements at element offset `offset_elems` of a buffer, whose element i holds
-// the value of `kind` at index first_elem + i. A collective's fill or expected result is a list
-// of segments (coll/device_plan.hpp).
-struct Segment {
-  uint64_t offset_elems = 0;
-  uint64_t count = 0;
-  uint64_t first_elem = 0;
-  int32_t src = 0;  // reduce_input: the rank; move: the sending rank
-  int32_t dst = 0;  // move: the receiving rank (0 where the payload is the same for every receiver)
-  SegmentKind kind = SegmentKind::zero;
-};
-
-// ---- value rules (coll/pattern.cpp) ----------------------------------------------------------
-
-// splitmix64 finaliser, as in coll/pattern.cpp.
-CB_HD constexpr uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+// The input of `rank` at element `elem_idx` (coll::reduce_input).
+CB_HD inline uint32_t reduce_input(const PatternParams& p, int rank, uint64_t elem_idx) {
+  Segment s;
+  s.kind = SegmentKind::reduce_input;
+  s.src = rank;
+  s.first_elem = elem_idx;
+  return segment_value(p, s, 0);
 }
 
-// Largest L such that every integer in [0, L] is exact in the dtype (coll::exact_budget: the
-// dtype's exact_limit, except e5m2 whose 2 mantissa bits stop at 8).
-CB_HD constexpr int64_t exact_budget(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::int32:
-      return 2147483647LL;
-    case Dtype::int64:
-      return 1LL << 53;
-    case Dtype::float32:
-      return 1LL << 24;
-    case Dtype::float64:
-      return 1LL << 53;
-    case Dtype::float16:
-      return 1LL << 11;
-    case Dtype::bfloat16:
-      return 1LL << 8;
-    case Dtype::float8e4m3:
-      return 16;
-    case Dtype::float8e5m2:
-      return 8;
-  }
-  return 1;
+// The reduced value at element `elem_idx` (coll::reduce_expected).
+CB_HD inline uint32_t reduce_expected(const PatternParams& p, uint64_t elem_idx) {
+  return pattern::reduced_int(p.redop, p.rule, pattern::weyl(pattern::kReduceKey, elem_idx));
 }
 
-CB_HD constexpr int64_t move_value_limit(Dtype dtype) {
-  const int64_t budget = exact_budget(dtype);
-  return budget < (1LL << 15) ? budget : (1LL << 15);
-}
-
-CB_HD constexpr int64_t move_value(Dtype dtype, int src, int dst, uint64_t elem_idx) {
-  const uint64_t h = mix(elem_idx ^ (static_cast<uint64_t>(src) << 40) ^ (static_cast<uint64_t>(dst) << 20));
-  return 1 + static_cast<int64_t>(h % static_cast<uint64_t>(move_value_limit(dtype)));
-}
-
-CB_HD constexpr int64_t value_of(const PatternParams& p, int rank, uint64_t elem_idx) {
-  if (p.redop == Redop::prod) {
-    return 1 + static_cast<int64_t>(mix(elem_idx * 1315423911ULL + static_cast<uint64_t>(rank)) % 2);
-  }
-  return 1 + static_cast<int64_t>(mix(elem_idx * 2654435761ULL + static_cast<uint64_t>(rank)) %
-                                  static_cast<uint64_t>(p.max_value));
-}
-
-CB_HD constexpr int64_t reduce_input(const PatternParams& p, int rank, uint64_t elem_idx) {
-  const auto n = static_cast<uint64_t>(p.num_ranks);
-  // rank contributes iff (rank - i) mod n < k
-  const uint64_t offset = (static_cast<uint64_t>(rank) + n - elem_idx % n) % n;
-  if (offset >= static_cast<uint64_t>(p.contributors)) return p.identity;
-  return value_of(p, rank, elem_idx);
-}
-
-CB_HD constexpr int64_t apply_redop(Redop r, int64_t a, int64_t b) {
-  switch (r) {
-    case Redop::sum:
-      return a + b;
-    case Redop::prod:
-      return a * b;
-    case Redop::min:
-      return a < b ? a : b;
-    case Redop::max:
-      return a > b ? a : b;
-  }
-  return a;
-}
-
-// Exact in int64: every partial result is a small integer (the point of the pattern), so this
-// equals coll::reduce_expected's double arithmetic.
-CB_HD constexpr int64_t reduce_expected(const PatternParams& p, uint64_t elem_idx) {
-  const auto n = static_cast<uint64_t>(p.num_ranks);
-  int64_t acc = 0;
-  for (int j = 0; j < p.contributors; ++j) {
-    const auto rank = static_cast<int>((elem_idx + static_cast<uint64_t>(j)) % n);
-    const int64_t v = value_of(p, rank, elem_idx);
-    acc = j == 0 ? v : apply_redop(p.redop, acc, v);
-  }
-  if (p.contributors < p.num_ranks) acc = apply_redop(p.redop, acc, p.identity);
-  return acc;
-}
-
-CB_HD constexpr int64_t segment_value(const PatternParams& p, const Segment& s, uint64_t i) {
-  switch (s.kind) {
-    case SegmentKind::zero:
-      return 0;
-    case SegmentKind::reduce_input:
-      return reduce_input(p, s.src, s.first_elem + i);
-    case SegmentKind::reduce_expected:
-      return reduce_expected(p, s.first_elem + i);
-    case SegmentKind::move:
-      return move_value(p.dtype, s.src, s.dst, s.first_elem + i);
-  }
-  return 0;
+// The value `src` sends `dst` at element `elem_idx` (coll::move_value).
+CB_HD inline uint32_t move_value(Dtype dtype, int src, int dst, uint64_t elem_idx) {
+  return pattern::move_int(pattern::weyl(pattern::move_key(src, dst), elem_idx), pattern::move_range(dtype));
 }
 
 // ---- exact float helpers ---------------------------------------------------------------------
 
 CB_HD inline uint32_t float_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
+  return pattern::f32_bits(f);
 }
 CB_HD inline float bits_float(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
+  return pattern::f32_of_bits(u);
 }
 CB_HD inline uint64_t double_bits(double d) {
   uint64_t u;
