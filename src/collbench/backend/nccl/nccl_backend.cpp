@@ -94,10 +94,14 @@ class NcclBackend final : public Backend, public DevicePatterns {
   [[nodiscard]] std::unique_ptr<Timer> timer() override { return make_cuda_timer(ctx_); }
 
   // A one-element all-reduce on the world communicator, not waited for (Backend::device_barrier).
+  // The world communicator is alive while the case's set is (a split holds its parent): the barrier
+  // never creates one, so it never creates a communicator inside a sample.
   void device_barrier() override {
-    if (root_->get() == nullptr) throw RuntimeFailure("NCCL communicator " + root_->label() + " was aborted");
+    const std::shared_ptr<CommOwner> root = root_.lock();
+    if (!root) throw RuntimeFailure("NCCL device barrier: no live world communicator (no communicator set is alive)");
+    if (root->get() == nullptr) throw RuntimeFailure("NCCL communicator " + root->label() + " was aborted");
     void* flag = barrier_flag_.reserve(sizeof(std::int32_t));
-    CB_CHECK_NCCL_COMM(root_->get(), api().ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, root_->get(), ctx_->s()));
+    CB_CHECK_NCCL_COMM(root->get(), api().ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, root->get(), ctx_->s()));
   }
 
   // --graph/-G: a CUDA graph of what `issue` enqueues (nccl_graph.hpp).
