@@ -146,7 +146,7 @@ def test_a_failed_write_leaves_no_empty_file(writer, tmp_path, request):
     p = subprocess.run([BIN] + args_for(writer, out, tmp_path, ""), capture_output=True, text=True, timeout=120,
                        preexec_fn=limit_file_size)
     assert p.returncode == 3, (p.returncode, p.stderr)
-    assert f"writing '{out}' failed: File too large" in p.stderr or f"failed: File too large" in p.stderr, p.stderr
+    assert f"writing '{out}' failed: File too large" in p.stderr or "failed: File too large" in p.stderr, p.stderr
     assert not out.exists()
     no_temporaries(tmp_path)
 
