@@ -187,7 +187,7 @@ def test_nvls_check_expects_multicast_behind_an_nvswitch(tmp_path):
         for r in lines:
             if r.get("status") == "waived" and "multicast unsupported" in r.get("reason", ""):
                 r["reason"] = ("domain too small: 1 GPU(s) of this communicator share an NVSwitch domain (1 rank(s) "
-                               "on 1 node(s)); in-switch reduction needs at least 2")
+                               "in 1 domain(s), by NCCL's LSA team); in-switch reduction needs at least 2")
         return lines
 
     res = checks("nvls", doctored(tmp_path, one_gpu_of_a_switch), "--ranks", 1, "--machine", "nvswitch")
