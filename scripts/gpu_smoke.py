@@ -6,41 +6,86 @@
       NAME<TAB>EXPECT<TAB>FLAGS, where FLAGS are the `collbench run` flags that family takes
       (-b/-e or --tokens, -o where it reduces, --in-place where it has that form, a placement
       where it needs several domains) and EXPECT is `ok` where the family runs on N ranks
-      (domains_needed: its own waiver asked by the binary) and `waived` where it cannot.
+      (domains_needed: its own waiver asked by the binary) and `waived` where it cannot. The list
+      must cover N ranks (`run --list-json --list-ranks N`; exit 2 otherwise).
   records FILE --expect ok|waived --ranks N
       every case verified ok or waived with a reason; `ok`: at least one ok case, `waived`: every
       case waived; the run header names N ranks (one GPU each: distinct GPU UUIDs where recorded).
-  nvls FILE --ranks N
+  nvls FILE --ranks N --machine nvswitch|standalone
       the NVLS harness: each requested algorithm ran (algo_used names it where collbench knows it)
-      or was waived for a reason this machine can give; prints the verdicts.
+      or was waived for a reason this machine is expected to give (expected_waivers: a node whose
+      GPUs share an NVSwitch must not pass with "multicast unsupported"; a lone PCIe GPU may);
+      prints the verdicts.
+  machine [--smi-query FILE] [--nvswitch-devices N]
+      prints nvswitch or standalone (machine_kind), from /dev/nvidia-nvswitch* and `nvidia-smi -q`.
 
 Every check fails (exit 1) on a step that tested nothing: no case records, or no ok case where
 one is expected. Tested by tests/e2e/test_gpu_smoke.py.
 """
 import argparse
 import collections
+import glob
 import json
+import os
+import subprocess
 import sys
 
-# Waiver reasons a healthy machine can give for each algorithm of the NVLS harness (the rules of
-# src/collbench/backend/nccl/nvls_host.hpp that depend on the hardware, not on a bug). ring and
-# tree must run; symmetric runs (NCCL picks its kernels: algo_used unknown).
-_IN_SWITCH_REASONS = ("multicast unsupported", "multicast support unknown", "multicast needs sm_90",
-                      "NCCL_NVLS_ENABLE=0", "domain too small", "NCCL skips NVLS")
-EXPECTED_WAIVERS = {
-    "nvls": _IN_SWITCH_REASONS + ("NCCL runs NVLS inside one node",),
-    "nvlstree": _IN_SWITCH_REASONS + ("NCCL disables NVLSTree on a single node",),
-    "cb-multimem": _IN_SWITCH_REASONS + ("LSA team",),
-    "ring": (),
-    "tree": (),
-    "symmetric": (),
-}
+# Waiver reasons of the NVLS harness (the rules of src/collbench/backend/nccl/nvls_host.hpp that
+# depend on the hardware, not on a bug), by what this machine is expected to give
+# (expected_waivers). ring, tree and symmetric must run everywhere (symmetric: NCCL picks its
+# kernels, algo_used unknown).
+_NO_MULTICAST = ("multicast unsupported", "multicast support unknown", "multicast needs sm_90")
+_ONE_NODE = {"nvls": (), "nvlstree": ("NCCL disables NVLSTree on a single node",), "cb-multimem": ()}
+IN_SWITCH = ("nvls", "nvlstree", "cb-multimem")
+MACHINES = ("nvswitch", "standalone")
+
+
+def expected_waivers(algo, machine, ranks, nvls_off=False):
+    """The waiver reasons (substrings) that `algo` may give on `ranks` GPUs of one node of `machine`:
+    nvswitch: GPUs that share a third-generation or newer NVSwitch (HGX H100/H200/B200, an NVL72
+    rack): multicast must work, so only what one node and the rank count explain (one GPU: domain too
+    small; one node: no NVLSTree; above 32 GPUs: NCCL skips NVLS reduce-scatter/all-gather);
+    standalone: no NVSwitch (a lone or PCIe GPU, directly linked GPUs): no multicast either.
+    NCCL_NVLS_ENABLE=0 in the environment (nvls_off) explains any in-switch waiver."""
+    if algo not in IN_SWITCH:
+        return ()
+    reasons = _ONE_NODE[algo] + (("NCCL_NVLS_ENABLE=0",) if nvls_off else ())
+    if machine == "standalone":
+        return reasons + _NO_MULTICAST + ("domain too small", "NCCL skips NVLS", "LSA team")
+    if ranks == 1:
+        reasons += ("domain too small",)
+    if algo == "nvls" and ranks > 32:
+        reasons += ("NCCL skips NVLS",)
+    return reasons
+
+
+def machine_kind(smi_query, nvswitch_devices):
+    """nvswitch where this host sees NVSwitch devices (/dev/nvidia-nvswitch*: HGX boards) or
+    `nvidia-smi -q` (smi_query) shows a GPU registered in an NVLink fabric (Fabric State: Completed,
+    as on an NVL72 rack, whose switches sit in other trays); standalone otherwise."""
+    if nvswitch_devices > 0:
+        return "nvswitch"
+    in_fabric = False
+    for line in smi_query.splitlines():
+        key, _, value = (part.strip() for part in line.partition(":"))
+        if not value:
+            in_fabric = key == "Fabric"
+        elif in_fabric and key == "State" and value.lower() == "completed":
+            return "nvswitch"
+    return "standalone"
+
+
 # Algorithms whose record says what ran (algo_used); symmetric leaves it unknown (null).
 CLAIMS_ALGO_USED = {"nvls", "nvlstree", "cb-multimem", "ring", "tree"}
 
 
 def plan(args):
     registry = json.load(open(args.list_json))
+    listed = min(len(c["domains_needed"]) for c in registry["collectives"])
+    if not 1 <= args.ranks <= listed:
+        sys.stderr.write("plan: %s lists 1..%d ranks, not %d: write it with `collbench run --list-json --list-ranks %d`\n"
+                         % (args.list_json, listed, args.ranks, max(args.ranks, 1)))
+        return 2
     for c in registry["collectives"]:
         flags = []
         if c["sizes"] == "tokens":
@@ -55,12 +100,7 @@ def plan(args):
                     flags += ["-o", "sum,prod,min,max"]
                 if c["in_place"]:
                     flags += ["--in-place", "both"]
-        needed = c.get("domains_needed") or []
-        if 1 <= args.ranks <= len(needed):  # what the family's own waiver says about N ranks
-            domains = needed[args.ranks - 1]
-        else:  # beyond the listed counts: its smallest communicator
-            fits = c["min_ranks"] > 0 and args.ranks >= c["min_ranks"] and args.ranks % c["min_domains"] == 0
-            domains = c["min_domains"] if fits else 0
+        domains = c["domains_needed"][args.ranks - 1]  # what the family's own waiver says about N ranks
         runs = domains > 0
         if domains > 1:
             flags += ["--ranks-per-domain", str(args.ranks // domains)]
@@ -125,13 +165,14 @@ def records(args):
     return 1 if problems else 0
 
 
-def nvls_verdict(r):
-    """(verdict text, problem or None) of one NVLS-harness record."""
+def nvls_verdict(r, machine, ranks, nvls_off):
+    """(verdict text, problem or None) of one NVLS-harness record on `ranks` GPUs of `machine`."""
     algo = r["algo_requested"]
     if r["status"] == "waived" and r.get("reason"):
         reason = r["reason"]
-        if not any(expected in reason for expected in EXPECTED_WAIVERS.get(algo, ())):
-            return "waived: " + reason, "%s waived for a reason no healthy machine gives: %s" % (algo, reason)
+        if not any(expected in reason for expected in expected_waivers(algo, machine, ranks, nvls_off)):
+            return "waived: " + reason, "%s waived for a reason a healthy %s machine does not give on %d GPU(s): %s" % (
+                algo, machine, ranks, reason)
         return "waived: " + reason, None
     if not good(r):
         return "bad", "bad case: %s %s %s" % (r["case_key"], r["status"], r.get("reason"))
@@ -147,8 +188,9 @@ def nvls(args):
     problems = check_world(header, args.ranks, args.file)
     verdicts = collections.OrderedDict()
     ok = 0
+    nvls_off = os.environ.get("NCCL_NVLS_ENABLE") == "0"
     for r in cases:
-        text, problem = nvls_verdict(r)
+        text, problem = nvls_verdict(r, args.machine, args.ranks, nvls_off)
         verdicts.setdefault((r["algo_requested"], r["collective"]), set()).add(text)
         ok += text.startswith("ok")
         if problem and problem not in problems:
@@ -166,10 +208,26 @@ def nvls(args):
     for (algo, coll), texts in verdicts.items():
         for text in sorted(texts):
             print("%12s %-14s %s" % (algo, coll, text))
-    print("%s: %d ok of %d on %d rank(s), %d problem(s)" % (args.file, ok, len(cases), args.ranks, len(problems)))
+    print("%s: %d ok of %d on %d rank(s) of a %s machine, %d problem(s)" % (args.file, ok, len(cases), args.ranks,
+                                                                          args.machine, len(problems)))
     for p in problems:
         print("  " + p)
     return 1 if problems else 0
+
+
+def machine(args):
+    if args.smi_query:
+        text = open(args.smi_query).read()
+    else:
+        try:
+            text = subprocess.run(["nvidia-smi", "-q"], capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            text = ""
+    devices = args.nvswitch_devices
+    if devices is None:
+        devices = len(glob.glob("/dev/nvidia-nvswitch[0-9]*"))
+    print(machine_kind(text, devices))
+    return 0
 
 
 def main(argv):
@@ -187,8 +245,12 @@ def main(argv):
     a = sub.add_parser("nvls")
     a.add_argument("file")
     a.add_argument("--ranks", type=int, required=True)
+    a.add_argument("--machine", choices=MACHINES, required=True)
+    a = sub.add_parser("machine")
+    a.add_argument("--smi-query", help="a file with `nvidia-smi -q` output (default: run it)")
+    a.add_argument("--nvswitch-devices", type=int, help="how many /dev/nvidia-nvswitch* (default: count them)")
     args = p.parse_args(argv)
-    return {"plan": plan, "records": records, "nvls": nvls}[args.cmd](args)
+    return {"plan": plan, "records": records, "nvls": nvls, "machine": machine}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,8 @@ struct RunFlags {
   int overlap_chunks = 0;
   bool list = false;
   bool list_json = false;
+  int list_ranks = 16;  // --list-ranks: domains_needed covers 1..N ranks
+  const CLI::Option* list_ranks_option = nullptr;
   StopFlags stop;
   PlacementFlags placement;
   OutputFlags output;
@@ -192,13 +194,13 @@ void print_list() {
   }
 }
 
-// For 1..kListRanks ranks, the fewest equal domains a family runs in with its default parameters
+// For 1..max_ranks ranks, the fewest equal domains a family runs in with its default parameters
 // (its own waiver() asked; ep-dp-concurrent: 2), or 0 where it runs in none (MoE: 256 experts do
-// not split over 3 ranks).
-constexpr int kListRanks = 16;
-std::vector<int> domains_needed(const coll::Collective& c) {
+// not split over 3 ranks, nor over 24 or 72 in one domain).
+constexpr int kMaxListRanks = 4096;
+std::vector<int> domains_needed(const coll::Collective& c, int max_ranks) {
   std::vector<int> out;
-  for (int n = 1; n <= kListRanks; ++n) {
+  for (int n = 1; n <= max_ranks; ++n) {
     int needed = 0;
     for (int d = 1; d <= n && needed == 0; ++d) {
       if (n % d != 0) continue;
@@ -214,14 +216,15 @@ std::vector<int> domains_needed(const coll::Collective& c) {
 
 // --list-json: what scripts (scripts/gpu-smoke) need to drive every collective without knowing
 // it: the size flags it takes (-b/-e, or --tokens for the MoE families), reductions, in-place
-// form, the smallest communicator it runs on (min_ranks in min_domains domains) and, for 1..16
-// ranks, the domains it needs (domains_needed[n - 1], 0: waived there); dtypes, reductions,
-// algorithms, backends.
-void print_list_json() {
+// form, the smallest communicator it runs on (min_ranks in min_domains domains) and, for 1..max_ranks
+// ranks (--list-ranks, default 16), the domains it needs (domains_needed[n - 1], 0: waived there);
+// list_ranks, dtypes, reductions, algorithms, backends.
+void print_list_json(int max_ranks) {
   nlohmann::json out;
+  out["list_ranks"] = max_ranks;
   out["collectives"] = nlohmann::json::array();
   for (const auto& c : coll::collective_registry()) {
-    const std::vector<int> domains = domains_needed(*c);
+    const std::vector<int> domains = domains_needed(*c, max_ranks);
     const auto first = std::find_if(domains.begin(), domains.end(), [](int d) { return d > 0; });
     const bool runs = first != domains.end();
     out["collectives"].push_back({{"name", std::string(c->name())},
@@ -385,7 +388,11 @@ void add_case_options(CLI::App& app, RunFlags& f) {
   app.add_flag("--list", f.list, "List collectives, dtypes, backends and algorithms");
   app.add_flag("--list-json", f.list_json,
                "--list as JSON: each collective's size flags (bytes: -b/-e, tokens: --tokens), reductions, in-place "
-               "form and smallest communicator (min_ranks, min_domains)");
+               "form and smallest communicator (min_ranks, min_domains), and the domains it needs on 1..N ranks "
+               "(domains_needed; N: --list-ranks)");
+  f.list_ranks_option =
+      app.add_option("--list-ranks", f.list_ranks, "With --list-json: domains_needed covers 1..N ranks (1-4096)")
+          ->default_str("16");
 }
 
 // Overlap mode and the EP/DP concurrent all-reduce size.
@@ -452,8 +459,15 @@ Action setup(CLI::App& app) {
       print_list();
       return 0;
     }
+    if (f->list_ranks_option->count() > 0 && !f->list_json) {
+      throw InputError("--list-ranks applies only to --list-json");
+    }
     if (f->list_json) {
-      print_list_json();
+      if (f->list_ranks < 1 || f->list_ranks > kMaxListRanks) {
+        throw InputError(
+            fmt::format("--list-ranks {}: expected a rank count from 1 to {}", f->list_ranks, kMaxListRanks));
+      }
+      print_list_json(f->list_ranks);
       return 0;
     }
     if (f->collective.empty()) {

@@ -3,6 +3,7 @@ on the mpi backend on 1 and 2 ranks through the build's mpiexec (each family's f
 verdict from `collbench run --list-json`, so the flags are proven accepted), and the record checks
 of scripts/gpu_smoke.py are run on real records of the first H200 run (tests/data/gpu-runs/) and
 on doctored copies, which must fail loudly when a step tested nothing."""
+import importlib.util
 import json
 import os
 import subprocess
@@ -66,6 +67,34 @@ def test_plan_gives_each_family_its_flags_and_verdict(registry):
     assert "--in-place" not in one["alltoallv"][1] and "--in-place" in one["broadcast"][1]
 
 
+def test_plan_above_16_ranks_follows_each_familys_own_waiver(tmp_path, registry):
+    """gpu-smoke on 24 GPUs (3 nodes of 8) or an NVL72 rack: the verdicts come from each family's
+    own waiver at that rank count, asked by one process (`--list-ranks`), not from a guess."""
+    res = run(["run", "--list-json", "--list-ranks", "72"])
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["list_ranks"] == 72 and {len(c["domains_needed"]) for c in doc["collectives"]} == {72}
+    path = tmp_path / "registry-72.json"
+    path.write_text(res.stdout)
+    p16, p24, p72 = plan(path, 16), plan(path, 24), plan(path, 72)
+    for name in ("moe-dispatch", "moe-combine", "moe-roundtrip"):
+        # DeepSeek-V3's 256 experts split over 16 ranks, not over 24 or 72: waived there.
+        assert p16[name][0] == "ok" and p24[name][0] == "waived" and p72[name][0] == "waived", name
+    assert p24["allreduce"][0] == "ok" and "--ranks-per-domain" not in p24["allreduce"][1]
+    # ep-dp-concurrent: its fewest equal domains, 2.
+    assert p24["ep-dp-concurrent"][0] == "ok" and p24["ep-dp-concurrent"][1][-2:] == ["--ranks-per-domain", "12"]
+    assert p72["ep-dp-concurrent"][0] == "ok" and p72["ep-dp-concurrent"][1][-2:] == ["--ranks-per-domain", "36"]
+    # The default list covers 1..16 ranks: a plan beyond it is refused, naming the flag that covers it.
+    beyond = checks("plan", registry, "--ranks", 24)
+    assert beyond.returncode == 2 and beyond.stdout == ""
+    assert "lists 1..16 ranks, not 24: write it with `collbench run --list-json --list-ranks 24`" in beyond.stderr
+    for args in (["--list-json", "--list-ranks", "0"], ["--list-json", "--list-ranks", "4097"]):
+        bad = run(["run"] + args)
+        assert bad.returncode == 2 and "expected a rank count from 1 to 4096" in bad.stderr, bad.stderr
+    alone = run(["run", "--list-ranks", "24"])
+    assert alone.returncode == 2 and "--list-ranks applies only to --list-json" in alone.stderr
+
+
 def test_smoke_script_runs_every_step_on_the_mpi_backend(tmp_path):
     env = dict(os.environ)
     env.update({"SMOKE_BACKEND": "mpi", "BUILD_DIR": str(Path(BIN).resolve().parents[1]), "SMOKE_OUT": str(tmp_path)})
@@ -112,7 +141,8 @@ def doctored(tmp_path, change):
 
 
 def test_nvls_check_on_the_h200_run(tmp_path):
-    res = checks("nvls", DATA / "h200-2026-12-04-nvls-1.jsonl", "--ranks", 1)
+    # The lent H200 is one GPU of a VM with no NVSwitch in sight: "multicast unsupported" is its answer.
+    res = checks("nvls", DATA / "h200-2026-12-04-nvls-1.jsonl", "--ranks", 1, "--machine", "standalone")
     assert res.returncode == 0, res.stdout
     assert "ring allreduce      ok (algo_used ring)" in res.stdout
     assert "nvls allreduce      waived: multicast unsupported" in res.stdout
@@ -123,8 +153,8 @@ def test_nvls_check_on_the_h200_run(tmp_path):
                 r.update(status="waived", reason="something unexpected")
         return lines
 
-    res = checks("nvls", doctored(tmp_path, waive_ring), "--ranks", 1)
-    assert res.returncode == 1 and "ring waived for a reason no healthy machine gives" in res.stdout
+    res = checks("nvls", doctored(tmp_path, waive_ring), "--ranks", 1, "--machine", "standalone")
+    assert res.returncode == 1 and "ring waived for a reason a healthy standalone machine does not give" in res.stdout
 
     def forget_algo_used(lines):
         for r in lines:
@@ -132,15 +162,75 @@ def test_nvls_check_on_the_h200_run(tmp_path):
                 r["algo_used"] = None
         return lines
 
-    res = checks("nvls", doctored(tmp_path, forget_algo_used), "--ranks", 1)
+    res = checks("nvls", doctored(tmp_path, forget_algo_used), "--ranks", 1, "--machine", "standalone")
     assert res.returncode == 1 and "tree ran but algo_used is None" in res.stdout
 
     res = checks("nvls", doctored(tmp_path, lambda ls: [r for r in ls if r.get("algo_requested") != "ring"]),
-                 "--ranks", 1)
+                 "--ranks", 1, "--machine", "standalone")
     assert res.returncode == 1 and "ring: no record: the step tested nothing" in res.stdout
     # Several GPUs asked for, one ran (a bare mpiexec of another MPI starts singletons).
-    res = checks("nvls", DATA / "h200-2026-12-04-nvls-1.jsonl", "--ranks", 8)
+    res = checks("nvls", DATA / "h200-2026-12-04-nvls-1.jsonl", "--ranks", 8, "--machine", "standalone")
     assert res.returncode == 1 and "expected 8" in res.stdout
+
+
+def test_nvls_check_expects_multicast_behind_an_nvswitch(tmp_path):
+    """The same records on a node whose GPUs share an NVSwitch: "multicast unsupported" is a false
+    waiver there (the driver or fabric manager is broken), so the check fails on it."""
+    res = checks("nvls", DATA / "h200-2026-12-04-nvls-1.jsonl", "--ranks", 1, "--machine", "nvswitch")
+    assert res.returncode == 1, res.stdout
+    assert ("nvls waived for a reason a healthy nvswitch machine does not give on 1 GPU(s): multicast unsupported"
+            in res.stdout)
+    assert "cb-multimem waived for a reason a healthy nvswitch machine" in res.stdout
+
+    # One GPU of such a node reads multicast 1 and is waived as a domain of one: accepted.
+    def one_gpu_of_a_switch(lines):
+        for r in lines:
+            if r.get("status") == "waived" and "multicast unsupported" in r.get("reason", ""):
+                r["reason"] = ("domain too small: 1 GPU(s) of this communicator share an NVSwitch domain (1 rank(s) "
+                               "in 1 domain(s), by NCCL's LSA team); in-switch reduction needs at least 2")
+        return lines
+
+    res = checks("nvls", doctored(tmp_path, one_gpu_of_a_switch), "--ranks", 1, "--machine", "nvswitch")
+    assert res.returncode == 0, res.stdout
+    assert res.stdout.rstrip().endswith("of a nvswitch machine, 0 problem(s)")
+
+
+def smoke_module():
+    spec = importlib.util.spec_from_file_location("gpu_smoke", CHECKS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_expected_waivers_by_machine_and_rank_count():
+    m = smoke_module()
+    # Behind an NVSwitch, 8 GPUs of one node: nvls and cb-multimem must run; NVLSTree is off on one node.
+    assert m.expected_waivers("nvls", "nvswitch", 8) == ()
+    assert m.expected_waivers("cb-multimem", "nvswitch", 8) == ()
+    assert m.expected_waivers("nvlstree", "nvswitch", 8) == ("NCCL disables NVLSTree on a single node",)
+    assert m.expected_waivers("nvls", "nvswitch", 1) == ("domain too small",)
+    assert m.expected_waivers("nvls", "nvswitch", 72) == ("NCCL skips NVLS",)  # an NVL72 rack as one node
+    assert m.expected_waivers("nvls", "nvswitch", 8, nvls_off=True) == ("NCCL_NVLS_ENABLE=0",)
+    # No NVSwitch: no multicast, whatever the rank count.
+    assert "multicast unsupported" in m.expected_waivers("nvls", "standalone", 2)
+    assert "multicast unsupported" not in m.expected_waivers("nvls", "nvswitch", 2)
+    for algo in ("ring", "tree", "symmetric"):
+        assert m.expected_waivers(algo, "standalone", 1) == () and m.expected_waivers(algo, "nvswitch", 8) == ()
+
+
+def test_machine_kind_from_nvswitch_devices_and_fabric_state(tmp_path):
+    m = smoke_module()
+    hgx = "GPU 00000000:18:00.0\n    Fabric\n        State                 : Completed\n        Status : Success\n"
+    pcie = "GPU 00000000:00:06.0\n    Fabric\n        State                 : N/A\n        Status : N/A\n"
+    assert m.machine_kind(hgx, 0) == "nvswitch"  # an NVL72 tray: the switches are elsewhere
+    assert m.machine_kind(pcie, 4) == "nvswitch"  # an HGX board: /dev/nvidia-nvswitch0..3
+    assert m.machine_kind(pcie, 0) == "standalone"
+    assert m.machine_kind("    Fabric\n    Other : x\n        State : Completed\n", 0) == "nvswitch"
+    assert m.machine_kind("    Clocks\n        State : Completed\n", 0) == "standalone"  # not the fabric's
+    query = tmp_path / "smi.txt"
+    query.write_text(hgx)
+    res = checks("machine", "--smi-query", query, "--nvswitch-devices", 0)
+    assert res.returncode == 0 and res.stdout == "nvswitch\n", res.stdout + res.stderr
 
 
 def test_gpu_ctests_start_with_the_mpiexec_preflags(tmp_path):

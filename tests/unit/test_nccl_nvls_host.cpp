@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collbench/backend/nccl/nccl_host.hpp"
@@ -117,6 +118,52 @@ TEST(NvlsHost, NodeRulesOfNcclTuning) {
   EXPECT_FALSE(in_switch_waiver("nvls", "reducescatter", Dtype::bfloat16, Redop::sum, probe(32, 32)));
   // cb-multimem has no such limit.
   EXPECT_FALSE(in_switch_waiver("cb-multimem", "reducescatter", Dtype::bfloat16, Redop::sum, rack));
+}
+
+// NVML (hosts, fabric facts) and NCCL (its LSA team) disagree: NCCL's grouping decides, since
+// NCCL is what runs or refuses the case.
+TEST(NvlsHost, NcclsGroupingDecidesWhereNvmlDisagrees) {
+  // An NVL72 tray pair whose fabric facts NVML did not report: NVML sees 2 hosts of 4, NCCL one
+  // clique of 8 (its LSA team is all 8).
+  auto cliq = probe(8, 4);
+  cliq.lsa_ranks = 8;
+  const InSwitchGrouping g1 = in_switch_grouping(cliq);
+  EXPECT_EQ(std::make_tuple(g1.domains, g1.smallest, g1.largest, g1.source), std::make_tuple(1, 8, 8, kGroupingNccl));
+  EXPECT_FALSE(in_switch_waiver("nvls", "allreduce", Dtype::bfloat16, Redop::sum, cliq));
+  EXPECT_EQ(in_switch_waiver("nvlstree", "allreduce", Dtype::bfloat16, Redop::sum, cliq).value_or(""),
+            "NCCL disables NVLSTree on a single node or NVLink clique (tuning.cc); this communicator is one (by NCCL's "
+            "LSA team): use nvls");
+  // NVML sees one clique of 8, NCCL two nodes of 4 (NCCL_MNNVL_ENABLE=0 for NCCL, or IMEX down).
+  auto split = probe(8, 8);
+  split.lsa_ranks = 4;
+  EXPECT_EQ(
+      in_switch_waiver("nvls", "allreduce", Dtype::bfloat16, Redop::sum, split).value_or(""),
+      "NCCL runs NVLS inside one node or NVLink clique (tuning.cc disables it across nodes without CollNet); this "
+      "communicator spans 2 nodes (by NCCL's LSA team): use nvlstree, or --scope domain");
+  EXPECT_FALSE(in_switch_waiver("nvlstree", "allreduce", Dtype::bfloat16, Redop::sum, split));
+  // A rack NVML calls one clique of 72 that NCCL runs as 18 trays of 4: no arity rule, two nodes.
+  auto rack = probe(72, 72);
+  rack.lsa_ranks = 4;
+  EXPECT_TRUE(contains(in_switch_waiver("nvls", "reducescatter", Dtype::bfloat16, Redop::sum, rack), "spans 18 nodes"));
+  EXPECT_FALSE(in_switch_waiver("nvlstree", "allreduce", Dtype::bfloat16, Redop::sum, rack));
+  // Hosts of 8 and 4 GPUs: NCCL's LSA team is gcd(8, 4) = 4, three teams.
+  auto uneven = probe(12, 8);
+  uneven.lsa_ranks = 4;
+  const InSwitchGrouping g2 = in_switch_grouping(uneven);
+  EXPECT_EQ(std::make_tuple(g2.domains, g2.smallest, g2.largest), std::make_tuple(3, 4, 4));
+  // NCCL could not say (ncclTeamLsa failed or absent): NVML's nodes, and the reason says so.
+  auto unknown = probe(16, 8);
+  unknown.lsa_ranks = -1;
+  const InSwitchGrouping g3 = in_switch_grouping(unknown);
+  EXPECT_EQ(std::make_tuple(g3.domains, g3.smallest, g3.largest, g3.source), std::make_tuple(2, 8, 8, kGroupingNvml));
+  EXPECT_TRUE(contains(in_switch_waiver("nvls", "allreduce", Dtype::bfloat16, Redop::sum, unknown),
+                       "spans 2 nodes (by NVML's host and fabric facts; NCCL's LSA team unknown)"));
+  // One GPU per node as NCCL sees it, though NVML put 2 on each host.
+  auto lone = probe(4, 2);
+  lone.lsa_ranks = 1;
+  EXPECT_EQ(in_switch_waiver("nvlstree", "allreduce", Dtype::float32, Redop::sum, lone).value_or(""),
+            "domain too small: 1 GPU(s) of this communicator share an NVSwitch domain (4 rank(s) in 4 domain(s), by "
+            "NCCL's LSA team); in-switch reduction needs at least 2");
 }
 
 TEST(NvlsHost, DtypeAndReduction) {

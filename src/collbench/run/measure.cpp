@@ -241,7 +241,11 @@ void prepare_overlap(const MeasureInput& in, const coll::CaseContext& ctx, Measu
 // Verification before timing (overlap mode: while the compute load runs beside the collective):
 // this rank's wrong elements; m.waived set instead when every rank's library refused the case.
 std::uint64_t verify_case(const MeasureInput& in, PreparedCase& pc, OverlapSetup& ov, Measurement& m) {
-  if (!in.spec->check) return 0;
+  if (!in.spec->check) {  // -c 0: one unchecked launch, so that a refusal is still a waiver
+    m.waived = launch_or_refusal(in, pc.buffers, m.shape, pc.ctx);
+    if (!m.waived) in.comm->synchronize();
+    return 0;
+  }
   overlap::ComputeLoad* compute = ov.compute.get();
   if (compute) compute->start();
   std::uint64_t wrong = verify_once(in, pc.buffers, m.shape, pc.ctx, m.waived);

@@ -193,6 +193,7 @@ class NcclBackend final : public Backend, public DevicePatterns {
     const std::string& algo = ctx_->algo.algo;
     if (algo == "pat") return agree(pat_waiver(collective, owner.probe()));
     if (!is_in_switch_algo(algo)) return std::nullopt;
+    owner.probe_lsa();  // NCCL's grouping, for every in-switch verdict (local, once)
     auto why = agree(owner.in_switch_verdict(algo, collective, dtype, redop));
     if (why || algo != "cb-multimem") return why;
     owner.probe_multimem();  // collective over the communicator, once

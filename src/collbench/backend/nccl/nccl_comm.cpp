@@ -18,6 +18,8 @@
 #include "collbench/core/error.hpp"
 
 namespace collbench::backend::nccl {
+static_assert(kNcclResultSuccess == ncclSuccess && kNcclResultInvalidUsage == ncclInvalidUsage);
+
 namespace {
 
 class NcclComm final : public Comm {
@@ -251,18 +253,13 @@ class NcclComm final : public Comm {
     return owner_->get();
   }
 
-  // The result of a collective that NCCL_ALGO applies to (CB_CALL: the call, its text and place).
-  // With a forced algorithm NCCL answers ncclInvalidUsage at the call when it has no algorithm
-  // left for it (PAT on several GPUs per node, CollNet without a plugin): backend::Unsupported,
-  // which the runner waives when every rank got it; the communicator is unharmed.
+  // The result of a collective that NCCL_ALGO applies to (CB_CALL: the call, its text and place):
+  // a refusal of a forced algorithm is backend::Unsupported (throw_if_refused, nccl_host.hpp,
+  // tested on the CPU), anything else a failure.
   void check_collective(NcclOp op, ncclResult_t rc, const char* call, const char* file, int line) {
     if (rc == ncclInProgress) rc = wait_in_progress(c());
     if (rc == ncclSuccess) return;
-    if (rc == ncclInvalidUsage && !algo_used_for(ctx_->algo, op).empty()) {
-      throw Unsupported(fmt::format("NCCL refused {} with --algo {} (NCCL_ALGO={}) on communicator {}: {}",
-                                    to_string(op), ctx_->algo.algo, ctx_->algo.nccl_algo, owner_->label(),
-                                    nccl_error_text(rc, c())));
-    }
+    throw_if_refused(rc, ctx_->algo, op, owner_->label(), nccl_error_text(rc, c()));
     throw_nccl_error(rc, c(), call, file, line);
   }
 

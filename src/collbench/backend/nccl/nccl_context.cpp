@@ -249,16 +249,25 @@ const std::optional<std::string>& CommOwner::in_switch_verdict(std::string_view 
   return verdicts_.emplace(std::move(key), std::move(why)).first->second;
 }
 
+void CommOwner::probe_lsa() {
+  if (lsa_probed_) return;
+  lsa_probed_ = true;
+  probe_.reset();  // what follows changes the probe, and so the verdicts
+  verdicts_.clear();
+  // ncclTeamLsa starts NCCL's symmetric-memory runtime (local) and returns an empty team when it
+  // cannot. The LSA team (gcd of the ranks per NCCL node: the same on every member) is NCCL's
+  // grouping for every in-switch decision (in_switch_grouping, nvls_host.hpp).
+  lsa_ranks_ = lsa_team_size(get());
+  if (lsa_ranks_ <= 0) lsa_ranks_ = -1;
+}
+
 void CommOwner::probe_multimem() {
   if (multimem_probed_) return;
   multimem_probed_ = true;
   probe_.reset();  // what follows changes the probe, and so the verdicts
   verdicts_.clear();
-  // ncclTeamLsa starts NCCL's symmetric-memory runtime (local) and returns an empty team when it
-  // cannot. The LSA team (gcd of the ranks per NCCL node: the same on every member) must be the
-  // whole communicator before a device communicator is worth asking for.
-  lsa_ranks_ = lsa_team_size(get());
-  if (lsa_ranks_ <= 0) lsa_ranks_ = -1;
+  probe_lsa();
+  // The LSA team must be the whole communicator before a device communicator is worth asking for.
   if (lsa_ranks_ < 2 || lsa_ranks_ != size_) return;
   const ncclResult_t rc = MultimemDevComm::create(get(), multimem_);
   if (rc != ncclSuccess) devcomm_error_ = nccl_error_text(rc, get());

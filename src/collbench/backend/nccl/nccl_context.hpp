@@ -127,16 +127,18 @@ class CommOwner {
   }
   [[nodiscard]] bool aborted() const { return aborted_; }
 
-  // In-switch capability facts of this communicator's ranks (stage 1 of nvls_host.hpp), plus
-  // what cb-multimem learnt here: NCCL's LSA team and the device communicator's fate. Built
-  // once per communicator (and again after probe_multimem() adds to it).
+  // In-switch capability facts of this communicator's ranks (stage 1 of nvls_host.hpp), NCCL's
+  // LSA team once probe_lsa() read it, and the device communicator's fate (cb-multimem). Built
+  // once per communicator (and again after probe_lsa() or probe_multimem() adds to it).
   [[nodiscard]] const InSwitchProbe& probe() const;
   // in_switch_waiver(algo, collective, dtype, redop, probe()), remembered per communicator, so
   // that a cb-multimem launch inside the timed region only looks its verdict up.
   [[nodiscard]] const std::optional<std::string>& in_switch_verdict(std::string_view algo, std::string_view collective,
                                                                     Dtype dtype, Redop redop) const;
-  // cb-multimem: NCCL's LSA team size is read and the device communicator created once
-  // (collective over this communicator: every member must call it at the same point).
+  // NCCL's LSA team size (ncclTeamLsa; local), read once: the grouping of every in-switch verdict.
+  void probe_lsa();
+  // cb-multimem: probe_lsa(), then the device communicator created once (collective over this
+  // communicator: every member must call it at the same point).
   void probe_multimem();
   [[nodiscard]] bool multimem_probed() const { return multimem_probed_; }
   [[nodiscard]] const MultimemDevComm* multimem() const { return multimem_.get(); }
@@ -152,10 +154,11 @@ class CommOwner {
   int size_ = 1;
   bool aborted_ = false;
   bool multimem_probed_ = false;
+  bool lsa_probed_ = false;
   int lsa_ranks_ = 0;
   std::optional<std::string> devcomm_error_;
   std::unique_ptr<MultimemDevComm> multimem_;
-  // Caches of probe() and in_switch_verdict(), cleared by probe_multimem().
+  // Caches of probe() and in_switch_verdict(), cleared by probe_lsa() and probe_multimem().
   mutable std::optional<InSwitchProbe> probe_;
   mutable std::map<std::tuple<std::string, Dtype, Redop, std::string>, std::optional<std::string>> verdicts_;
 };

@@ -5,6 +5,7 @@
 //     static_asserts them against nccl.h) and which dtypes a given NCCL supports;
 //   - the --algo names of docs/interfaces.md section 1 -> NCCL_ALGO / NCCL_PROTO (+ the environment
 //     a communicator is created under) and what algo_used() can truthfully report;
+//   - which answers of NCCL to a collective are refusals (backend::Unsupported), not failures;
 //   - --buffers kinds;
 //   - the grouped send/recv list of an all-to-all-v.
 #pragma once
@@ -19,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/backend/backend.hpp"
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
@@ -224,6 +226,24 @@ inline std::string algo_used_for(const AlgoSettings& s, NcclOp op) {
     if (forced == op) return s.algo;
   }
   return {};
+}
+
+// ncclResult_t values (nccl.h; a stable ABI: nccl_comm.cpp static_asserts them against nccl.h).
+inline constexpr int kNcclResultSuccess = 0, kNcclResultInvalidUsage = 5;
+
+// NCCL's answer `rc` to a collective `op` as collbench reads it. With a forced algorithm NCCL
+// answers ncclInvalidUsage at the call when it has no algorithm left for it on this communicator
+// (PAT on several GPUs per node, NVLS where multicast is off, CollNet without a plugin): a
+// refusal, thrown as backend::Unsupported, which the runner waives when every rank refused
+// (run/measure.cpp launch_or_refusal); the communicator is unharmed. Any other answer, and
+// ncclInvalidUsage where no algorithm is forced for `op` (a collbench bug: bad arguments), is
+// left to the caller as a failure (exit 3). `comm_label` and `nccl_text` (nccl_error_text) go
+// into the reason.
+inline void throw_if_refused(int rc, const AlgoSettings& s, NcclOp op, std::string_view comm_label,
+                             std::string_view nccl_text) {
+  if (rc != kNcclResultInvalidUsage || algo_used_for(s, op).empty()) return;
+  throw Unsupported(fmt::format("NCCL refused {} with --algo {} (NCCL_ALGO={}) on communicator {}: {}", to_string(op),
+                                s.algo, s.nccl_algo, comm_label, nccl_text));
 }
 
 // The operation a collective family runs on a Comm (MoE dispatch/combine are all-to-all-v).

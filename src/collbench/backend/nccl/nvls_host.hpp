@@ -75,8 +75,8 @@ struct InSwitchRank {
   std::string node;    // NCCL's node (nccl_nodes)
 };
 
-// What is known about a communicator. Stage 1 (every algorithm) uses the ranks, versions and
-// environment; cb-multimem adds stage 2: NCCL's LSA team and the device communicator.
+// What is known about a communicator. Stage 1 (every in-switch algorithm) uses the ranks,
+// versions, environment and NCCL's LSA team; cb-multimem adds stage 2: the device communicator.
 struct InSwitchProbe {
   std::vector<InSwitchRank> ranks;           // in communicator rank order
   int nccl_version = 0;                      // ncclGetVersion() of the loaded libnccl
@@ -92,6 +92,36 @@ struct InSwitchProbe {
     return m;
   }
 };
+
+// How a communicator's ranks group into NVSwitch domains (NCCL "nodes": hosts, or NVLink cliques
+// under MNNVL) for every in-switch decision. NCCL's own grouping where it says it: NCCL 2.28's LSA
+// team (ncclTeamLsa: the ranks one GPU reaches by load/store) is the gcd of the runs of
+// consecutive ranks on one node (dev_runtime.cc computeLsaSize), the same on every rank, and
+// ncclTeamRail has nRanks / lsa ranks; so the communicator is one node exactly when the LSA team
+// is all of it, and spans nRanks / lsa teams otherwise (as many as its nodes when they are of
+// equal size). Where NCCL cannot say (before 2.28 ncclTeamLsa does not exist; its symmetric
+// runtime needs CUDA VMM), the nodes of nccl_nodes() from NVML's fabric facts stand in.
+struct InSwitchGrouping {
+  int domains = 0;   // NCCL nodes (LSA teams)
+  int smallest = 0;  // ranks in the smallest and the largest
+  int largest = 0;
+  std::string_view source;  // whose grouping: kGroupingNccl or kGroupingNvml
+};
+
+inline constexpr std::string_view kGroupingNccl = "NCCL's LSA team";
+inline constexpr std::string_view kGroupingNvml = "NVML's host and fabric facts; NCCL's LSA team unknown";
+
+inline InSwitchGrouping in_switch_grouping(const InSwitchProbe& p) {
+  const int n = static_cast<int>(p.ranks.size());
+  if (p.lsa_ranks > 0 && n % p.lsa_ranks == 0) return {n / p.lsa_ranks, p.lsa_ranks, p.lsa_ranks, kGroupingNccl};
+  InSwitchGrouping g{0, n, 0, kGroupingNvml};
+  for (const auto& [node, count] : p.ranks_per_node()) {
+    ++g.domains;
+    g.smallest = std::min(g.smallest, count);
+    g.largest = std::max(g.largest, count);
+  }
+  return g;
+}
 
 // NCCL's NVLS reduces these (ncclNvlsSupported, src/include/device.h in 2.28): sum on int32,
 // int64, float16, bfloat16, float32, float64; min/max on the integer and 16-bit float types;
@@ -156,6 +186,61 @@ inline std::optional<std::string> first_rank_without_multicast(const InSwitchPro
   return std::nullopt;
 }
 
+// The domain rules of in_switch_waiver, on NCCL's grouping (in_switch_grouping).
+inline std::optional<std::string> domain_waiver(std::string_view algo, std::string_view collective,
+                                                const InSwitchProbe& p) {
+  const InSwitchGrouping g = in_switch_grouping(p);
+  if (g.smallest < 2) {
+    return fmt::format(
+        "domain too small: {} GPU(s) of this communicator share an NVSwitch domain ({} rank(s) in {} domain(s), by "
+        "{}); in-switch reduction needs at least 2",
+        g.smallest, p.ranks.size(), g.domains, g.source);
+  }
+  if (algo == "nvls" && g.domains > 1) {
+    return fmt::format(
+        "NCCL runs NVLS inside one node or NVLink clique (tuning.cc disables it across nodes without CollNet); this "
+        "communicator spans {} nodes (by {}): use nvlstree, or --scope domain",
+        g.domains, g.source);
+  }
+  if (algo == "nvlstree" && g.domains == 1) {
+    return fmt::format(
+        "NCCL disables NVLSTree on a single node or NVLink clique (tuning.cc); this communicator is one (by {}): use "
+        "nvls",
+        g.source);
+  }
+  if (algo == "nvls" && op_of_collective(collective) != NcclOp::allreduce && g.largest > kNcclMaxNvlsArity) {
+    return fmt::format(
+        "NCCL skips NVLS {} above {} GPUs per node (NCCL_MAX_NVLS_ARITY, enqueue.cc); this node has {} (by {})",
+        collective, kNcclMaxNvlsArity, g.largest, g.source);
+  }
+  return std::nullopt;
+}
+
+// cb-multimem's rules on NCCL's LSA team and the device communicator (stage 2).
+inline std::optional<std::string> multimem_team_waiver(const InSwitchProbe& p) {
+  if (p.lsa_ranks < 0) {
+    return std::string(
+        "NCCL's LSA team could not be determined (ncclTeamLsa: NCCL's symmetric-memory runtime did not start; it "
+        "needs CUDA VMM and NCCL_CUMEM_ENABLE=1)");
+  }
+  if (p.lsa_ranks > 0) {
+    if (p.lsa_ranks < 2) {
+      return fmt::format("domain too small: NCCL's LSA team (GPUs reachable by NVLink load/store) has {} rank",
+                         p.lsa_ranks);
+    }
+    if (p.lsa_ranks != static_cast<int>(p.ranks.size())) {
+      return fmt::format(
+          "the communicator has {} ranks but NCCL's LSA team (GPUs reachable by NVLink load/store) has {}: "
+          "cb-multimem runs inside one NVLink domain (use --scope domain)",
+          p.ranks.size(), p.lsa_ranks);
+    }
+  }
+  if (p.devcomm_error) {
+    return fmt::format("ncclDevCommCreate with lsaMultimem failed: {}", *p.devcomm_error);
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 
 // Why `algo` (nvls, nvlstree, cb-multimem) cannot run `collective` here, or nullopt; nullopt for
@@ -210,56 +295,10 @@ inline std::optional<std::string> in_switch_waiver(std::string_view algo, std::s
   if (auto why = detail::first_rank_without_multicast(p)) return why;
 
   // Domain: ranks per NVSwitch domain as NCCL sees it.
-  const auto per_node = p.ranks_per_node();
-  int smallest = p.ranks.empty() ? 0 : static_cast<int>(p.ranks.size());
-  int largest = 0;
-  for (const auto& [node, n] : per_node) {
-    smallest = std::min(smallest, n);
-    largest = std::max(largest, n);
-  }
-  const auto num_nodes = per_node.size();
-  if (smallest < 2) {
-    return fmt::format(
-        "domain too small: {} GPU(s) of this communicator share an NVSwitch domain ({} rank(s) on {} node(s)); "
-        "in-switch reduction needs at least 2",
-        smallest, p.ranks.size(), num_nodes);
-  }
-  if (algo == "nvls" && num_nodes > 1) {
-    return fmt::format(
-        "NCCL runs NVLS inside one node or NVLink clique (tuning.cc disables it across nodes without CollNet); this "
-        "communicator spans {} nodes: use nvlstree, or --scope domain",
-        num_nodes);
-  }
-  if (algo == "nvlstree" && num_nodes == 1) {
-    return std::string(
-        "NCCL disables NVLSTree on a single node or NVLink clique (tuning.cc); this communicator is one: use nvls");
-  }
-  if (algo == "nvls" && op_of_collective(collective) != NcclOp::allreduce && largest > kNcclMaxNvlsArity) {
-    return fmt::format("NCCL skips NVLS {} above {} GPUs per node (NCCL_MAX_NVLS_ARITY, enqueue.cc); this node has {}",
-                       collective, kNcclMaxNvlsArity, largest);
-  }
+  if (auto why = detail::domain_waiver(algo, collective, p)) return why;
 
   // cb-multimem: NCCL's LSA team and the device communicator.
-  if (multimem && p.lsa_ranks < 0) {
-    return std::string(
-        "NCCL's LSA team could not be determined (ncclTeamLsa: NCCL's symmetric-memory runtime did not start; it "
-        "needs CUDA VMM and NCCL_CUMEM_ENABLE=1)");
-  }
-  if (multimem && p.lsa_ranks > 0) {
-    if (p.lsa_ranks < 2) {
-      return fmt::format("domain too small: NCCL's LSA team (GPUs reachable by NVLink load/store) has {} rank",
-                         p.lsa_ranks);
-    }
-    if (p.lsa_ranks != static_cast<int>(p.ranks.size())) {
-      return fmt::format(
-          "the communicator has {} ranks but NCCL's LSA team (GPUs reachable by NVLink load/store) has {}: "
-          "cb-multimem runs inside one NVLink domain (use --scope domain)",
-          p.ranks.size(), p.lsa_ranks);
-    }
-  }
-  if (multimem && p.devcomm_error) {
-    return fmt::format("ncclDevCommCreate with lsaMultimem failed: {}", *p.devcomm_error);
-  }
+  if (multimem) return detail::multimem_team_waiver(p);
   return std::nullopt;
 }
 
