@@ -68,17 +68,17 @@ void add_fabric_info(const std::string& pci_bus_id, std::map<std::string, std::s
   if (init != nullptr && shutdown != nullptr && by_bus != nullptr && init() == 0) {
     NvmlDevice handle = nullptr;
     if (by_bus(pci_bus_id.c_str(), &handle) == 0) {
-      out["nvml"] = "1";
+      out["nvml"] = std::string("1");  // a std::string: GCC 12 -O3 false -Wrestrict on = "literal"
       NvmlGpuFabricInfo info{};
       if (fabric != nullptr && fabric(handle, &info) == 0) {
         if (info.state == kFabricNotSupported) {
-          out["fabric_state"] = "not_supported";
+          out["fabric_state"] = std::string("not_supported");
         } else if (info.state != kFabricCompleted) {
-          out["fabric_state"] = "registering";
+          out["fabric_state"] = std::string("registering");
         } else if (info.status != 0) {
           out["fabric_state"] = fmt::format("error_{}", info.status);
         } else {
-          out["fabric_state"] = "completed";
+          out["fabric_state"] = std::string("completed");
           std::string uuid;
           for (unsigned char b : info.cluster_uuid) uuid += fmt::format("{:02x}", b);
           out["fabric_cluster_uuid"] = uuid;
@@ -126,10 +126,10 @@ std::map<std::string, std::string> query_gpu_info(int device) {
   }
   (void)cudaGetLastError();
   if (const auto mc = driver_attribute(device, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED)) {
-    out["multicast_supported"] = *mc != 0 ? "1" : "0";
+    out["multicast_supported"] = std::string(*mc != 0 ? "1" : "0");
   }
   if (const auto fh = driver_attribute(device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED)) {
-    out["fabric_handle_supported"] = *fh != 0 ? "1" : "0";
+    out["fabric_handle_supported"] = std::string(*fh != 0 ? "1" : "0");
   }
   if (const auto it = out.find("pci_bus_id"); it != out.end()) add_fabric_info(it->second, out);
   return out;
