@@ -187,8 +187,7 @@ std::vector<report::ModelRow> build_rows(const ModelFlags& f, const model::Syste
 // MoE: the message sizes of one dispatch and combine per GPU, per EP size (docs/hardware-context.md section 6).
 
 bool is_moe(std::string_view collective) {
-  const auto id = collective_id(collective);
-  return id == CollectiveId::moe_dispatch || id == CollectiveId::moe_combine || id == CollectiveId::moe_roundtrip;
+  return is_moe_collective(collective);
 }
 
 int parse_positive(const std::string& flag, const std::string& item) {

@@ -16,6 +16,7 @@
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/moe_plan.hpp"
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/placement.hpp"
@@ -68,7 +69,7 @@ struct RunFlags {
 };
 
 bool is_moe(std::string_view collective) {
-  return collective.rfind("moe-", 0) == 0;
+  return is_moe_collective(collective);
 }
 
 // A --routing value as the flow-YAML map the MoE parameters take: `{popularity: lognormal,

@@ -14,6 +14,8 @@
 #include "collbench/model/estimate.hpp"
 #include "collbench/record/nccltests_import.hpp"
 #include "collbench/record/record.hpp"
+#include "collbench/report/nccltests_layout_writer.hpp"
+#include "collbench/step/overlap_source.hpp"
 
 using namespace collbench;
 
@@ -127,4 +129,31 @@ TEST(CollectiveFacts, RecordCommRanksIsTyped) {
   // Written the old way (an extra key), the output is the same.
   none.extra["comm_ranks"] = 4;
   EXPECT_EQ(record::to_json(none).dump(), j.dump());
+}
+
+// What the other layers used to hold as lists of their own now comes from the rows: the step's
+// overlap sources in their order of preference, nccl-tests' program names, the rooted set, the MoE
+// families, the gate's floor keys and the model's plan per collective.
+TEST(CollectiveFacts, EveryLayerReadsTheRows) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(step::overlap_collectives("ep"),
+            (V{"moe-roundtrip", "moe-dispatch", "moe-combine", "alltoall", "alltoallv"}));
+  EXPECT_EQ(step::overlap_collectives("tp"), (V{"allgather", "reducescatter", "allreduce"}));
+  EXPECT_EQ(step::overlap_collectives("dp"), (V{"reducescatter", "allgather", "allreduce"}));
+  EXPECT_EQ(step::overlap_collectives("pp"), (V{"sendrecv"}));
+  EXPECT_TRUE(step::overlap_collectives("cp").empty());
+  EXPECT_EQ(report::nccltests_program("allreduce"), "all_reduce_perf");
+  EXPECT_EQ(report::nccltests_program("reduce"), "reduce_perf");
+  EXPECT_EQ(report::nccltests_program("moe-dispatch"), "collbench_moe-dispatch");
+  EXPECT_TRUE(record::rooted_collective("broadcast"));
+  EXPECT_TRUE(record::rooted_collective("reduce"));
+  EXPECT_FALSE(record::rooted_collective("allreduce"));
+  EXPECT_FALSE(record::rooted_collective("no-such"));
+  EXPECT_TRUE(is_moe_collective("moe-combine"));
+  EXPECT_FALSE(is_moe_collective("alltoallv"));
+  EXPECT_FALSE(is_moe_collective("moe-"));
+  EXPECT_EQ(collective_facts(CollectiveId::broadcast).model, ModelPlan::rooted_pipeline);
+  EXPECT_EQ(collective_facts(CollectiveId::sendrecv).model, ModelPlan::point_to_point);
+  EXPECT_FALSE(collective_facts(CollectiveId::moe_dispatch).modelled);
+  EXPECT_EQ(to_string(NcclOp::reducescatter), "reducescatter");
 }

@@ -57,6 +57,14 @@ TEST(GatePolicy, EveryKey) {
   EXPECT_FALSE(GatePolicy{}.floor_for("allreduce").has_value());
 }
 
+// The floor keys are the fact table's names (core/collective_facts.hpp): ep-dp-concurrent and the
+// imported-only reduce included, which the policy's own list used to leave out.
+TEST(GatePolicy, FloorKeysAreEveryCollectiveOfTheFactTable) {
+  const auto p = parse_gate_policy("floors: {ep-dp-concurrent: 0.5, reduce: 0.4}\n", "p.yaml");
+  EXPECT_DOUBLE_EQ(*p.floor_for("ep-dp-concurrent"), 0.5);
+  EXPECT_DOUBLE_EQ(*p.floor_for("reduce"), 0.4);
+}
+
 TEST(GatePolicy, EmptyTextKeepsDefaults) {
   const auto p = parse_gate_policy("", "empty.yaml");
   EXPECT_EQ(p.repetitions, 10);

@@ -45,9 +45,9 @@ TEST(ModelBounds, NicGigabitsToGigabytes) {
 // ---- busbw factors --------------------------------------------------------------------------
 
 TEST(ModelBounds, BusbwFactors) {
-  EXPECT_DOUBLE_EQ(allreduce_busbw_factor(8), 1.75);         // 2 x 7/8
-  EXPECT_DOUBLE_EQ(allreduce_busbw_factor(72), 142.0 / 72);  // 2 x 71/72
-  EXPECT_DOUBLE_EQ(gather_scatter_busbw_factor(8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(BusbwRule::two_n_minus_1_over_n, 8), 1.75);         // 2 x 7/8
+  EXPECT_DOUBLE_EQ(busbw_factor(BusbwRule::two_n_minus_1_over_n, 72), 142.0 / 72);  // 2 x 71/72
+  EXPECT_DOUBLE_EQ(busbw_factor(BusbwRule::n_minus_1_over_n, 8), 0.875);
   EXPECT_DOUBLE_EQ(busbw_factor("alltoallv", 4), 0.75);
   EXPECT_DOUBLE_EQ(busbw_factor("broadcast", 64), 1.0);
   EXPECT_DOUBLE_EQ(busbw_factor("sendrecv", 2), 1.0);
@@ -69,7 +69,7 @@ TEST(ModelBounds, RingAllreduceBusbwBoundIsTheLinkRate) {
   for (const int n : {2, 8, 72, 1024}) {
     const double bytes = 1 << 30;
     const double t = transfer_time_s(ring_allreduce_wire_bytes(bytes, n), 450 * kGB);
-    expect_rel(bytes / t * allreduce_busbw_factor(n), 450 * kGB);
+    expect_rel(bytes / t * busbw_factor(BusbwRule::two_n_minus_1_over_n, n), 450 * kGB);
   }
 }
 
@@ -90,7 +90,7 @@ TEST(ModelBounds, DoubleBinaryTreeWireFactor) {
   EXPECT_DOUBLE_EQ(double_binary_tree_wire_factor(1024), 2.0);
   // Tree all-reduce at large n: algbw <= B/2, busbw <= (n-1)/n B.
   const double t = transfer_time_s(tree_allreduce_wire_bytes(1e9, 8), 450 * kGB);
-  expect_rel(1e9 / t * allreduce_busbw_factor(8), 393.75 * kGB);
+  expect_rel(1e9 / t * busbw_factor(BusbwRule::two_n_minus_1_over_n, 8), 393.75 * kGB);
 }
 
 TEST(ModelBounds, TreeLatencyGrowsWithLog2) {
@@ -133,7 +133,7 @@ TEST(ModelBounds, NvlsBoundFollowsFromWireBytes) {
   // The closed form equals S / ((1+1/m) S/B) x 2(m-1)/m: the two derivations agree.
   for (const int m : {2, 4, 8, 36, 72}) {
     const double t = transfer_time_s(nvls_allreduce_wire_bytes(1e9, m), 900 * kGB);
-    expect_rel(1e9 / t * allreduce_busbw_factor(m), nvls_allreduce_busbw_bound(m, 900 * kGB));
+    expect_rel(1e9 / t * busbw_factor(BusbwRule::two_n_minus_1_over_n, m), nvls_allreduce_busbw_bound(m, 900 * kGB));
   }
   // NVLS reduce-scatter alone: S/B_up, no gain over the ring's (m-1)/m B_up busbw.
   EXPECT_DOUBLE_EQ(nvls_gather_scatter_wire_bytes(3e9), 3e9);
@@ -169,7 +169,7 @@ TEST(ModelBounds, AlltoallInDomain) {
   EXPECT_DOUBLE_EQ(alltoall_in_domain_fraction(256, 72), 71.0 / 256);
   // One domain of 72: (m-1)/m S over NVLink, busbw = B_up.
   const double t = transfer_time_s(alltoall_in_domain_wire_bytes(1e9, 72), 900 * kGB);
-  expect_rel(1e9 / t * gather_scatter_busbw_factor(72), 900 * kGB);
+  expect_rel(1e9 / t * busbw_factor(BusbwRule::n_minus_1_over_n, 72), 900 * kGB);
 }
 
 // ---- hierarchical ------------------------------------------------------------------------------

@@ -304,7 +304,7 @@ Plan alltoall_flat(const Ctx& c) {
   // largest off-domain fraction (72+72+72+40: f = 216/256 = 0.84 for the 40-GPU rack).
   const double up = alltoall_in_domain_fraction(sh.n, sh.m_max) * c.bytes;
   const double out = alltoall_off_domain_fraction(sh.n, sh.m_min) * c.bytes;
-  Plan p("flat", gather_scatter_busbw_factor(sh.n) * c.bytes);
+  Plan p("flat", collbench::busbw_factor(BusbwRule::n_minus_1_over_n, sh.n) * c.bytes);
   p.phases.push_back(Phase{{{Link::scale_up, up}, {Link::scale_out, out}}, direct_latency_s(c)});
   if (sh.num_domains > 1) {
     p.note = fmt::format("worst off-domain fraction f = {:.4f} (domain of {}), algbw bound = B_out / f",
@@ -344,8 +344,10 @@ Plan alltoall_hierarchical(const Ctx& c) {
 }
 
 // Broadcast as a pipelined chain (NCCL's ring broadcast): every rank receives S and forwards
-// it; each domain receives S once over the network, at best spread over its NICs.
-Plan broadcast_ring(const Ctx& c) {
+// it; each domain receives S once over the network, at best spread over its NICs. A reduce to the
+// root is its mirror (the same chain, data flowing towards the root, reduced on the way): the
+// same bytes per link and the same (n-1) steps.
+Plan rooted_ring(const Ctx& c) {
   const auto& sh = c.shape;
   Plan p = ring_plan(
       c, c.bytes,
@@ -411,8 +413,8 @@ Planned alltoall_plan(const Ctx& c, const std::string& algo) {
 std::vector<std::string> auto_candidates(const Ctx& c) {
   const bool gpu = !c.system.is_cpu();
   const bool switch_reduces = c.system.in_switch.reduces(c.geometry.dtype);
-  switch (c.collective) {
-    case CollectiveId::allreduce: {
+  switch (collective_facts(c.collective).model) {
+    case ModelPlan::allreduce: {
       std::vector<std::string> out{"ring", "tree"};
       if (gpu && switch_reduces) out.emplace_back(c.shape.num_domains == 1 ? "nvls" : "nvlstree");
       // In-network reduction only where the profile enables it (docs/model.md, CollNet).
@@ -422,14 +424,13 @@ std::vector<std::string> auto_candidates(const Ctx& c) {
       }
       return out;
     }
-    case CollectiveId::reducescatter:
-    case CollectiveId::allgather: {
+    case ModelPlan::ring_chunks: {
       std::vector<std::string> out{"ring"};
       const bool switch_ok = collective_facts(c.collective).reduces ? switch_reduces : c.system.in_switch.supported;
       if (gpu && switch_ok && c.shape.num_domains == 1 && c.shape.n <= kNcclMaxNvlsArity) out.emplace_back("nvls");
       return out;
     }
-    case CollectiveId::broadcast:
+    case ModelPlan::rooted_pipeline:
       return {"ring"};
     default:
       return {"flat"};
@@ -438,28 +439,28 @@ std::vector<std::string> auto_candidates(const Ctx& c) {
 
 Planned plan_for(const Ctx& c, const std::string& algo) {
   const std::string& coll = c.geometry.collective;
-  switch (c.collective) {
-    case CollectiveId::allreduce:
+  switch (collective_facts(c.collective).model) {
+    case ModelPlan::allreduce:
       return allreduce_plan(c, algo);
-    case CollectiveId::reducescatter:
-    case CollectiveId::allgather:
+    case ModelPlan::ring_chunks:
       return gather_scatter_plan(c, algo);
-    case CollectiveId::alltoall:
-    case CollectiveId::alltoallv:
+    case ModelPlan::exchange:
       return alltoall_plan(c, algo);
-    case CollectiveId::broadcast:
-      if (algo == "ring" || algo == "flat") return broadcast_ring(c);
+    case ModelPlan::rooted_pipeline:
+      if (algo == "ring" || algo == "flat") return rooted_ring(c);
       return no_variant(coll, algo, "auto, flat, ring");
-    case CollectiveId::sendrecv:
+    case ModelPlan::point_to_point:
       if (algo == "flat" || algo == "ring") return sendrecv_flat(c);
       return no_variant(coll, algo, "auto, flat");
-    default:
-      return NotModelled{unknown_name_message("collective", coll, modelled_collectives())};
+    case ModelPlan::none:
+      break;
   }
+  return NotModelled{unknown_name_message("collective", coll, modelled_collectives())};
 }
 
 bool flat_is_direct(CollectiveId id) {
-  return id == CollectiveId::alltoall || id == CollectiveId::alltoallv || id == CollectiveId::sendrecv;
+  const ModelPlan m = collective_facts(id).model;
+  return m == ModelPlan::exchange || m == ModelPlan::point_to_point;
 }
 
 }  // namespace collbench::model::detail

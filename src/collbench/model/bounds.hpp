@@ -12,22 +12,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/in_switch.hpp"
 
 namespace collbench::model {
 
-// ---- busbw factors (nccl-tests; busbw = algbw x factor) -------------------------------------
-
-// All-reduce: a bandwidth-optimal algorithm moves 2(n-1)/n S per rank, so busbw = algbw x that
-// factor makes busbw comparable with the link rate whatever n is.
-constexpr double allreduce_busbw_factor(int n) {
-  return n > 0 ? 2.0 * (n - 1) / n : 0.0;
-}
-
-// Reduce-scatter, all-gather, all-to-all(v): each rank exchanges (n-1)/n of S.
-constexpr double gather_scatter_busbw_factor(int n) {
-  return n > 0 ? (n - 1.0) / n : 0.0;
-}
+// ---- busbw factors: core/collective_facts.hpp (busbw_factor, one rule per collective) ---------
 
 // ---- ring ----------------------------------------------------------------------------------
 
@@ -106,7 +96,7 @@ constexpr double in_switch_allreduce_wire_bytes(double bytes) {
   return bytes;
 }
 constexpr double in_switch_allreduce_busbw_bound(int m, double link_bytes_per_s) {
-  return allreduce_busbw_factor(m) * link_bytes_per_s;
+  return collbench::busbw_factor(BusbwRule::two_n_minus_1_over_n, m) * link_bytes_per_s;
 }
 
 // NCCL's NVLS (and collbench's cb-multimem) all-reduce: each GPU owns S/m of the buffer. It
@@ -152,7 +142,8 @@ constexpr double hierarchical_gather_scatter_network_bytes(double bytes, int m, 
 // different links, so the slower link sets the time and the network caps busbw at about
 // 2(n-1)/n x m B_out R / (2(R-1)) -> m B_out R/(R-1) for large n.
 constexpr double hierarchical_network_busbw_bound(int n, int m, int num_domains, double nic_bytes_per_s) {
-  return num_domains > 1 ? allreduce_busbw_factor(n) * m * nic_bytes_per_s * num_domains / (2.0 * (num_domains - 1))
+  return num_domains > 1 ? collbench::busbw_factor(BusbwRule::two_n_minus_1_over_n, n) * m * nic_bytes_per_s *
+                               num_domains / (2.0 * (num_domains - 1))
                          : 0.0;
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 
 namespace collbench::model {
@@ -59,7 +60,9 @@ struct ReductionCap {
   double busbw_bytes_per_s = 0.0;  // measured all-reduce busbw
   int num_ranks = 0;               // ... on this many GPUs (busbw = algbw x 2(n-1)/n)
   // The per-GPU all-reduce algbw the switch sustains: busbw / (2(n-1)/n).
-  [[nodiscard]] double algbw_bytes_per_s() const { return busbw_bytes_per_s * num_ranks / (2.0 * (num_ranks - 1)); }
+  [[nodiscard]] double algbw_bytes_per_s() const {
+    return busbw_bytes_per_s / collbench::busbw_factor(BusbwRule::two_n_minus_1_over_n, num_ranks);
+  }
 };
 
 // NVLink SHARP: reductions performed by the switch (multimem.ld_reduce / multimem.st).

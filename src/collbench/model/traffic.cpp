@@ -127,10 +127,10 @@ TrafficEstimate estimate_from_summary(const SystemProfile& system, TrafficSummar
   e.system = system.name;
   e.bound_time_us = bound_s * 1e6;
   e.bound_algbw_gbps = gbps(bytes, e.bound_time_us);
-  e.bound_busbw_gbps = e.bound_algbw_gbps * gather_scatter_busbw_factor(n);
+  e.bound_busbw_gbps = e.bound_algbw_gbps * collbench::busbw_factor(BusbwRule::n_minus_1_over_n, n);
   e.expected_time_us = (expected_transfer_s + latency_s) * 1e6;
   e.expected_algbw_gbps = gbps(bytes, e.expected_time_us);
-  e.expected_busbw_gbps = e.expected_algbw_gbps * gather_scatter_busbw_factor(n);
+  e.expected_busbw_gbps = e.expected_algbw_gbps * collbench::busbw_factor(BusbwRule::n_minus_1_over_n, n);
   e.wire_bytes_per_rank = wire;
   e.algo_modelled = "traffic-matrix";
   e.busbw_ranks = n;

@@ -125,8 +125,9 @@ namespace {  // used only in this file
 
 using FactorKind = BusbwRule;
 
-// nccl-tests' own collectives that collbench does not record (the others and their busbw
-// factors are rows of core/collective_facts.cpp with `nccl_tests` set).
+// nccl-tests' own collectives that the fact table has no row for (the others, and their busbw
+// factors, are rows of core/collective_facts.hpp with an nccl-tests program). A name the table
+// gains is taken from the table: the row wins, this entry is skipped.
 struct NcclTestsOnly {
   std::string_view name;
   FactorKind kind;
@@ -145,7 +146,9 @@ const std::vector<std::string_view>& search_order() {
     for (const auto& f : all_collective_facts()) {
       if (f.nccl_tests) out.push_back(f.name);
     }
-    for (const auto& c : kNcclTestsOnly) out.push_back(c.name);
+    for (const auto& c : kNcclTestsOnly) {
+      if (find_collective_facts(c.name) == nullptr) out.push_back(c.name);
+    }
     std::stable_sort(out.begin(), out.end(),
                      [](std::string_view a, std::string_view b) { return a.size() > b.size(); });
     return out;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/join.hpp"
 
@@ -25,8 +26,8 @@ TimeStats TimeStats::from(const stats::Summary& s) {
 }
 
 bool rooted_collective(std::string_view collective) {
-  static const std::set<std::string_view> kRooted = {"broadcast", "reduce"};
-  return kRooted.count(collective) > 0;
+  const CollectiveFacts* f = find_collective_facts(collective);
+  return f != nullptr && f->rooted;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/report/gate.hpp"
 #include "collbench/yamlio/reader.hpp"
@@ -16,12 +17,14 @@ namespace collbench::report {
 
 namespace {
 
-// The collective names of docs/interfaces.md section 1 (the report layer does not link the
-// collective registry), plus "default" for every collective not listed.
+// Every collective of the fact table (core/collective_facts.hpp), plus "default" for every
+// collective not listed.
 const std::vector<std::string>& floor_keys() {
-  static const std::vector<std::string> keys{"default",      "allreduce",   "reducescatter", "allgather",
-                                             "alltoall",     "alltoallv",   "broadcast",     "sendrecv",
-                                             "moe-dispatch", "moe-combine", "moe-roundtrip"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out{"default"};
+    for (const auto& f : all_collective_facts()) out.emplace_back(f.name);
+    return out;
+  }();
   return keys;
 }
 

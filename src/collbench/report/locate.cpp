@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/pairing.hpp"
 #include "collbench/core/units.hpp"
@@ -201,7 +202,7 @@ SkewReport analyse_skew(const std::vector<record::CaseRecord>& records, const Sk
 std::optional<int> pairwise_round_of(const record::CaseRecord& r) {
   static const std::string kTag = "@round-robin-round";
   const auto pos = r.case_key.find(kTag);
-  if (r.collective != "sendrecv" || pos == std::string::npos) return std::nullopt;
+  if (collective_id(r.collective) != CollectiveId::sendrecv || pos == std::string::npos) return std::nullopt;
   std::size_t i = pos + kTag.size();
   int round = 0;
   bool digits = false;

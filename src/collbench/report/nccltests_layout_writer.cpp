@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/report/table.hpp"
 
 namespace collbench::report {
@@ -32,12 +33,8 @@ std::string nccltests_type_name(std::string_view dtype) {
 }
 
 std::string nccltests_program(std::string_view collective) {
-  static const std::map<std::string_view, std::string_view> programs = {
-      {"allreduce", "all_reduce_perf"}, {"allgather", "all_gather_perf"}, {"reducescatter", "reduce_scatter_perf"},
-      {"alltoall", "alltoall_perf"},    {"alltoallv", "alltoallv_perf"},  {"broadcast", "broadcast_perf"},
-      {"reduce", "reduce_perf"},        {"sendrecv", "sendrecv_perf"}};
-  const auto it = programs.find(collective);
-  return it == programs.end() ? "collbench_" + std::string(collective) : std::string(it->second);
+  const CollectiveFacts* f = find_collective_facts(collective);
+  return f != nullptr && f->nccl_tests ? std::string(f->nccl_tests_binary) : "collbench_" + std::string(collective);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collbench/coll/moe_plan.hpp"
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/stats/summary.hpp"
@@ -37,7 +38,7 @@ coll::CaseContext case_context(const plan::Case& spec, int rank, int num_ranks, 
 plan::Case pipeline_chunk_case(const plan::Case& spec, int chunks) {
   plan::Case c = spec;
   if (chunks < 1) throw InputError(fmt::format("--overlap-chunks {}: must be at least 1", chunks));
-  if (spec.collective.rfind("moe-", 0) == 0) {
+  if (is_moe_collective(spec.collective)) {
     const coll::MoeParams p = coll::parse_moe_params(spec.params);
     const int tokens = p.tokens ? *p.tokens : workload::load_workload_profile(p.workload).tokens_per_rank;
     if (tokens < chunks) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
@@ -146,7 +147,7 @@ double CommTimes::model_inside_one_domain_us(const CommQuery& q) const {
 namespace {
 
 bool is_moe(const record::CaseRecord& r) {
-  return r.collective.rfind("moe-", 0) == 0;
+  return is_moe_collective(r.collective);
 }
 
 // A MoE record's exchange runs inside EP groups of `workload.ep_size` consecutive ranks.
@@ -222,8 +223,8 @@ std::optional<CommAnswer> CommTimes::from_series(const CommQuery& q, const std::
   a.detail = fmt::format(
       "measured {} ({} on {} ranks {}, {} sizes {}..{}{}, {} at {})", join(paths), collective, q.group->size,
       scope_words(spans), pts.size(), format_bytes(static_cast<std::uint64_t>(pts.front().bytes)),
-      format_bytes(static_cast<std::uint64_t>(pts.back().bytes)), collective.rfind("moe-", 0) == 0 ? " per rank" : "",
-      how, format_bytes(static_cast<std::uint64_t>(std::llround(q.bytes))));
+      format_bytes(static_cast<std::uint64_t>(pts.back().bytes)), is_moe_collective(collective) ? " per rank" : "", how,
+      format_bytes(static_cast<std::uint64_t>(std::llround(q.bytes))));
   return a;
 }
 

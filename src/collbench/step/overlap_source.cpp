@@ -5,17 +5,34 @@
 #include <algorithm>
 #include <map>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 
 namespace collbench::step {
 
+namespace {
+
+// The collectives whose facts give `use` a preference rank, in that order.
+std::vector<std::string> by_preference(std::uint8_t StepUse::*use) {
+  std::vector<std::pair<std::uint8_t, std::string>> ranked;
+  for (const auto& f : all_collective_facts()) {
+    if (f.step.*use > 0) ranked.emplace_back(f.step.*use, std::string(f.name));
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> out;
+  for (auto& [rank, name] : ranked) out.push_back(std::move(name));
+  return out;
+}
+
+}  // namespace
+
 const std::vector<std::string>& overlap_collectives(const std::string& kind) {
   static const std::map<std::string, std::vector<std::string>> table{
-      {"ep", {"moe-roundtrip", "moe-dispatch", "moe-combine", "alltoall", "alltoallv"}},
-      {"tp", {"allgather", "reducescatter", "allreduce"}},
-      {"pp", {"sendrecv"}},
-      {"dp", {"reducescatter", "allgather", "allreduce"}},
+      {"ep", by_preference(&StepUse::ep)},
+      {"tp", by_preference(&StepUse::tp)},
+      {"pp", by_preference(&StepUse::pp)},
+      {"dp", by_preference(&StepUse::dp)},
   };
   static const std::vector<std::string> none;
   const auto it = table.find(kind);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/workload/expected.hpp"
 
@@ -323,8 +324,9 @@ RankWork rank_work(const StepInputs& in, const Shape& s, const std::vector<Layer
 // micro-batch's backward, parameters all-gathered behind the first one's forward.
 double dp_exposed(std::vector<Phase>& phases, const RankWork& w) {
   double exposed = 0.0;
-  for (const char* collective : {"reducescatter", "allgather"}) {
-    const bool rs = std::string_view(collective) == "reducescatter";
+  for (const CollectiveId id : {CollectiveId::reducescatter, CollectiveId::allgather}) {
+    const bool rs = id == CollectiveId::reducescatter;
+    const std::string_view collective = to_string(id);
     double comm = 0.0, overlap = 1.0;
     std::vector<Phase*> mine;
     for (auto& p : phases) {
