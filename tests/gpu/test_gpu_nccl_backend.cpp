@@ -278,7 +278,8 @@ TEST_F(NcclBackendTest, ErrorsCarryTheCallAndNcclText) {
   auto world = be().world();
   auto buf = be().allocate(1024);
   try {
-    world->broadcast(buf->data(), buf->data(), 16, Dtype::float32, world->size() + 5);  // no such root
+    world->run({.op = NcclOp::broadcast, .root = world->size() + 5, .send = buf->data(), .recv = buf->data(),
+                .count = 16});  // no such root
     world->synchronize();
     FAIL() << "an invalid root was accepted";
   } catch (const RuntimeFailure& e) {
@@ -299,10 +300,11 @@ TEST(NcclAbort, RequestAbortsCommunicatorsAndThrows) {
   auto b = make("plain");
   auto world = b->world();
   auto buf = b->allocate(1 << 20);
-  world->allreduce(buf->data(), buf->data(), (1 << 20) / 4, Dtype::float32, Redop::sum);
+  world->run({.op = NcclOp::allreduce, .send = buf->data(), .recv = buf->data(), .count = (1 << 20) / 4});
   nccl::request_abort();
   EXPECT_THROW(world->synchronize(), RuntimeFailure);
-  EXPECT_THROW(world->allreduce(buf->data(), buf->data(), 16, Dtype::float32, Redop::sum), RuntimeFailure);
+  EXPECT_THROW(world->run({.op = NcclOp::allreduce, .send = buf->data(), .recv = buf->data(), .count = 16}),
+               RuntimeFailure);
 }
 
 // Comm::group_start/group_end: an all-to-all on one communicator and an all-reduce on another in
@@ -325,8 +327,10 @@ TEST_F(NcclBackendTest, GroupSpansCommunicators) {
   be().upload(*a2a_in, a2a.data(), a2a.size() * 4);
   be().upload(*ar_buf, ar.data(), ar.size() * 4);
   domain->group_start();
-  domain->alltoall(a2a_in->data(), a2a_out->data(), 1, Dtype::int32);
-  cross->allreduce(ar_buf->data(), ar_buf->data(), 3, Dtype::int32, Redop::sum);
+  domain->run(
+      {.op = NcclOp::alltoall, .dtype = Dtype::int32, .send = a2a_in->data(), .recv = a2a_out->data(), .count = 1});
+  cross->run(
+      {.op = NcclOp::allreduce, .dtype = Dtype::int32, .send = ar_buf->data(), .recv = ar_buf->data(), .count = 3});
   domain->group_end();
   domain->synchronize();
   be().download(a2a.data(), *a2a_out, a2a.size() * 4);

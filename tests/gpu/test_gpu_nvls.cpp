@@ -87,7 +87,7 @@ class CbMultimem : public ::testing::Test {
       // A waived communicator refuses to run, with the same reason.
       auto buf = be_->allocate(4096);
       try {
-        world_->allreduce(buf->data(), buf->data(), 1024, Dtype::float32, Redop::sum);
+        world_->run({.op = NcclOp::allreduce, .send = buf->data(), .recv = buf->data(), .count = 1024});
         ADD_FAILURE() << "cb-multimem ran although waived: " << *why_;
       } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("cb-multimem"), std::string::npos) << e.what();

@@ -1,4 +1,4 @@
-// The timed loop's bound launches on the MPI backend (Collective::bind_launch, Comm::bind_*):
+// The timed loop's bound launches on the MPI backend (Collective::bind_launch, Comm::bind):
 // every single-operation family gives byte for byte the result of its unbound launch, in and out
 // of place, blocking (spin: the MPI call bound with converted arguments) and non-blocking (yield:
 // the method through the bound call), with a soft-float type and user-defined op among them; a
@@ -114,15 +114,18 @@ TEST_P(BoundCallMpi, CountBeyondMpiIntIsRefusedAtBindTime) {
   };
   // No buffers at all: a bind that reached MPI would crash, not throw.
   auto& comm = *world_;
-  expect_refused([&] { return comm.bind_allreduce(nullptr, nullptr, over, Dtype::float32, Redop::sum); }, message);
-  expect_refused([&] { return comm.bind_alltoall(nullptr, nullptr, over, Dtype::float8e5m2); }, message);
-  expect_refused([&] { return comm.bind_broadcast(nullptr, nullptr, over, Dtype::float8e5m2, 0); }, message);
+  expect_refused([&] { return comm.bind({.op = NcclOp::allreduce, .count = over}); }, message);
+  expect_refused([&] { return comm.bind({.op = NcclOp::alltoall, .dtype = Dtype::float8e5m2, .count = over}); },
+                 message);
+  expect_refused([&] { return comm.bind({.op = NcclOp::broadcast, .dtype = Dtype::float8e5m2, .count = over}); },
+                 message);
   // reduce-scatter and all-gather: also the whole buffer, recvcount x ranks (2147483648 for
   // 2 and 4 ranks alike).
   const std::size_t per_rank = over / static_cast<std::size_t>(comm.size());
-  expect_refused([&] { return comm.bind_reduce_scatter(nullptr, nullptr, per_rank, Dtype::float8e5m2, Redop::sum); },
+  expect_refused(
+      [&] { return comm.bind({.op = NcclOp::reducescatter, .dtype = Dtype::float8e5m2, .count = per_rank}); }, message);
+  expect_refused([&] { return comm.bind({.op = NcclOp::allgather, .dtype = Dtype::float8e5m2, .count = per_rank}); },
                  message);
-  expect_refused([&] { return comm.bind_allgather(nullptr, nullptr, per_rank, Dtype::float8e5m2); }, message);
   // Through the family: all-to-all's per-peer count.
   coll::Shape shape;
   shape.count = over * static_cast<std::size_t>(comm.size());

@@ -135,7 +135,7 @@ TEST_F(CollectivesMpi, BlockLevelIsTheRanksBlockOfConsecutiveRanksKeptAfterFirst
     EXPECT_EQ(half->rank(), r % (n / 2));
     // An all-to-all inside the block reaches the block's ranks only: the world ranks arrive.
     std::vector<std::int32_t> send(static_cast<std::size_t>(n / 2), r), recv(static_cast<std::size_t>(n / 2), -1);
-    half->alltoall(send.data(), recv.data(), 1, Dtype::int32);
+    half->run({.op = NcclOp::alltoall, .dtype = Dtype::int32, .send = send.data(), .recv = recv.data(), .count = 1});
     for (int i = 0; i < n / 2; ++i) EXPECT_EQ(recv[static_cast<std::size_t>(i)], r / (n / 2) * (n / 2) + i);
   }
 }

@@ -128,9 +128,12 @@ TEST(EpDpMpi, BackendGroupSpansCommunicators) {
       v_in[static_cast<std::size_t>(j)] = me * 1000 + j;
     }
     domain->group_start();
-    domain->alltoall(a2a_in.data(), a2a_out.data(), 1, Dtype::int32);
-    domain->alltoallv(v_in.data(), ones, displs, v_out.data(), ones, displs, Dtype::int32);
-    cross->allreduce(ar.data(), ar.data(), 3, Dtype::int32, Redop::sum);
+    domain->run(
+        {.op = NcclOp::alltoall, .dtype = Dtype::int32, .send = a2a_in.data(), .recv = a2a_out.data(), .count = 1});
+    const backend::PeerLayout peers{ones, displs, ones, displs};
+    domain->run(
+        {.op = NcclOp::alltoallv, .dtype = Dtype::int32, .send = v_in.data(), .recv = v_out.data(), .peers = &peers});
+    cross->run({.op = NcclOp::allreduce, .dtype = Dtype::int32, .send = ar.data(), .recv = ar.data(), .count = 3});
     domain->group_end();
     const int d = me / m;
     for (int s = 0; s < m; ++s) EXPECT_EQ(a2a_out[static_cast<std::size_t>(s)], (d * m + s) * 100 + me % m);

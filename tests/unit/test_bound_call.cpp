@@ -1,14 +1,14 @@
 // Bound calls (backend/bound_call.hpp): the function receives exactly the bound arguments, also
-// from a copy; Comm's default bind_* call the communicator's own method with the arguments as
-// given, only when the bound call runs; each single-operation family binds its communicator
-// operation with the arguments its launch() passes, and a family without an override binds
-// launch() itself (sendrecv). The MPI communicator's bound calls: tests/mpi/test_bound_call_mpi.cpp.
+// from a copy; Comm's default bind() runs the operation with the arguments as given, only when the
+// bound call runs; each single-operation family binds the operation its launch() runs. The MPI communicator's bound
+// calls: tests/mpi/test_bound_call_mpi.cpp.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "collbench/backend/bound_call.hpp"
+#include "collbench/backend/operation.hpp"
 #include "collbench/coll/collective.hpp"
 
 using namespace collbench;
@@ -36,8 +36,9 @@ struct Call {
   std::size_t count = 0;
   Dtype dtype = Dtype::float32;
   Redop redop = Redop::sum;
-  int root = -1;  // broadcast's root; sendrecv: send peer
-  int peer = -1;  // sendrecv: recv peer
+  int root = 0;
+  int send_peer = 0;
+  int recv_peer = 0;
   bool operator==(const Call&) const = default;
 };
 
@@ -47,27 +48,12 @@ class RecordingComm final : public backend::Comm {
   std::vector<Call> calls;
   [[nodiscard]] int rank() const override { return 1; }
   [[nodiscard]] int size() const override { return 4; }
-  void allreduce(const void* s, void* r, std::size_t n, Dtype d, Redop op) override {
-    calls.push_back({"allreduce", s, r, n, d, op});
-  }
-  void reduce_scatter(const void* s, void* r, std::size_t n, Dtype d, Redop op) override {
-    calls.push_back({"reduce_scatter", s, r, n, d, op});
+  // Every field of the operation as the communicator received it.
+  void run(const backend::Operation& o) override {
+    calls.push_back(
+        {std::string(to_string(o.op)), o.send, o.recv, o.count, o.dtype, o.redop, o.root, o.send_peer, o.recv_peer});
   }
   [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t) const override { return 0; }
-  void allgather(const void* s, void* r, std::size_t n, Dtype d) override {
-    calls.push_back({"allgather", s, r, n, d});
-  }
-  void alltoall(const void* s, void* r, std::size_t n, Dtype d) override { calls.push_back({"alltoall", s, r, n, d}); }
-  void alltoallv(const void*, std::span<const std::size_t>, std::span<const std::size_t>, void*,
-                 std::span<const std::size_t>, std::span<const std::size_t>, Dtype) override {
-    calls.push_back({"alltoallv"});
-  }
-  void broadcast(const void* s, void* r, std::size_t n, Dtype d, int root) override {
-    calls.push_back({"broadcast", s, r, n, d, Redop::sum, root});
-  }
-  void sendrecv(const void* s, int to, void* r, int from, std::size_t n, Dtype d) override {
-    calls.push_back({"sendrecv", s, r, n, d, Redop::sum, to, from});
-  }
   void barrier() override { calls.push_back({"barrier"}); }
 };
 
@@ -111,25 +97,40 @@ TEST(BoundCall, CallsTheFunctionWithTheBoundArgumentsAlsoFromACopy) {
   EXPECT_EQ(out.values, (std::vector<int>{7, -3, 1 << 30, 7, -3, 1 << 30}));
 }
 
-TEST(BoundCall, CommDefaultsCallTheMethodWithTheArgumentsAsGiven) {
+TEST(BoundCall, CommDefaultRunsTheOperationWithTheArgumentsAsGiven) {
   RecordingComm comm;
   int a = 0;
   int b = 0;
+  using backend::Operation;
   std::vector<backend::BoundCall> calls{
-      comm.bind_allreduce(&a, &b, 5, Dtype::bfloat16, Redop::max),
-      comm.bind_reduce_scatter(&b, &a, 6, Dtype::int64, Redop::prod),
-      comm.bind_allgather(&a, &a, 7, Dtype::float8e5m2),
-      comm.bind_alltoall(&b, &b, 8, Dtype::float64),
-      comm.bind_broadcast(&a, &b, 9, Dtype::float8e4m3, 3),
+      comm.bind(
+          {.op = NcclOp::allreduce, .dtype = Dtype::bfloat16, .redop = Redop::max, .send = &a, .recv = &b, .count = 5}),
+      comm.bind({.op = NcclOp::reducescatter,
+                 .dtype = Dtype::int64,
+                 .redop = Redop::prod,
+                 .send = &b,
+                 .recv = &a,
+                 .count = 6}),
+      comm.bind({.op = NcclOp::allgather, .dtype = Dtype::float8e5m2, .send = &a, .recv = &a, .count = 7}),
+      comm.bind({.op = NcclOp::alltoall, .dtype = Dtype::float64, .send = &b, .recv = &b, .count = 8}),
+      comm.bind({.op = NcclOp::broadcast, .dtype = Dtype::float8e4m3, .root = 3, .send = &a, .recv = &b, .count = 9}),
+      comm.bind({.op = NcclOp::sendrecv,
+                 .dtype = Dtype::int32,
+                 .send_peer = 2,
+                 .recv_peer = 0,
+                 .send = &a,
+                 .recv = &b,
+                 .count = 10}),
   };
   EXPECT_TRUE(comm.calls.empty());
   for (const auto& call : calls) call();
   const std::vector<Call> expected{
       {"allreduce", &a, &b, 5, Dtype::bfloat16, Redop::max},
-      {"reduce_scatter", &b, &a, 6, Dtype::int64, Redop::prod},
+      {"reducescatter", &b, &a, 6, Dtype::int64, Redop::prod},
       {"allgather", &a, &a, 7, Dtype::float8e5m2},
       {"alltoall", &b, &b, 8, Dtype::float64},
       {"broadcast", &a, &b, 9, Dtype::float8e4m3, Redop::sum, 3},
+      {"sendrecv", &a, &b, 10, Dtype::int32, Redop::sum, 0, 2, 0},
   };
   EXPECT_EQ(comm.calls, expected);
   EXPECT_FALSE(comm.synchronize_is_noop());  // a communicator must say so itself
@@ -142,7 +143,6 @@ TEST(BoundCall, FamiliesBindWhatTheirLaunchCalls) {
   expect_bound_like_launch("allgather", 4096, context(Dtype::float16, Redop::sum));
   expect_bound_like_launch("reducescatter", 4096, context(Dtype::bfloat16, Redop::prod));
   expect_bound_like_launch("broadcast", 64, context(Dtype::float8e5m2, Redop::sum, 2));
-  // sendrecv has no override: the default binds launch() itself.
   expect_bound_like_launch("sendrecv", 64, context(Dtype::float64, Redop::sum));
 }
 

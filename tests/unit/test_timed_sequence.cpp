@@ -58,17 +58,8 @@ class RecordingComm final : public backend::Comm {
   int throw_at = 0;
   [[nodiscard]] int rank() const override { return 0; }
   [[nodiscard]] int size() const override { return 1; }
-  void allreduce(const void*, void*, std::size_t, Dtype, Redop) override { launch(); }
-  void reduce_scatter(const void*, void*, std::size_t, Dtype, Redop) override { launch(); }
+  void run(const backend::Operation&) override { launch(); }
   [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t) const override { return 0; }
-  void allgather(const void*, void*, std::size_t, Dtype) override { launch(); }
-  void alltoall(const void*, void*, std::size_t, Dtype) override { launch(); }
-  void alltoallv(const void*, std::span<const std::size_t>, std::span<const std::size_t>, void*,
-                 std::span<const std::size_t>, std::span<const std::size_t>, Dtype) override {
-    launch();
-  }
-  void broadcast(const void*, void*, std::size_t, Dtype, int) override { launch(); }
-  void sendrecv(const void*, int, void*, int, std::size_t, Dtype) override { launch(); }
   void barrier() override { log_->push_back("comm.barrier"); }
   void synchronize() override { log_->push_back("synchronize"); }
 

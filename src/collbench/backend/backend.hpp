@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collbench/backend/bound_call.hpp"
+#include "collbench/backend/operation.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/redop.hpp"
@@ -41,27 +42,26 @@ class Buffer {
   [[nodiscard]] virtual void* host_data() { return nullptr; }
 };
 
-// One communicator (all ranks, or one domain). Counts are in elements.
-// In-place conventions: allreduce/alltoall: send == recv. allgather: send == recv + rank*sendcount.
-// reduce_scatter: send == recv (the full n*recvcount input); the result lands at element
-// offset reduce_scatter_in_place_offset(recvcount).
+// One communicator (all ranks, or one domain). Every operation goes through run() (or bind(), for
+// the timed loop), described by an Operation (operation.hpp: the fields each operation reads,
+// counts in elements, NCCL's in-place conventions); the backend dispatches it on its own table of
+// handlers (OpTable) and refuses one it has not (InputError naming it).
 class Comm {
  public:
   virtual ~Comm() = default;
   [[nodiscard]] virtual int rank() const = 0;
   [[nodiscard]] virtual int size() const = 0;
 
-  virtual void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) = 0;
-  virtual void reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype, Redop redop) = 0;
+  // Issues one operation (GPU: enqueues it; synchronize() waits for it).
+  virtual void run(const Operation& op) = 0;
+  // run(op) bound once to its arguments, for the timed loop (BoundCall: one indirect call per
+  // launch). The default calls run() through the bound call; a backend converts the arguments
+  // once where it can (the MPI communicator: count, datatype, op and communicator) and refuses a
+  // bad count here. The buffers (and op.peers) must outlive the call, and a bound call is never
+  // issued inside a group.
+  [[nodiscard]] virtual BoundCall bind(const Operation& op) { return BoundCall::of<&call_run>(RunArgs{this, op}); }
+  // Where reduce-scatter in place leaves this rank's block (elements from the buffer's start).
   [[nodiscard]] virtual std::size_t reduce_scatter_in_place_offset(std::size_t recvcount) const = 0;
-  virtual void allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) = 0;
-  virtual void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) = 0;
-  // Counts and displacements in elements, one entry per peer.
-  virtual void alltoallv(const void* send, std::span<const std::size_t> send_counts,
-                         std::span<const std::size_t> send_displs, void* recv, std::span<const std::size_t> recv_counts,
-                         std::span<const std::size_t> recv_displs, Dtype dtype) = 0;
-  virtual void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) = 0;
-  virtual void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count, Dtype dtype) = 0;
   virtual void barrier() = 0;
   // Copies bytes between two buffers of this backend, ordered with this communicator's
   // operations (host memcpy; GPU: an async device copy on the collective's stream).
@@ -71,28 +71,6 @@ class Comm {
   // True when synchronize() does nothing (every operation has completed when it returns): the
   // timed loop then leaves it out (run/measure.cpp).
   [[nodiscard]] virtual bool synchronize_is_noop() const { return false; }
-  // The operations above bound once to their arguments, for the timed loop (BoundCall: one
-  // indirect call per launch). The defaults call the method above; the MPI communicator converts
-  // count, datatype, op and communicator at bind time (and refuses a bad count there). The
-  // buffers must outlive the call, and a bound call is never issued inside a group.
-  [[nodiscard]] virtual BoundCall bind_allreduce(const void* send, void* recv, std::size_t count, Dtype dtype,
-                                                 Redop redop) {
-    return BoundCall::of<&call_allreduce>(CallArgs{this, send, recv, count, dtype, redop, 0});
-  }
-  [[nodiscard]] virtual BoundCall bind_reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype,
-                                                      Redop redop) {
-    return BoundCall::of<&call_reduce_scatter>(CallArgs{this, send, recv, recvcount, dtype, redop, 0});
-  }
-  [[nodiscard]] virtual BoundCall bind_allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) {
-    return BoundCall::of<&call_allgather>(CallArgs{this, send, recv, sendcount, dtype, Redop::sum, 0});
-  }
-  [[nodiscard]] virtual BoundCall bind_alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) {
-    return BoundCall::of<&call_alltoall>(CallArgs{this, send, recv, count_per_peer, dtype, Redop::sum, 0});
-  }
-  [[nodiscard]] virtual BoundCall bind_broadcast(const void* send, void* recv, std::size_t count, Dtype dtype,
-                                                 int root) {
-    return BoundCall::of<&call_broadcast>(CallArgs{this, send, recv, count, dtype, Redop::sum, root});
-  }
   // The algorithm the library reported for the last operation, when it says.
   [[nodiscard]] virtual std::string algo_used() const { return {}; }
   // A communicator composed of levels (HierarchicalComm) exposes them, so that a family can
@@ -127,23 +105,11 @@ class Comm {
   virtual void group_end();
 
  private:
-  // The default bound calls: this communicator's virtual method with the arguments as given.
-  struct CallArgs {
+  struct RunArgs {
     Comm* comm;
-    const void* send;
-    void* recv;
-    std::size_t count;
-    Dtype dtype;
-    Redop redop;
-    int root;
+    Operation op;
   };
-  static void call_allreduce(const CallArgs& a) { a.comm->allreduce(a.send, a.recv, a.count, a.dtype, a.redop); }
-  static void call_reduce_scatter(const CallArgs& a) {
-    a.comm->reduce_scatter(a.send, a.recv, a.count, a.dtype, a.redop);
-  }
-  static void call_allgather(const CallArgs& a) { a.comm->allgather(a.send, a.recv, a.count, a.dtype); }
-  static void call_alltoall(const CallArgs& a) { a.comm->alltoall(a.send, a.recv, a.count, a.dtype); }
-  static void call_broadcast(const CallArgs& a) { a.comm->broadcast(a.send, a.recv, a.count, a.dtype, a.root); }
+  static void call_run(const RunArgs& a) { a.comm->run(a.op); }
 };
 
 // Per-iteration timer. start(): the common start after the barrier, and this rank's entry into the

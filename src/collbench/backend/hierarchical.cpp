@@ -51,8 +51,16 @@ Comm* HierarchicalComm::block_level(int block_size) {
   return block.get();
 }
 
-void HierarchicalComm::unsupported(const char* op) {
-  throw InputError(std::string("the hierarchical algorithm does not implement ") + op);
+void HierarchicalComm::run(const Operation& op) {
+  static constexpr OpTable<HierarchicalComm> kOps{
+      {NcclOp::allreduce, {&HierarchicalComm::allreduce, nullptr}},
+      {NcclOp::alltoall, {&HierarchicalComm::alltoall, nullptr}},
+  };
+  const OpHandlers<HierarchicalComm>* h = kOps.find(op.op);
+  if (h == nullptr) {
+    throw InputError(std::string("the hierarchical algorithm does not implement ") + std::string(to_string(op.op)));
+  }
+  (this->*h->run)(op);
 }
 
 void* HierarchicalComm::scratch(int which, std::size_t bytes) {
@@ -61,40 +69,54 @@ void* HierarchicalComm::scratch(int which, std::size_t bytes) {
   return buf->data();
 }
 
-void HierarchicalComm::allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) {
+void HierarchicalComm::allreduce(const Operation& op) {
+  const Dtype dtype = op.dtype;
   const auto m = static_cast<std::size_t>(domain_.size());
   const std::size_t elem = dtype_size(dtype);
-  const std::size_t chunk = count / m;  // elements each local rank owns after the reduce-scatter
+  const std::size_t chunk = op.count / m;  // elements each local rank owns after the reduce-scatter
   const std::size_t main = chunk * m;
   if (chunk > 0) {
     void* part = scratch(0, chunk * elem);
-    domain_.reduce_scatter(send, part, chunk, dtype, redop);  // reads send[0, main)
-    cross_.allreduce(part, part, chunk, dtype, redop);
-    domain_.allgather(part, recv, chunk, dtype);
+    // reads send[0, main)
+    domain_.run({.op = NcclOp::reducescatter,
+                 .dtype = dtype,
+                 .redop = op.redop,
+                 .send = op.send,
+                 .recv = part,
+                 .count = chunk});
+    cross_.run(
+        {.op = NcclOp::allreduce, .dtype = dtype, .redop = op.redop, .send = part, .recv = part, .count = chunk});
+    domain_.run({.op = NcclOp::allgather, .dtype = dtype, .send = part, .recv = op.recv, .count = chunk});
   }
   // The tail that does not split into m chunks (fewer than m elements) goes flat.
-  if (const std::size_t tail = count - main; tail > 0) {
-    const auto* s = static_cast<const char*>(send) + main * elem;
-    auto* r = static_cast<char*>(recv) + main * elem;
-    global_.allreduce(s == r ? r : s, r, tail, dtype, redop);
+  if (const std::size_t tail = op.count - main; tail > 0) {
+    const auto* s = static_cast<const char*>(op.send) + main * elem;
+    auto* r = static_cast<char*>(op.recv) + main * elem;
+    global_.run(
+        {.op = NcclOp::allreduce, .dtype = dtype, .redop = op.redop, .send = s == r ? r : s, .recv = r, .count = tail});
   }
 }
 
-void HierarchicalComm::alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) {
+void HierarchicalComm::alltoall(const Operation& op) {
+  const std::size_t count_per_peer = op.count;
   const auto m = static_cast<std::size_t>(domain_.size());
   const auto num_domains = static_cast<std::size_t>(cross_.size());
-  const std::size_t block = count_per_peer * dtype_size(dtype);
+  const std::size_t block = count_per_peer * dtype_size(op.dtype);
   const std::size_t total = block * m * num_domains;
   auto* stage = static_cast<char*>(scratch(0, total));
   auto* arrived = static_cast<char*>(scratch(1, total));
-  const auto* in = static_cast<const char*>(send);
+  const auto* in = static_cast<const char*>(op.send);
   // Stage 1 pack: for local peer l', the blocks bound for (d', l') for every domain d'.
   for (std::size_t lp = 0; lp < m; ++lp) {
     for (std::size_t dp = 0; dp < num_domains; ++dp) {
       local_copy(stage + (lp * num_domains + dp) * block, in + (dp * m + lp) * block, block);
     }
   }
-  domain_.alltoall(stage, arrived, count_per_peer * num_domains, dtype);
+  domain_.run({.op = NcclOp::alltoall,
+               .dtype = op.dtype,
+               .send = stage,
+               .recv = arrived,
+               .count = count_per_peer * num_domains});
   // arrived[l_src][d'] = block from (my domain, l_src) bound for (d', my local index).
   // Stage 2 pack: for domain d', the m blocks (one per local source) bound for (d', me).
   for (std::size_t dp = 0; dp < num_domains; ++dp) {
@@ -103,7 +125,7 @@ void HierarchicalComm::alltoall(const void* send, void* recv, std::size_t count_
     }
   }
   // recv[d_src][l_src]: blocks in global source order d_src * m + l_src.
-  cross_.alltoall(stage, recv, count_per_peer * m, dtype);
+  cross_.run({.op = NcclOp::alltoall, .dtype = op.dtype, .send = stage, .recv = op.recv, .count = count_per_peer * m});
 }
 
 }  // namespace collbench::backend

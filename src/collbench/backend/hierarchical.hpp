@@ -34,18 +34,9 @@ class HierarchicalComm final : public Comm {
 
   [[nodiscard]] int rank() const override { return global_.rank(); }
   [[nodiscard]] int size() const override { return global_.size(); }
-  void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override;
-  void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) override;
-
-  void reduce_scatter(const void*, void*, std::size_t, Dtype, Redop) override { unsupported("reduce_scatter"); }
+  // All-reduce and all-to-all, composed from the levels; InputError for any other operation.
+  void run(const Operation& op) override;
   [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t) const override { return 0; }
-  void allgather(const void*, void*, std::size_t, Dtype) override { unsupported("allgather"); }
-  void alltoallv(const void*, std::span<const std::size_t>, std::span<const std::size_t>, void*,
-                 std::span<const std::size_t>, std::span<const std::size_t>, Dtype) override {
-    unsupported("alltoallv");
-  }
-  void broadcast(const void*, void*, std::size_t, Dtype, int) override { unsupported("broadcast"); }
-  void sendrecv(const void*, int, void*, int, std::size_t, Dtype) override { unsupported("sendrecv"); }
   void barrier() override { global_.barrier(); }
   void local_copy(void* dst, const void* src, std::size_t bytes) override { global_.local_copy(dst, src, bytes); }
   void synchronize() override { global_.synchronize(); }
@@ -62,7 +53,8 @@ class HierarchicalComm final : public Comm {
   void group_end() override { global_.group_end(); }
 
  private:
-  [[noreturn]] static void unsupported(const char* op);
+  void allreduce(const Operation& op);
+  void alltoall(const Operation& op);
   // Scratch of at least `bytes`, grown on demand (never inside a timed region after warm-up).
   void* scratch(int which, std::size_t bytes);
 

@@ -43,21 +43,17 @@ class AllGather final : public Collective {
     return wrong;
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-              const CaseContext& ctx) const override {
-    comm.allgather(send, recv, s.count, ctx.dtype);
-  }
-
-  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-                                               const CaseContext& ctx) const override {
-    return comm.bind_allgather(send, recv, s.count, ctx.dtype);
+  [[nodiscard]] std::optional<backend::Operation> operation(const void* send, void* recv, const Shape& s,
+                                                            const CaseContext& ctx) const override {
+    return backend::Operation{
+        .op = NcclOp::allgather, .dtype = ctx.dtype, .send = send, .recv = recv, .count = s.count};
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_allgather() {
-  return std::make_unique<AllGather>();
-}
+namespace {
+const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllGather>()); });
+}  // namespace
 
 }  // namespace collbench::coll

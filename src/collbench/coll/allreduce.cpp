@@ -11,13 +11,7 @@ class AllReduce final : public Collective {
   [[nodiscard]] std::string_view description() const override { return "all-reduce (sum/prod/min/max)"; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int /*n*/) const override {
-    Shape s;
-    const std::uint64_t elem = dtype_size(dtype);
-    s.count = requested_bytes / elem;
-    s.bytes = s.count * elem;
-    s.send_elems = s.recv_elems = s.count;
-    s.bytes_per_rank_send = s.bytes_per_rank_recv = s.bytes;
-    return s;
+    return whole_buffer_shape(requested_bytes, dtype);
   }
 
   void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
@@ -31,21 +25,17 @@ class AllReduce final : public Collective {
     return count_wrong_reduce(result, s.recv_elems, 0, ctx);
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-              const CaseContext& ctx) const override {
-    comm.allreduce(send, recv, s.count, ctx.dtype, ctx.redop);
-  }
-
-  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-                                               const CaseContext& ctx) const override {
-    return comm.bind_allreduce(send, recv, s.count, ctx.dtype, ctx.redop);
+  [[nodiscard]] std::optional<backend::Operation> operation(const void* send, void* recv, const Shape& s,
+                                                            const CaseContext& ctx) const override {
+    return backend::Operation{
+        .op = NcclOp::allreduce, .dtype = ctx.dtype, .redop = ctx.redop, .send = send, .recv = recv, .count = s.count};
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_allreduce() {
-  return std::make_unique<AllReduce>();
-}
+namespace {
+const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllReduce>()); });
+}  // namespace
 
 }  // namespace collbench::coll

@@ -44,21 +44,20 @@ class AllToAll final : public Collective {
     return wrong;
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-              const CaseContext& ctx) const override {
-    comm.alltoall(send, recv, s.count / static_cast<std::size_t>(ctx.num_ranks), ctx.dtype);
-  }
-
-  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-                                               const CaseContext& ctx) const override {
-    return comm.bind_alltoall(send, recv, s.count / static_cast<std::size_t>(ctx.num_ranks), ctx.dtype);
+  [[nodiscard]] std::optional<backend::Operation> operation(const void* send, void* recv, const Shape& s,
+                                                            const CaseContext& ctx) const override {
+    return backend::Operation{.op = NcclOp::alltoall,
+                              .dtype = ctx.dtype,
+                              .send = send,
+                              .recv = recv,
+                              .count = s.count / static_cast<std::size_t>(ctx.num_ranks)};
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_alltoall() {
-  return std::make_unique<AllToAll>();
-}
+namespace {
+const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllToAll>()); });
+}  // namespace
 
 }  // namespace collbench::coll

@@ -86,14 +86,15 @@ class AllToAllV final : public Collective {
 
   void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
               const CaseContext& ctx) const override {
-    comm.alltoallv(send, s.send_counts, s.send_displs, recv, s.recv_counts, s.recv_displs, ctx.dtype);
+    const backend::PeerLayout peers{s.send_counts, s.send_displs, s.recv_counts, s.recv_displs};
+    comm.run({.op = NcclOp::alltoallv, .dtype = ctx.dtype, .send = send, .recv = recv, .peers = &peers});
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_alltoallv() {
-  return std::make_unique<AllToAllV>();
-}
+namespace {
+const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllToAllV>()); });
+}  // namespace
 
 }  // namespace collbench::coll

@@ -11,13 +11,7 @@ class Broadcast final : public Collective {
   [[nodiscard]] std::string_view description() const override { return "broadcast from the root rank"; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int /*n*/) const override {
-    Shape s;
-    const std::uint64_t elem = dtype_size(dtype);
-    s.count = requested_bytes / elem;
-    s.bytes = s.count * elem;
-    s.send_elems = s.recv_elems = s.count;
-    s.bytes_per_rank_send = s.bytes_per_rank_recv = s.bytes;
-    return s;
+    return whole_buffer_shape(requested_bytes, dtype);
   }
 
   void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
@@ -30,21 +24,17 @@ class Broadcast final : public Collective {
     return count_wrong_moved(result, s.recv_elems, ctx.dtype, ctx.root, 0, 0);
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-              const CaseContext& ctx) const override {
-    comm.broadcast(send, recv, s.count, ctx.dtype, ctx.root);
-  }
-
-  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-                                               const CaseContext& ctx) const override {
-    return comm.bind_broadcast(send, recv, s.count, ctx.dtype, ctx.root);
+  [[nodiscard]] std::optional<backend::Operation> operation(const void* send, void* recv, const Shape& s,
+                                                            const CaseContext& ctx) const override {
+    return backend::Operation{
+        .op = NcclOp::broadcast, .dtype = ctx.dtype, .root = ctx.root, .send = send, .recv = recv, .count = s.count};
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_broadcast() {
-  return std::make_unique<Broadcast>();
-}
+namespace {
+const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Broadcast>()); });
+}  // namespace
 
 }  // namespace collbench::coll

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collbench/backend/backend.hpp"
+#include "collbench/backend/operation.hpp"
 #include "collbench/coll/row_gather.hpp"
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
@@ -121,16 +122,22 @@ class Collective {
   [[nodiscard]] virtual std::uint64_t verify(const void* host_result, const Shape& shape,
                                              const CaseContext& ctx) const = 0;
 
-  virtual void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
-                      const CaseContext& ctx) const = 0;
-  // launch() bound once to its arguments, the timed loop's launch target (run/measure.cpp): the
-  // default calls launch() through the bound call; the single-operation families bind the
-  // communicator's operation (Comm::bind_allreduce, ...), whose arguments are converted once.
-  // Buffers, shape and ctx must outlive the call.
-  [[nodiscard]] virtual backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv,
-                                                       const Shape& shape, const CaseContext& ctx) const {
-    return backend::BoundCall::of<&call_launch>(LaunchArgs{this, &comm, send, recv, &shape, &ctx});
+  // The one library operation a launch is (backend/operation.hpp), for the families that are
+  // one operation on one communicator; nullopt for the families made of several (MoE, EP||DP),
+  // which override launch() instead.
+  [[nodiscard]] virtual std::optional<backend::Operation> operation(const void* /*send*/, void* /*recv*/,
+                                                                    const Shape& /*shape*/,
+                                                                    const CaseContext& /*ctx*/) const {
+    return std::nullopt;
   }
+  // One launch: operation() on the communicator (Comm::run) by default.
+  virtual void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
+                      const CaseContext& ctx) const;
+  // launch() bound once to its arguments, the timed loop's launch target (run/measure.cpp): the
+  // communicator's bound form of operation() (Comm::bind: its arguments converted once) where
+  // there is one, else launch() through the bound call. Buffers, shape and ctx must outlive it.
+  [[nodiscard]] virtual backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv,
+                                                       const Shape& shape, const CaseContext& ctx) const;
 
   // Communication stages of one launch for the overlap pipeline (docs/overlap.md): 1 (the
   // whole launch, before the chunk's compute) or 2 (MoE round trip: stage 0 dispatch before the
@@ -197,11 +204,19 @@ class Collective {
   const CollectiveFacts& facts_;
 };
 
+// Every family, in the fact table's order. A family file registers its factory once, at static
+// initialisation: `const bool kRegistered = register_collective(&make_x);` (nothing else names it).
+using CollectiveFactory = std::unique_ptr<Collective> (*)();
+bool register_collective(CollectiveFactory make);
 const std::vector<std::unique_ptr<Collective>>& collective_registry();
 const Collective& find_collective(std::string_view name);  // InputError with the accepted names
 std::vector<std::string> collective_names();
 
 // Shared helpers for the family files.
+
+// The shape of the families whose every rank sends and receives one buffer of S (all-reduce,
+// broadcast, send/recv, reduce): count = S / element size, rounded down.
+Shape whole_buffer_shape(std::uint64_t requested_bytes, Dtype dtype);
 
 // Per-rank chunk of reduce-scatter, all-gather and all-to-all, as current nccl-tests computes
 // it: floor(total / n) elements, rounded down to a whole number of 16-byte units (16/elem
@@ -216,18 +231,5 @@ std::uint64_t count_wrong_reduce(const void* result, std::size_t elems, std::uin
                                  const CaseContext& ctx);
 std::uint64_t count_wrong_moved(const void* result, std::size_t elems, Dtype dtype, int src, int dst,
                                 std::uint64_t first_src_elem);
-
-// Factories, one per family file.
-std::unique_ptr<Collective> make_allreduce();
-std::unique_ptr<Collective> make_reducescatter();
-std::unique_ptr<Collective> make_allgather();
-std::unique_ptr<Collective> make_alltoall();
-std::unique_ptr<Collective> make_alltoallv();
-std::unique_ptr<Collective> make_broadcast();
-std::unique_ptr<Collective> make_sendrecv();
-std::unique_ptr<Collective> make_moe_dispatch();
-std::unique_ptr<Collective> make_moe_combine();
-std::unique_ptr<Collective> make_moe_roundtrip();
-std::unique_ptr<Collective> make_ep_dp_concurrent();
 
 }  // namespace collbench::coll

@@ -286,20 +286,22 @@ class EpDpConcurrent final : public Collective {
     return *c;
   }
   static void ep(backend::Comm& domain, const void* send, void* recv, const EpDpDetail& d, const CaseContext& ctx) {
-    domain.alltoall(send, recv, d.per_peer, ctx.dtype);
+    domain.run({.op = NcclOp::alltoall, .dtype = ctx.dtype, .send = send, .recv = recv, .count = d.per_peer});
   }
   static void dp(backend::Comm& cross, const void* send, void* recv, const EpDpDetail& d, const CaseContext& ctx) {
     const std::size_t off = d.ep_elems * dtype_size(ctx.dtype);
     const auto* s = static_cast<const char*>(send) + off;
     auto* r = static_cast<char*>(recv) + off;
-    cross.allreduce(s, r, d.dp_elems, ctx.dtype, ctx.redop);
+    cross.run(
+        {.op = NcclOp::allreduce, .dtype = ctx.dtype, .redop = ctx.redop, .send = s, .recv = r, .count = d.dp_elems});
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_ep_dp_concurrent() {
-  return std::make_unique<EpDpConcurrent>();
-}
+namespace {
+const bool kRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<EpDpConcurrent>()); });
+}  // namespace
 
 }  // namespace collbench::coll

@@ -125,7 +125,11 @@ backend::Comm& exchange_comm(backend::Comm& comm, int group_size) {
 void run_counts(backend::Comm& comm, const MoeLayout& L, const void* send, void* recv) {
   backend::Comm& c = exchange_comm(comm, L.group_size);
   const std::size_t first = c.size() < comm.size() ? static_cast<std::size_t>(L.group_first) : 0;
-  c.alltoall(static_cast<const std::int64_t*>(send) + first, static_cast<std::int64_t*>(recv) + first, 1, Dtype::int64);
+  c.run({.op = NcclOp::alltoall,
+         .dtype = Dtype::int64,
+         .send = static_cast<const std::int64_t*>(send) + first,
+         .recv = static_cast<std::int64_t*>(recv) + first,
+         .count = 1});
 }
 
 // A stage on `comm` (the whole communicator, or the cross level), inside the EP group's block of
@@ -133,7 +137,8 @@ void run_counts(backend::Comm& comm, const MoeLayout& L, const void* send, void*
 void run_group_stage(backend::Comm& comm, const ExchangeStage& st, const unsigned char* from, unsigned char* to) {
   backend::Comm& c = exchange_comm(comm, st.group_size);
   if (c.size() == comm.size()) {
-    c.alltoallv(from, st.send_counts, st.send_displs, to, st.recv_counts, st.recv_displs, Dtype::int32);
+    const backend::PeerLayout peers{st.send_counts, st.send_displs, st.recv_counts, st.recv_displs};
+    c.run({.op = NcclOp::alltoallv, .dtype = Dtype::int32, .send = from, .recv = to, .peers = &peers});
     return;
   }
   // Displacements are relative to the region starts, so the group's entries keep theirs.
@@ -142,8 +147,9 @@ void run_group_stage(backend::Comm& comm, const ExchangeStage& st, const unsigne
   const auto part = [&](const std::vector<std::size_t>& v) {
     return std::span<const std::size_t>(v).subspan(first, size);
   };
-  c.alltoallv(from, part(st.send_counts), part(st.send_displs), to, part(st.recv_counts), part(st.recv_displs),
-              Dtype::int32);
+  const backend::PeerLayout peers{part(st.send_counts), part(st.send_displs), part(st.recv_counts),
+                                  part(st.recv_displs)};
+  c.run({.op = NcclOp::alltoallv, .dtype = Dtype::int32, .send = from, .recv = to, .peers = &peers});
 }
 
 void run_plan(backend::Comm& comm, const ExchangePlan& plan, const void* send, void* recv) {
@@ -162,8 +168,12 @@ void run_plan(backend::Comm& comm, const ExchangePlan& plan, const void* send, v
       run_group_stage(*c, st, from, recv_base + st.recv_region);
       continue;
     }
-    c->alltoallv(from, st.send_counts, st.send_displs, recv_base + st.recv_region, st.recv_counts, st.recv_displs,
-                 Dtype::int32);
+    const backend::PeerLayout peers{st.send_counts, st.send_displs, st.recv_counts, st.recv_displs};
+    c->run({.op = NcclOp::alltoallv,
+            .dtype = Dtype::int32,
+            .send = from,
+            .recv = recv_base + st.recv_region,
+            .peers = &peers});
   }
 }
 
@@ -503,14 +513,14 @@ class MoeCollective final : public Collective {
 
 }  // namespace
 
-std::unique_ptr<Collective> make_moe_dispatch() {
-  return std::make_unique<MoeCollective>(MoeOp::dispatch);
+namespace {
+template <MoeOp op>
+std::unique_ptr<Collective> make_moe() {
+  return std::make_unique<MoeCollective>(op);
 }
-std::unique_ptr<Collective> make_moe_combine() {
-  return std::make_unique<MoeCollective>(MoeOp::combine);
-}
-std::unique_ptr<Collective> make_moe_roundtrip() {
-  return std::make_unique<MoeCollective>(MoeOp::roundtrip);
-}
+const bool kRegistered = register_collective(&make_moe<MoeOp::dispatch>) &&
+                         register_collective(&make_moe<MoeOp::combine>) &&
+                         register_collective(&make_moe<MoeOp::roundtrip>);
+}  // namespace
 
 }  // namespace collbench::coll

@@ -40,21 +40,22 @@ class ReduceScatter final : public Collective {
     return count_wrong_reduce(result, s.recv_elems, static_cast<std::uint64_t>(ctx.rank) * s.count, ctx);
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-              const CaseContext& ctx) const override {
-    comm.reduce_scatter(send, recv, s.count, ctx.dtype, ctx.redop);
-  }
-
-  [[nodiscard]] backend::BoundCall bind_launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-                                               const CaseContext& ctx) const override {
-    return comm.bind_reduce_scatter(send, recv, s.count, ctx.dtype, ctx.redop);
+  [[nodiscard]] std::optional<backend::Operation> operation(const void* send, void* recv, const Shape& s,
+                                                            const CaseContext& ctx) const override {
+    return backend::Operation{.op = NcclOp::reducescatter,
+                              .dtype = ctx.dtype,
+                              .redop = ctx.redop,
+                              .send = send,
+                              .recv = recv,
+                              .count = s.count};
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> make_reducescatter() {
-  return std::make_unique<ReduceScatter>();
-}
+namespace {
+const bool kRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<ReduceScatter>()); });
+}  // namespace
 
 }  // namespace collbench::coll

@@ -96,10 +96,16 @@ class SendRecv final : public Collective {
     return count_wrong_moved(result, s.recv_elems, ctx.dtype, src, ctx.rank, 0);
   }
 
-  void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
-              const CaseContext& ctx) const override {
+  [[nodiscard]] std::optional<backend::Operation> operation(const void* send, void* recv, const Shape& s,
+                                                            const CaseContext& ctx) const override {
     const SendRecvPeers p = sendrecv_peers(ctx);
-    comm.sendrecv(send, p.send_to, recv, p.recv_from, s.count, ctx.dtype);
+    return backend::Operation{.op = NcclOp::sendrecv,
+                              .dtype = ctx.dtype,
+                              .send_peer = p.send_to,
+                              .recv_peer = p.recv_from,
+                              .send = send,
+                              .recv = recv,
+                              .count = s.count};
   }
 };
 
@@ -132,8 +138,8 @@ SendRecvPeers sendrecv_peers(const CaseContext& ctx) {
   return {partner, partner};
 }
 
-std::unique_ptr<Collective> make_sendrecv() {
-  return std::make_unique<SendRecv>();
-}
+namespace {
+const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<SendRecv>()); });
+}  // namespace
 
 }  // namespace collbench::coll

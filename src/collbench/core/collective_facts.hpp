@@ -102,7 +102,8 @@ struct CollectiveFacts {
   bool in_place = false;                    // can run in place
   bool runs = false;                        // collbench runs it (a family registers it, coll/registry.cpp)
   bool rooted = false;                      // has a root rank (-r/--root; records carry `root`)
-  bool moe = false;  // an MoE exchange: sized by a workload's routing (--workload/--tokens), not -b/-e
+  bool moe = false;       // an MoE exchange: sized by a workload's routing (--workload/--tokens), not -b/-e
+  bool nccl_p2p = false;  // NCCL runs it on its point-to-point transport (ncclSend/ncclRecv): NCCL_ALGO has no say
   StepUse step = {};
   bool modelled = false;    // derived: model != ModelPlan::none
   bool nccl_tests = false;  // derived: nccl-tests has it, so its logs import into records of this collective
@@ -175,6 +176,7 @@ inline constexpr std::array kCollectiveFacts{
          .nccl_tests_binary = "alltoall_perf",
          .in_place = true,
          .runs = true,
+         .nccl_p2p = true,
          .step = {.ep = 4}}),
     row({.id = Id::alltoallv,
          .name = "alltoallv",
@@ -184,6 +186,7 @@ inline constexpr std::array kCollectiveFacts{
          .model = M::exchange,
          .nccl_tests_binary = "alltoallv_perf",
          .runs = true,
+         .nccl_p2p = true,
          .step = {.ep = 5}}),
     row({.id = Id::broadcast,
          .name = "broadcast",
@@ -201,6 +204,7 @@ inline constexpr std::array kCollectiveFacts{
          .model = M::point_to_point,
          .nccl_tests_binary = "sendrecv_perf",
          .runs = true,
+         .nccl_p2p = true,
          .step = {.pp = 1}}),
     row({.id = Id::moe_dispatch,
          .name = "moe-dispatch",
@@ -209,6 +213,7 @@ inline constexpr std::array kCollectiveFacts{
          .nccl_op = Op::alltoallv,
          .runs = true,
          .moe = true,
+         .nccl_p2p = true,
          .step = {.ep = 2}}),
     row({.id = Id::moe_combine,
          .name = "moe-combine",
@@ -217,6 +222,7 @@ inline constexpr std::array kCollectiveFacts{
          .nccl_op = Op::alltoallv,
          .runs = true,
          .moe = true,
+         .nccl_p2p = true,
          .step = {.ep = 3}}),
     row({.id = Id::moe_roundtrip,
          .name = "moe-roundtrip",
@@ -225,6 +231,7 @@ inline constexpr std::array kCollectiveFacts{
          .nccl_op = Op::alltoallv,
          .runs = true,
          .moe = true,
+         .nccl_p2p = true,
          .step = {.ep = 1}}),
     row({.id = Id::reduce,
          .name = "reduce",

@@ -145,142 +145,17 @@ class MpiComm final : public Comm {
     });
   }
 
-  void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
-    const void* s = send == recv ? MPI_IN_PLACE : send;
-    const int n = to_int_count(count);
-    if (blocking()) {
-      CB_CHECK_MPI(MPI_Allreduce(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get()));
-      return;
-    }
-    MPI_Request req;
-    CB_CHECK_MPI(MPI_Iallreduce(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get(), &req));
-    finish(req);
-  }
-
-  void reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype, Redop redop) override {
-    const void* s = send == recv ? MPI_IN_PLACE : send;
-    const int n = to_int_count(recvcount);
-    to_int_count(recvcount * static_cast<std::size_t>(size_));
-    if (blocking()) {
-      CB_CHECK_MPI(MPI_Reduce_scatter_block(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get()));
-      return;
-    }
-    MPI_Request req;
-    CB_CHECK_MPI(MPI_Ireduce_scatter_block(s, recv, n, mpi_datatype(dtype), mpi_op(redop, dtype), comm_.get(), &req));
-    finish(req);
+  void run(const Operation& o) override { (this->*handlers(o.op).run)(o); }
+  // Blocking mode: the MPI call with its arguments converted once (mpi_bound.hpp) where the
+  // operation has such a form; otherwise run() through the bound call. Counts are checked here.
+  [[nodiscard]] BoundCall bind(const Operation& o) override {
+    const OpHandlers<MpiComm>& h = handlers(o.op);
+    if (h.bind != nullptr) return (this->*h.bind)(o);
+    return Comm::bind(o);
   }
 
   // MPI_IN_PLACE reduce_scatter_block leaves this rank's block at the start of the buffer.
   [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t /*recvcount*/) const override { return 0; }
-
-  void allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) override {
-    const auto elem = dtype_size(dtype);
-    const bool in_place = static_cast<const char*>(send) ==
-                          static_cast<const char*>(recv) + static_cast<std::size_t>(rank_) * sendcount * elem;
-    const void* s = in_place ? MPI_IN_PLACE : send;
-    const int n = to_int_count(sendcount);
-    to_int_count(sendcount * static_cast<std::size_t>(size_));
-    const MPI_Datatype dt = mpi_datatype(dtype);
-    if (blocking()) {
-      CB_CHECK_MPI(MPI_Allgather(s, n, dt, recv, n, dt, comm_.get()));
-      return;
-    }
-    MPI_Request req;
-    CB_CHECK_MPI(MPI_Iallgather(s, n, dt, recv, n, dt, comm_.get(), &req));
-    finish(req);
-  }
-
-  void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) override {
-    const void* s = send == recv ? MPI_IN_PLACE : send;
-    const int n = to_int_count(count_per_peer);
-    const MPI_Datatype dt = mpi_datatype(dtype);
-    if (blocking()) {
-      CB_CHECK_MPI(MPI_Alltoall(s, n, dt, recv, n, dt, comm_.get()));
-      return;
-    }
-    MPI_Request req;
-    CB_CHECK_MPI(MPI_Ialltoall(s, n, dt, recv, n, dt, comm_.get(), &req));
-    finish(req);
-  }
-
-  void alltoallv(const void* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
-                 void* recv, std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
-                 Dtype dtype) override {
-    std::vector<int> sc = to_int_counts(send_counts);
-    std::vector<int> sd = to_int_counts(send_displs);
-    std::vector<int> rc = to_int_counts(recv_counts);
-    std::vector<int> rd = to_int_counts(recv_displs);
-    const MPI_Datatype dt = mpi_datatype(dtype);
-    if (blocking()) {
-      CB_CHECK_MPI(MPI_Alltoallv(send, sc.data(), sd.data(), dt, recv, rc.data(), rd.data(), dt, comm_.get()));
-      return;
-    }
-    const int* const arrays[4] = {sc.data(), sd.data(), rc.data(), rd.data()};
-    if (group_->open) {
-      // The request completes at group_end: the group keeps the arrays it reads until then (a
-      // moved vector keeps its elements where they are, so the pointers above stay valid).
-      for (auto* v : {&sc, &sd, &rc, &rd}) group_->keep_alive.push_back(std::move(*v));
-    }
-    MPI_Request req;
-    CB_CHECK_MPI(MPI_Ialltoallv(send, arrays[0], arrays[1], dt, recv, arrays[2], arrays[3], dt, comm_.get(), &req));
-    finish(req);
-  }
-
-  void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) override {
-    // Out-of-place semantics as NCCL: the root's send buffer ends up in every recv buffer.
-    if (rank_ == root && send != recv) std::memcpy(recv, send, count * dtype_size(dtype));
-    const int n = to_int_count(count);
-    if (blocking()) {
-      CB_CHECK_MPI(MPI_Bcast(recv, n, mpi_datatype(dtype), root, comm_.get()));
-      return;
-    }
-    MPI_Request req;
-    CB_CHECK_MPI(MPI_Ibcast(recv, n, mpi_datatype(dtype), root, comm_.get(), &req));
-    finish(req);
-  }
-
-  void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count, Dtype dtype) override {
-    const int n = to_int_count(count);
-    const MPI_Datatype dt = mpi_datatype(dtype);
-    constexpr int kTag = 7301;
-    if (blocking()) {
-      CB_CHECK_MPI(
-          MPI_Sendrecv(send, n, dt, send_peer, kTag, recv, n, dt, recv_peer, kTag, comm_.get(), MPI_STATUS_IGNORE));
-      return;
-    }
-    MPI_Request reqs[2];
-    CB_CHECK_MPI(MPI_Irecv(recv, n, dt, recv_peer, kTag, comm_.get(), &reqs[0]));
-    CB_CHECK_MPI(MPI_Isend(send, n, dt, send_peer, kTag, comm_.get(), &reqs[1]));
-    finish(reqs[0]);
-    finish(reqs[1]);
-  }
-
-  // Blocking mode: the MPI call with its arguments converted once (mpi_bound.hpp); otherwise the
-  // method through the bound call. Counts are checked here in both.
-  [[nodiscard]] BoundCall bind_allreduce(const void* send, void* recv, std::size_t count, Dtype dtype,
-                                         Redop redop) override {
-    if (!blocking()) return Comm::bind_allreduce(send, recv, checked(count), dtype, redop);
-    return bind_mpi_allreduce(comm_.get(), send, recv, count, dtype, redop);
-  }
-  [[nodiscard]] BoundCall bind_reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype,
-                                              Redop redop) override {
-    if (!blocking()) return Comm::bind_reduce_scatter(send, recv, checked_total(recvcount), dtype, redop);
-    return bind_mpi_reduce_scatter(comm_.get(), size_, send, recv, recvcount, dtype, redop);
-  }
-  [[nodiscard]] BoundCall bind_allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) override {
-    if (!blocking()) return Comm::bind_allgather(send, recv, checked_total(sendcount), dtype);
-    return bind_mpi_allgather(comm_.get(), rank_, size_, send, recv, sendcount, dtype);
-  }
-  [[nodiscard]] BoundCall bind_alltoall(const void* send, void* recv, std::size_t count_per_peer,
-                                        Dtype dtype) override {
-    if (!blocking()) return Comm::bind_alltoall(send, recv, checked(count_per_peer), dtype);
-    return bind_mpi_alltoall(comm_.get(), send, recv, count_per_peer, dtype);
-  }
-  [[nodiscard]] BoundCall bind_broadcast(const void* send, void* recv, std::size_t count, Dtype dtype,
-                                         int root) override {
-    if (!blocking()) return Comm::bind_broadcast(send, recv, checked(count), dtype, root);
-    return bind_mpi_broadcast(comm_.get(), rank_, send, recv, count, dtype, root);
-  }
   // MPI operations have completed when they return (a group completes at group_end).
   [[nodiscard]] bool synchronize_is_noop() const override { return true; }
 
@@ -310,15 +185,163 @@ class MpiComm final : public Comm {
   }
 
  private:
+  // ---- the operations (operation.hpp: the fields each one reads) ----
+
+  // The handlers, by operation; InputError for one this backend has not.
+  static const OpHandlers<MpiComm>& handlers(NcclOp op) {
+    static constexpr OpTable<MpiComm> kOps{
+        {NcclOp::allreduce, {&MpiComm::allreduce, &MpiComm::bind_allreduce}},
+        {NcclOp::reducescatter, {&MpiComm::reduce_scatter, &MpiComm::bind_reduce_scatter}},
+        {NcclOp::allgather, {&MpiComm::allgather, &MpiComm::bind_allgather}},
+        {NcclOp::broadcast, {&MpiComm::broadcast, &MpiComm::bind_broadcast}},
+        {NcclOp::alltoall, {&MpiComm::alltoall, &MpiComm::bind_alltoall}},
+        {NcclOp::alltoallv, {&MpiComm::alltoallv, nullptr}},
+        {NcclOp::sendrecv, {&MpiComm::sendrecv, nullptr}},
+    };
+    if (const auto* h = kOps.find(op)) return *h;
+    throw InputError(fmt::format("the mpi backend has no {} operation", to_string(op)));
+  }
+
+  void allreduce(const Operation& o) {
+    const void* s = o.send == o.recv ? MPI_IN_PLACE : o.send;
+    const int n = to_int_count(o.count);
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    const MPI_Op op = mpi_op(o.redop, o.dtype);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Allreduce(s, o.recv, n, dt, op, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Iallreduce(s, o.recv, n, dt, op, comm_.get(), &req));
+    finish(req);
+  }
+
+  void reduce_scatter(const Operation& o) {
+    const void* s = o.send == o.recv ? MPI_IN_PLACE : o.send;
+    const int n = to_int_count(checked_total(o.count));
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    const MPI_Op op = mpi_op(o.redop, o.dtype);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Reduce_scatter_block(s, o.recv, n, dt, op, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ireduce_scatter_block(s, o.recv, n, dt, op, comm_.get(), &req));
+    finish(req);
+  }
+
+  void allgather(const Operation& o) {
+    const bool in_place =
+        static_cast<const char*>(o.send) ==
+        static_cast<const char*>(o.recv) + static_cast<std::size_t>(rank_) * o.count * dtype_size(o.dtype);
+    const void* s = in_place ? MPI_IN_PLACE : o.send;
+    const int n = to_int_count(checked_total(o.count));
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Allgather(s, n, dt, o.recv, n, dt, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Iallgather(s, n, dt, o.recv, n, dt, comm_.get(), &req));
+    finish(req);
+  }
+
+  void alltoall(const Operation& o) {
+    const void* s = o.send == o.recv ? MPI_IN_PLACE : o.send;
+    const int n = to_int_count(o.count);
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Alltoall(s, n, dt, o.recv, n, dt, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ialltoall(s, n, dt, o.recv, n, dt, comm_.get(), &req));
+    finish(req);
+  }
+
+  void alltoallv(const Operation& o) {
+    if (o.peers == nullptr) throw RuntimeFailure("alltoallv without its per-peer layout");
+    std::vector<int> sc = to_int_counts(o.peers->send_counts);
+    std::vector<int> sd = to_int_counts(o.peers->send_displs);
+    std::vector<int> rc = to_int_counts(o.peers->recv_counts);
+    std::vector<int> rd = to_int_counts(o.peers->recv_displs);
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Alltoallv(o.send, sc.data(), sd.data(), dt, o.recv, rc.data(), rd.data(), dt, comm_.get()));
+      return;
+    }
+    const int* const arrays[4] = {sc.data(), sd.data(), rc.data(), rd.data()};
+    if (group_->open) {
+      // The request completes at group_end: the group keeps the arrays it reads until then (a
+      // moved vector keeps its elements where they are, so the pointers above stay valid).
+      for (auto* v : {&sc, &sd, &rc, &rd}) group_->keep_alive.push_back(std::move(*v));
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ialltoallv(o.send, arrays[0], arrays[1], dt, o.recv, arrays[2], arrays[3], dt, comm_.get(), &req));
+    finish(req);
+  }
+
+  void broadcast(const Operation& o) {
+    // Out-of-place semantics as NCCL: the root's send buffer ends up in every recv buffer.
+    if (rank_ == o.root && o.send != o.recv) std::memcpy(o.recv, o.send, o.count * dtype_size(o.dtype));
+    const int n = to_int_count(o.count);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Bcast(o.recv, n, mpi_datatype(o.dtype), o.root, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ibcast(o.recv, n, mpi_datatype(o.dtype), o.root, comm_.get(), &req));
+    finish(req);
+  }
+
+  void sendrecv(const Operation& o) {
+    const int n = to_int_count(o.count);
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    constexpr int kTag = 7301;
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Sendrecv(o.send, n, dt, o.send_peer, kTag, o.recv, n, dt, o.recv_peer, kTag, comm_.get(),
+                                MPI_STATUS_IGNORE));
+      return;
+    }
+    MPI_Request reqs[2];
+    CB_CHECK_MPI(MPI_Irecv(o.recv, n, dt, o.recv_peer, kTag, comm_.get(), &reqs[0]));
+    CB_CHECK_MPI(MPI_Isend(o.send, n, dt, o.send_peer, kTag, comm_.get(), &reqs[1]));
+    finish(reqs[0]);
+    finish(reqs[1]);
+  }
+
+  // The blocking bound forms (mpi_bound.hpp); the method through the bound call otherwise.
+  BoundCall bind_allreduce(const Operation& o) {
+    if (!blocking()) return Comm::bind(checked_op(o, o.count));
+    return bind_mpi_allreduce(comm_.get(), o.send, o.recv, o.count, o.dtype, o.redop);
+  }
+  BoundCall bind_reduce_scatter(const Operation& o) {
+    if (!blocking()) return Comm::bind(checked_op(o, checked_total(o.count)));
+    return bind_mpi_reduce_scatter(comm_.get(), size_, o.send, o.recv, o.count, o.dtype, o.redop);
+  }
+  BoundCall bind_allgather(const Operation& o) {
+    if (!blocking()) return Comm::bind(checked_op(o, checked_total(o.count)));
+    return bind_mpi_allgather(comm_.get(), rank_, size_, o.send, o.recv, o.count, o.dtype);
+  }
+  BoundCall bind_alltoall(const Operation& o) {
+    if (!blocking()) return Comm::bind(checked_op(o, o.count));
+    return bind_mpi_alltoall(comm_.get(), o.send, o.recv, o.count, o.dtype);
+  }
+  BoundCall bind_broadcast(const Operation& o) {
+    if (!blocking()) return Comm::bind(checked_op(o, o.count));
+    return bind_mpi_broadcast(comm_.get(), rank_, o.send, o.recv, o.count, o.dtype, o.root);
+  }
+
+  // `o` after checking `count` against MPI's int count, as the operations do.
+  [[nodiscard]] static const Operation& checked_op(const Operation& o, std::size_t count) {
+    to_int_count(count);
+    return o;
+  }
+
   // Blocking MPI calls only in spin mode outside a group; otherwise non-blocking + finish().
   [[nodiscard]] bool blocking() const { return progress_ == Progress::spin && !group_->open; }
-  // `count` after checking it against MPI's int count, as the methods do.
-  [[nodiscard]] static std::size_t checked(std::size_t count) {
-    to_int_count(count);
-    return count;
-  }
   // `count` after checking it and count x size() against MPI's int count (reduce-scatter's and
-  // all-gather's whole buffer), as the methods do.
+  // all-gather's whole buffer).
   [[nodiscard]] std::size_t checked_total(std::size_t count) const {
     to_int_count(count);
     to_int_count(count * static_cast<std::size_t>(size_));

@@ -45,118 +45,25 @@ class NcclComm final : public Comm {
     });
   }
 
-  void allreduce(const void* send, void* recv, std::size_t count, Dtype dtype, Redop redop) override {
-    if (multimem_algo()) {
-      const MultimemDevComm& mm = multimem("allreduce", dtype, redop);
-      const WindowRef in = window_of(send, "send");
-      const WindowRef out = window_of(recv, "receive");
-      mm.allreduce(in.window, in.offset, out.window, out.offset, count, dtype, op_stream());
-      last_op_ = NcclOp::allreduce;
-      return;
-    }
-    const ncclDataType_t dt = data_type(dtype, true);
-    check_collective(NcclOp::allreduce,
-                     CB_CALL(api().ncclAllReduce(send, recv, count, dt, red_op(redop), c(), op_stream())));
-    last_op_ = NcclOp::allreduce;
-  }
-
-  // In place (send == recv, the full n*recvcount input): NCCL's in-place form is
-  // recvbuff = sendbuff + rank*recvcount, so the result lands at that offset.
-  void reduce_scatter(const void* send, void* recv, std::size_t recvcount, Dtype dtype, Redop redop) override {
-    void* out = recv;
-    if (send == recv) out = static_cast<char*>(recv) + reduce_scatter_in_place_offset(recvcount) * dtype_size(dtype);
-    if (multimem_algo()) {
-      const MultimemDevComm& mm = multimem("reducescatter", dtype, redop);
-      const WindowRef in = window_of(send, "send");
-      mm.reduce_scatter(in.window, in.offset, out, recvcount, dtype, op_stream());
-      last_op_ = NcclOp::reducescatter;
-      return;
-    }
-    const ncclDataType_t dt = data_type(dtype, true);
-    check_collective(NcclOp::reducescatter,
-                     CB_CALL(api().ncclReduceScatter(send, out, recvcount, dt, red_op(redop), c(), op_stream())));
-    last_op_ = NcclOp::reducescatter;
+  // Every operation through NCCL's function of the same name (or collbench's cb-multimem kernels):
+  // the handlers below, by operation; InputError for one this backend has not.
+  void run(const Operation& o) override {
+    static constexpr OpTable<NcclComm> kOps{
+        {NcclOp::allreduce, {&NcclComm::allreduce, nullptr}},
+        {NcclOp::reducescatter, {&NcclComm::reduce_scatter, nullptr}},
+        {NcclOp::allgather, {&NcclComm::allgather, nullptr}},
+        {NcclOp::broadcast, {&NcclComm::broadcast, nullptr}},
+        {NcclOp::alltoall, {&NcclComm::alltoall, nullptr}},
+        {NcclOp::alltoallv, {&NcclComm::alltoallv, nullptr}},
+        {NcclOp::sendrecv, {&NcclComm::sendrecv, nullptr}},
+    };
+    const OpHandlers<NcclComm>* h = kOps.find(o.op);
+    if (h == nullptr) throw InputError(fmt::format("the nccl backend has no {} operation", to_string(o.op)));
+    (this->*h->run)(o);
   }
 
   [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t recvcount) const override {
     return static_cast<std::size_t>(rank()) * recvcount;
-  }
-
-  // In place when send == recv + rank*sendcount (NCCL's and the interface's convention).
-  void allgather(const void* send, void* recv, std::size_t sendcount, Dtype dtype) override {
-    if (multimem_algo()) {
-      const MultimemDevComm& mm = multimem("allgather", dtype, Redop::sum);
-      const WindowRef out = window_of(recv, "receive");
-      mm.allgather(send, out.window, out.offset, sendcount, dtype, op_stream());
-      last_op_ = NcclOp::allgather;
-      return;
-    }
-    check_collective(NcclOp::allgather,
-                     CB_CALL(api().ncclAllGather(send, recv, sendcount, data_type(dtype, false), c(), op_stream())));
-    last_op_ = NcclOp::allgather;
-  }
-
-  void alltoall(const void* send, void* recv, std::size_t count_per_peer, Dtype dtype) override {
-    const ncclDataType_t dt = data_type(dtype, false);
-    const std::size_t elem = dtype_size(dtype);
-    const std::size_t total_bytes = count_per_peer * elem * static_cast<std::size_t>(size());
-    const void* src = send;
-    if (send == recv && size() > 1) {
-      // NCCL's all-to-all runs as concurrent sends and receives on the same blocks, so in place
-      // it would race: stage the input through scratch (the copy is part of the measured time).
-      void* staged = scratch_.reserve(total_bytes);
-      CB_CHECK_CUDA(cudaMemcpyAsync(staged, send, total_bytes, cudaMemcpyDeviceToDevice, op_stream()));
-      src = staged;
-    }
-    if (ctx_->nccl_runtime_version >= kNcclAlltoAllVersion) {
-      CB_CHECK_NCCL_COMM(c(), CB_NCCL_OPTIONAL(ncclAlltoAll)(src, recv, count_per_peer, dt, c(), op_stream()));
-    } else {
-      Group group(c());
-      for (int peer = 0; peer < size(); ++peer) {
-        const std::size_t off = static_cast<std::size_t>(peer) * count_per_peer * elem;
-        CB_CHECK_NCCL_COMM(
-            c(), api().ncclSend(static_cast<const char*>(src) + off, count_per_peer, dt, peer, c(), op_stream()));
-        CB_CHECK_NCCL_COMM(c(),
-                           api().ncclRecv(static_cast<char*>(recv) + off, count_per_peer, dt, peer, c(), op_stream()));
-      }
-      group.end();
-    }
-    last_op_ = NcclOp::alltoall;
-  }
-
-  void alltoallv(const void* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
-                 void* recv, std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
-                 Dtype dtype) override {
-    const ncclDataType_t dt = data_type(dtype, false);
-    const std::size_t elem = dtype_size(dtype);
-    const auto ops = alltoallv_ops(rank(), size(), send_counts, send_displs, recv_counts, recv_displs);
-    Group group(c());
-    for (const P2pOp& op : ops) {
-      if (op.send) {
-        CB_CHECK_NCCL_COMM(c(), api().ncclSend(static_cast<const char*>(send) + op.offset_elems * elem, op.count, dt,
-                                               op.peer, c(), op_stream()));
-      } else {
-        CB_CHECK_NCCL_COMM(c(), api().ncclRecv(static_cast<char*>(recv) + op.offset_elems * elem, op.count, dt, op.peer,
-                                               c(), op_stream()));
-      }
-    }
-    group.end();
-    last_op_ = NcclOp::alltoallv;
-  }
-
-  void broadcast(const void* send, void* recv, std::size_t count, Dtype dtype, int root) override {
-    check_collective(NcclOp::broadcast,
-                     CB_CALL(api().ncclBroadcast(send, recv, count, data_type(dtype, false), root, c(), op_stream())));
-    last_op_ = NcclOp::broadcast;
-  }
-
-  void sendrecv(const void* send, int send_peer, void* recv, int recv_peer, std::size_t count, Dtype dtype) override {
-    const ncclDataType_t dt = data_type(dtype, false);
-    Group group(c());
-    CB_CHECK_NCCL_COMM(c(), api().ncclSend(send, count, dt, send_peer, c(), op_stream()));
-    CB_CHECK_NCCL_COMM(c(), api().ncclRecv(recv, count, dt, recv_peer, c(), op_stream()));
-    group.end();
-    last_op_ = NcclOp::sendrecv;
   }
 
   // NCCL has no barrier: a one-element all-reduce, waited for.
@@ -212,6 +119,139 @@ class NcclComm final : public Comm {
   }
 
  private:
+  // ---- the operations (operation.hpp: the fields each one reads) ----
+
+  void allreduce(const Operation& o) {
+    const void* send = o.send;
+    void* recv = o.recv;
+    const std::size_t count = o.count;
+    const Dtype dtype = o.dtype;
+    const Redop redop = o.redop;
+    if (multimem_algo()) {
+      const MultimemDevComm& mm = multimem("allreduce", dtype, redop);
+      const WindowRef in = window_of(send, "send");
+      const WindowRef out = window_of(recv, "receive");
+      mm.allreduce(in.window, in.offset, out.window, out.offset, count, dtype, op_stream());
+      last_op_ = NcclOp::allreduce;
+      return;
+    }
+    const ncclDataType_t dt = data_type(dtype, true);
+    check_collective(NcclOp::allreduce,
+                     CB_CALL(api().ncclAllReduce(send, recv, count, dt, red_op(redop), c(), op_stream())));
+    last_op_ = NcclOp::allreduce;
+  }
+
+  // In place (send == recv, the full n*recvcount input): NCCL's in-place form is
+  // recvbuff = sendbuff + rank*recvcount, so the result lands at that offset.
+  void reduce_scatter(const Operation& o) {
+    const void* send = o.send;
+    void* recv = o.recv;
+    const std::size_t recvcount = o.count;
+    const Dtype dtype = o.dtype;
+    const Redop redop = o.redop;
+    void* out = recv;
+    if (send == recv) out = static_cast<char*>(recv) + reduce_scatter_in_place_offset(recvcount) * dtype_size(dtype);
+    if (multimem_algo()) {
+      const MultimemDevComm& mm = multimem("reducescatter", dtype, redop);
+      const WindowRef in = window_of(send, "send");
+      mm.reduce_scatter(in.window, in.offset, out, recvcount, dtype, op_stream());
+      last_op_ = NcclOp::reducescatter;
+      return;
+    }
+    const ncclDataType_t dt = data_type(dtype, true);
+    check_collective(NcclOp::reducescatter,
+                     CB_CALL(api().ncclReduceScatter(send, out, recvcount, dt, red_op(redop), c(), op_stream())));
+    last_op_ = NcclOp::reducescatter;
+  }
+
+  // In place when send == recv + rank*sendcount (NCCL's and the interface's convention).
+  void allgather(const Operation& o) {
+    const void* send = o.send;
+    void* recv = o.recv;
+    const std::size_t sendcount = o.count;
+    const Dtype dtype = o.dtype;
+    if (multimem_algo()) {
+      const MultimemDevComm& mm = multimem("allgather", dtype, Redop::sum);
+      const WindowRef out = window_of(recv, "receive");
+      mm.allgather(send, out.window, out.offset, sendcount, dtype, op_stream());
+      last_op_ = NcclOp::allgather;
+      return;
+    }
+    check_collective(NcclOp::allgather,
+                     CB_CALL(api().ncclAllGather(send, recv, sendcount, data_type(dtype, false), c(), op_stream())));
+    last_op_ = NcclOp::allgather;
+  }
+
+  void alltoall(const Operation& o) {
+    const void* send = o.send;
+    void* recv = o.recv;
+    const std::size_t count_per_peer = o.count;
+    const Dtype dtype = o.dtype;
+    const ncclDataType_t dt = data_type(dtype, false);
+    const std::size_t elem = dtype_size(dtype);
+    const std::size_t total_bytes = count_per_peer * elem * static_cast<std::size_t>(size());
+    const void* src = send;
+    if (send == recv && size() > 1) {
+      // NCCL's all-to-all runs as concurrent sends and receives on the same blocks, so in place
+      // it would race: stage the input through scratch (the copy is part of the measured time).
+      void* staged = scratch_.reserve(total_bytes);
+      CB_CHECK_CUDA(cudaMemcpyAsync(staged, send, total_bytes, cudaMemcpyDeviceToDevice, op_stream()));
+      src = staged;
+    }
+    if (ctx_->nccl_runtime_version >= kNcclAlltoAllVersion) {
+      CB_CHECK_NCCL_COMM(c(), CB_NCCL_OPTIONAL(ncclAlltoAll)(src, recv, count_per_peer, dt, c(), op_stream()));
+    } else {
+      Group group(c());
+      for (int peer = 0; peer < size(); ++peer) {
+        const std::size_t off = static_cast<std::size_t>(peer) * count_per_peer * elem;
+        CB_CHECK_NCCL_COMM(
+            c(), api().ncclSend(static_cast<const char*>(src) + off, count_per_peer, dt, peer, c(), op_stream()));
+        CB_CHECK_NCCL_COMM(c(),
+                           api().ncclRecv(static_cast<char*>(recv) + off, count_per_peer, dt, peer, c(), op_stream()));
+      }
+      group.end();
+    }
+    last_op_ = NcclOp::alltoall;
+  }
+
+  void alltoallv(const Operation& o) {
+    if (o.peers == nullptr) throw RuntimeFailure("alltoallv without its per-peer layout");
+    const void* send = o.send;
+    void* recv = o.recv;
+    const Dtype dtype = o.dtype;
+    const PeerLayout& p = *o.peers;
+    const ncclDataType_t dt = data_type(dtype, false);
+    const std::size_t elem = dtype_size(dtype);
+    const auto ops = alltoallv_ops(rank(), size(), p.send_counts, p.send_displs, p.recv_counts, p.recv_displs);
+    Group group(c());
+    for (const P2pOp& op : ops) {
+      if (op.send) {
+        CB_CHECK_NCCL_COMM(c(), api().ncclSend(static_cast<const char*>(send) + op.offset_elems * elem, op.count, dt,
+                                               op.peer, c(), op_stream()));
+      } else {
+        CB_CHECK_NCCL_COMM(c(), api().ncclRecv(static_cast<char*>(recv) + op.offset_elems * elem, op.count, dt, op.peer,
+                                               c(), op_stream()));
+      }
+    }
+    group.end();
+    last_op_ = NcclOp::alltoallv;
+  }
+
+  void broadcast(const Operation& o) {
+    check_collective(NcclOp::broadcast, CB_CALL(api().ncclBroadcast(o.send, o.recv, o.count, data_type(o.dtype, false),
+                                                                    o.root, c(), op_stream())));
+    last_op_ = NcclOp::broadcast;
+  }
+
+  void sendrecv(const Operation& o) {
+    const ncclDataType_t dt = data_type(o.dtype, false);
+    Group group(c());
+    CB_CHECK_NCCL_COMM(c(), api().ncclSend(o.send, o.count, dt, o.send_peer, c(), op_stream()));
+    CB_CHECK_NCCL_COMM(c(), api().ncclRecv(o.recv, o.count, dt, o.recv_peer, c(), op_stream()));
+    group.end();
+    last_op_ = NcclOp::sendrecv;
+  }
+
   // ncclGroupStart/End with the End guaranteed (an exception inside a group would otherwise
   // leave this thread's NCCL group open).
   class Group {

@@ -267,7 +267,7 @@ inline std::optional<std::string> nccl_algo_waiver(std::string_view algo, std::s
   }
   if (algo == "auto" || algo == "flat" || algo == "hierarchical" || algo == "symmetric") return std::nullopt;
   const NcclOp op = op_of_collective(collective);
-  if (op == NcclOp::alltoall || op == NcclOp::alltoallv || op == NcclOp::sendrecv) {
+  if (const CollectiveFacts* f = find_collective_facts(collective); f != nullptr && f->nccl_p2p) {
     return fmt::format(
         "--algo {} selects an NCCL collective algorithm; {} runs on NCCL's point-to-point "
         "transport, which NCCL_ALGO does not affect (use --algo auto)",
