@@ -35,6 +35,7 @@ CB_FAKE_NCCL(ncclAllReduce)
 CB_FAKE_NCCL(ncclReduceScatter)
 CB_FAKE_NCCL(ncclAllGather)
 CB_FAKE_NCCL(ncclBroadcast)
+CB_FAKE_NCCL(ncclReduce)
 CB_FAKE_NCCL(ncclSend)
 CB_FAKE_NCCL(ncclRecv)
 #undef CB_FAKE_NCCL

@@ -28,7 +28,7 @@ enum class CollectiveId : std::uint8_t {
   moe_combine,
   moe_roundtrip,
   ep_dp_concurrent,
-  reduce,  // only in records imported from nccl-tests logs; collbench does not run it
+  reduce,
 };
 
 // busbw = algbw x factor(n), n = the communicator's rank count (nccl-tests conventions,
@@ -59,12 +59,13 @@ enum class NcclOp : std::uint8_t {
   alltoall,
   alltoallv,
   sendrecv,
+  reduce,
 };
 
 namespace facts_detail {
 // NcclOp's names, in its order (to_string(NcclOp)).
-inline constexpr std::array<std::string_view, 8> kOpNames{"none",      "allreduce", "reducescatter", "allgather",
-                                                          "broadcast", "alltoall",  "alltoallv",     "sendrecv"};
+inline constexpr std::array<std::string_view, 9> kOpNames{
+    "none", "allreduce", "reducescatter", "allgather", "broadcast", "alltoall", "alltoallv", "sendrecv", "reduce"};
 }  // namespace facts_detail
 
 std::string_view to_string(NcclOp op);
@@ -236,9 +237,12 @@ inline constexpr std::array kCollectiveFacts{
     row({.id = Id::reduce,
          .name = "reduce",
          .bytes_convention = "buffer",
+         .nccl_op = Op::reduce,
+         .model = M::rooted_pipeline,
          .nccl_tests_binary = "reduce_perf",
          .reduces = true,
          .in_place = true,
+         .runs = true,
          .rooted = true}),
     row({.id = Id::ep_dp_concurrent,
          .name = "ep-dp-concurrent",

@@ -197,6 +197,7 @@ class MpiComm final : public Comm {
         {NcclOp::alltoall, {&MpiComm::alltoall, &MpiComm::bind_alltoall}},
         {NcclOp::alltoallv, {&MpiComm::alltoallv, nullptr}},
         {NcclOp::sendrecv, {&MpiComm::sendrecv, nullptr}},
+        {NcclOp::reduce, {&MpiComm::reduce, nullptr}},
     };
     if (const auto* h = kOps.find(op)) return *h;
     throw InputError(fmt::format("the mpi backend has no {} operation", to_string(op)));
@@ -310,6 +311,39 @@ class MpiComm final : public Comm {
     finish(reqs[1]);
   }
 
+  // In place (send == recv) only the root passes MPI_IN_PLACE; the others' receive buffer is unused.
+  void reduce(const Operation& o) {
+    const void* s = rank_ == o.root && o.send == o.recv ? MPI_IN_PLACE : o.send;
+    if (s == MPI_IN_PLACE && mpich_in_place_reduce_bug(o.root)) {
+      // MPICH 4.0 to 4.1.1 crash in MPI_Reduce(MPI_IN_PLACE) at a root other than 0 (pmodels/mpich
+      // issue 6540, fixed in 4.1.2): the root's input is copied aside and reduced out of place
+      // there (the copy is inside the measured time; docs/measurement.md).
+      const std::size_t bytes = o.count * dtype_size(o.dtype);
+      if (reduce_stage_.size() < bytes) reduce_stage_.resize(bytes);
+      std::memcpy(reduce_stage_.data(), o.recv, bytes);
+      s = reduce_stage_.data();
+    }
+    const int n = to_int_count(o.count);
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    const MPI_Op op = mpi_op(o.redop, o.dtype);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Reduce(s, o.recv, n, dt, op, o.root, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Ireduce(s, o.recv, n, dt, op, o.root, comm_.get(), &req));
+    finish(req);
+  }
+
+  static bool mpich_in_place_reduce_bug(int root) {
+#if defined(MPICH_NUMVERSION)
+    return root != 0 && MPICH_NUMVERSION >= 40000000 && MPICH_NUMVERSION < 40102000;
+#else
+    (void)root;
+    return false;
+#endif
+  }
+
   // The blocking bound forms (mpi_bound.hpp); the method through the bound call otherwise.
   BoundCall bind_allreduce(const Operation& o) {
     if (!blocking()) return Comm::bind(checked_op(o, o.count));
@@ -339,7 +373,9 @@ class MpiComm final : public Comm {
   }
 
   // Blocking MPI calls only in spin mode outside a group; otherwise non-blocking + finish().
-  [[nodiscard]] bool blocking() const { return progress_ == Progress::spin && !group_->open; }
+  [[nodiscard]] bool blocking() const {
+    return progress_ == Progress::spin && !group_->open;
+  }
   // `count` after checking it and count x size() against MPI's int count (reduce-scatter's and
   // all-gather's whole buffer).
   [[nodiscard]] std::size_t checked_total(std::size_t count) const {
@@ -364,6 +400,7 @@ class MpiComm final : public Comm {
   int rank_ = 0;
   int size_ = 1;
   std::map<int, std::unique_ptr<MpiComm>> blocks_;  // block_level(), by block size
+  std::vector<unsigned char> reduce_stage_;         // reduce(): the root's input, staged (MPICH 4.0-4.1.1)
 };
 
 class WallTimer final : public Timer {

@@ -40,6 +40,7 @@
   X(ncclReduceScatter)              \
   X(ncclAllGather)                  \
   X(ncclBroadcast)                  \
+  X(ncclReduce)                     \
   X(ncclSend)                       \
   X(ncclRecv)
 

@@ -56,6 +56,7 @@ class NcclComm final : public Comm {
         {NcclOp::alltoall, {&NcclComm::alltoall, nullptr}},
         {NcclOp::alltoallv, {&NcclComm::alltoallv, nullptr}},
         {NcclOp::sendrecv, {&NcclComm::sendrecv, nullptr}},
+        {NcclOp::reduce, {&NcclComm::reduce, nullptr}},
     };
     const OpHandlers<NcclComm>* h = kOps.find(o.op);
     if (h == nullptr) throw InputError(fmt::format("the nccl backend has no {} operation", to_string(o.op)));
@@ -250,6 +251,12 @@ class NcclComm final : public Comm {
     CB_CHECK_NCCL_COMM(c(), api().ncclRecv(o.recv, o.count, dt, o.recv_peer, c(), op_stream()));
     group.end();
     last_op_ = NcclOp::sendrecv;
+  }
+
+  void reduce(const Operation& o) {
+    check_collective(NcclOp::reduce, CB_CALL(api().ncclReduce(o.send, o.recv, o.count, data_type(o.dtype, true),
+                                                              red_op(o.redop), o.root, c(), op_stream())));
+    last_op_ = NcclOp::reduce;
   }
 
   // ncclGroupStart/End with the End guaranteed (an exception inside a group would otherwise
