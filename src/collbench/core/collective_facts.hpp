@@ -29,6 +29,7 @@ enum class CollectiveId : std::uint8_t {
   moe_roundtrip,
   ep_dp_concurrent,
   reduce,
+  gather,
 };
 
 // busbw = algbw x factor(n), n = the communicator's rank count (nccl-tests conventions,
@@ -60,12 +61,14 @@ enum class NcclOp : std::uint8_t {
   alltoallv,
   sendrecv,
   reduce,
+  gather,
 };
 
 namespace facts_detail {
 // NcclOp's names, in its order (to_string(NcclOp)).
-inline constexpr std::array<std::string_view, 9> kOpNames{
-    "none", "allreduce", "reducescatter", "allgather", "broadcast", "alltoall", "alltoallv", "sendrecv", "reduce"};
+inline constexpr std::array<std::string_view, 10> kOpNames{"none",      "allreduce", "reducescatter", "allgather",
+                                                           "broadcast", "alltoall",  "alltoallv",     "sendrecv",
+                                                           "reduce",    "gather"};
 }  // namespace facts_detail
 
 std::string_view to_string(NcclOp op);
@@ -79,6 +82,7 @@ enum class ModelPlan : std::uint8_t {
   exchange,         // all-to-all(v): every pair, flat or hierarchical
   rooted_pipeline,  // broadcast, reduce: a ring pipeline from (or to) the root
   point_to_point,   // send/recv pairs
+  rooted_direct,    // gather, scatter: every rank's chunk straight to (from) the root
 };
 
 // Which step-model parallel groups a collective's overlap records can stand for
@@ -252,6 +256,18 @@ inline constexpr std::array kCollectiveFacts{
          .reduces = true,
          .in_place = true,
          .runs = true}),
+    row({.id = Id::gather,
+         .name = "gather",
+         .bytes_convention = "total output at the root (n x chunk)",
+         .busbw = B::n_minus_1_over_n,
+         .buffers = Buf::full_and_chunk,
+         .nccl_op = Op::gather,
+         .model = M::rooted_direct,
+         .nccl_tests_binary = "gather_perf",
+         .in_place = true,
+         .runs = true,
+         .rooted = true,
+         .nccl_p2p = true}),
 };
 
 }  // namespace facts_detail

@@ -367,6 +367,16 @@ Plan sendrecv_flat(const Ctx& c) {
   return p;
 }
 
+// Gather to (or scatter from) the root, as NCCL's point-to-point: the root receives (sends) one
+// chunk of S/n from (to) every other rank at once, the chunks of its domain over NVLink and the
+// others' over its NICs: the links of one rank of an all-to-all of S (alltoall_flat's worst rank).
+Plan rooted_direct(const Ctx& c) {
+  Plan p = alltoall_flat(c);
+  p.note = "the root's links: (m-1)/n S over NVLink, (n-m)/n S over its NICs" +
+           std::string(p.note.empty() ? "" : "; ") + p.note;
+  return p;
+}
+
 // ---- algorithm selection -----------------------------------------------------------------------
 
 NotModelled no_variant(const std::string& collective, const std::string& algo, std::string_view modelled) {
@@ -452,6 +462,9 @@ Planned plan_for(const Ctx& c, const std::string& algo) {
     case ModelPlan::point_to_point:
       if (algo == "flat" || algo == "ring") return sendrecv_flat(c);
       return no_variant(coll, algo, "auto, flat");
+    case ModelPlan::rooted_direct:
+      if (algo == "flat") return rooted_direct(c);
+      return no_variant(coll, algo, "auto, flat");
     case ModelPlan::none:
       break;
   }
@@ -460,7 +473,7 @@ Planned plan_for(const Ctx& c, const std::string& algo) {
 
 bool flat_is_direct(CollectiveId id) {
   const ModelPlan m = collective_facts(id).model;
-  return m == ModelPlan::exchange || m == ModelPlan::point_to_point;
+  return m == ModelPlan::exchange || m == ModelPlan::point_to_point || m == ModelPlan::rooted_direct;
 }
 
 }  // namespace collbench::model::detail

@@ -198,6 +198,7 @@ class MpiComm final : public Comm {
         {NcclOp::alltoallv, {&MpiComm::alltoallv, nullptr}},
         {NcclOp::sendrecv, {&MpiComm::sendrecv, nullptr}},
         {NcclOp::reduce, {&MpiComm::reduce, nullptr}},
+        {NcclOp::gather, {&MpiComm::gather, nullptr}},
     };
     if (const auto* h = kOps.find(op)) return *h;
     throw InputError(fmt::format("the mpi backend has no {} operation", to_string(op)));
@@ -332,6 +333,23 @@ class MpiComm final : public Comm {
     }
     MPI_Request req;
     CB_CHECK_MPI(MPI_Ireduce(s, o.recv, n, dt, op, o.root, comm_.get(), &req));
+    finish(req);
+  }
+
+  // In place (send == recv + rank x count) only the root passes MPI_IN_PLACE: its chunk is
+  // already in place; the others' receive buffer is unused.
+  void gather(const Operation& o) {
+    const auto own = static_cast<std::size_t>(rank_) * o.count * dtype_size(o.dtype);
+    const bool in_place = static_cast<const char*>(o.send) == static_cast<const char*>(o.recv) + own;
+    const void* s = rank_ == o.root && in_place ? MPI_IN_PLACE : o.send;
+    const int n = to_int_count(checked_total(o.count));
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Gather(s, n, dt, o.recv, n, dt, o.root, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Igather(s, n, dt, o.recv, n, dt, o.root, comm_.get(), &req));
     finish(req);
   }
 

@@ -57,6 +57,7 @@ class NcclComm final : public Comm {
         {NcclOp::alltoallv, {&NcclComm::alltoallv, nullptr}},
         {NcclOp::sendrecv, {&NcclComm::sendrecv, nullptr}},
         {NcclOp::reduce, {&NcclComm::reduce, nullptr}},
+        {NcclOp::gather, {&NcclComm::gather, nullptr}},
     };
     const OpHandlers<NcclComm>* h = kOps.find(o.op);
     if (h == nullptr) throw InputError(fmt::format("the nccl backend has no {} operation", to_string(o.op)));
@@ -257,6 +258,23 @@ class NcclComm final : public Comm {
     check_collective(NcclOp::reduce, CB_CALL(api().ncclReduce(o.send, o.recv, o.count, data_type(o.dtype, true),
                                                               red_op(o.redop), o.root, c(), op_stream())));
     last_op_ = NcclOp::reduce;
+  }
+
+  // As nccl-tests builds it from point-to-point: every rank sends its chunk to the root, which
+  // receives rank r's at r x count (in place, its own chunk onto itself).
+  void gather(const Operation& o) {
+    const ncclDataType_t dt = data_type(o.dtype, false);
+    const std::size_t chunk_bytes = o.count * dtype_size(o.dtype);
+    Group group(c());
+    CB_CHECK_NCCL_COMM(c(), api().ncclSend(o.send, o.count, dt, o.root, c(), op_stream()));
+    if (rank() == o.root) {
+      for (int r = 0; r < size(); ++r) {
+        auto* at = static_cast<char*>(o.recv) + static_cast<std::size_t>(r) * chunk_bytes;
+        CB_CHECK_NCCL_COMM(c(), api().ncclRecv(at, o.count, dt, r, c(), op_stream()));
+      }
+    }
+    group.end();
+    last_op_ = NcclOp::gather;
   }
 
   // ncclGroupStart/End with the End guaranteed (an exception inside a group would otherwise
