@@ -30,6 +30,7 @@ enum class CollectiveId : std::uint8_t {
   ep_dp_concurrent,
   reduce,
   gather,
+  scatter,
 };
 
 // busbw = algbw x factor(n), n = the communicator's rank count (nccl-tests conventions,
@@ -62,13 +63,14 @@ enum class NcclOp : std::uint8_t {
   sendrecv,
   reduce,
   gather,
+  scatter,
 };
 
 namespace facts_detail {
 // NcclOp's names, in its order (to_string(NcclOp)).
-inline constexpr std::array<std::string_view, 10> kOpNames{"none",      "allreduce", "reducescatter", "allgather",
+inline constexpr std::array<std::string_view, 11> kOpNames{"none",      "allreduce", "reducescatter", "allgather",
                                                            "broadcast", "alltoall",  "alltoallv",     "sendrecv",
-                                                           "reduce",    "gather"};
+                                                           "reduce",    "gather",    "scatter"};
 }  // namespace facts_detail
 
 std::string_view to_string(NcclOp op);
@@ -264,6 +266,18 @@ inline constexpr std::array kCollectiveFacts{
          .nccl_op = Op::gather,
          .model = M::rooted_direct,
          .nccl_tests_binary = "gather_perf",
+         .in_place = true,
+         .runs = true,
+         .rooted = true,
+         .nccl_p2p = true}),
+    row({.id = Id::scatter,
+         .name = "scatter",
+         .bytes_convention = "total input at the root (n x chunk)",
+         .busbw = B::n_minus_1_over_n,
+         .buffers = Buf::full_and_chunk,
+         .nccl_op = Op::scatter,
+         .model = M::rooted_direct,
+         .nccl_tests_binary = "scatter_perf",
          .in_place = true,
          .runs = true,
          .rooted = true,

@@ -199,6 +199,7 @@ class MpiComm final : public Comm {
         {NcclOp::sendrecv, {&MpiComm::sendrecv, nullptr}},
         {NcclOp::reduce, {&MpiComm::reduce, nullptr}},
         {NcclOp::gather, {&MpiComm::gather, nullptr}},
+        {NcclOp::scatter, {&MpiComm::scatter, nullptr}},
     };
     if (const auto* h = kOps.find(op)) return *h;
     throw InputError(fmt::format("the mpi backend has no {} operation", to_string(op)));
@@ -350,6 +351,23 @@ class MpiComm final : public Comm {
     }
     MPI_Request req;
     CB_CHECK_MPI(MPI_Igather(s, n, dt, o.recv, n, dt, o.root, comm_.get(), &req));
+    finish(req);
+  }
+
+  // In place (recv == send + rank x count) only the root passes MPI_IN_PLACE: its chunk stays
+  // where it is; the others' send buffer is unused.
+  void scatter(const Operation& o) {
+    const auto own = static_cast<std::size_t>(rank_) * o.count * dtype_size(o.dtype);
+    const bool in_place = static_cast<const char*>(o.recv) == static_cast<const char*>(o.send) + own;
+    void* r = rank_ == o.root && in_place ? MPI_IN_PLACE : o.recv;
+    const int n = to_int_count(checked_total(o.count));
+    const MPI_Datatype dt = mpi_datatype(o.dtype);
+    if (blocking()) {
+      CB_CHECK_MPI(MPI_Scatter(o.send, n, dt, r, n, dt, o.root, comm_.get()));
+      return;
+    }
+    MPI_Request req;
+    CB_CHECK_MPI(MPI_Iscatter(o.send, n, dt, r, n, dt, o.root, comm_.get(), &req));
     finish(req);
   }
 

@@ -58,6 +58,7 @@ class NcclComm final : public Comm {
         {NcclOp::sendrecv, {&NcclComm::sendrecv, nullptr}},
         {NcclOp::reduce, {&NcclComm::reduce, nullptr}},
         {NcclOp::gather, {&NcclComm::gather, nullptr}},
+        {NcclOp::scatter, {&NcclComm::scatter, nullptr}},
     };
     const OpHandlers<NcclComm>* h = kOps.find(o.op);
     if (h == nullptr) throw InputError(fmt::format("the nccl backend has no {} operation", to_string(o.op)));
@@ -275,6 +276,23 @@ class NcclComm final : public Comm {
     }
     group.end();
     last_op_ = NcclOp::gather;
+  }
+
+  // As nccl-tests builds it from point-to-point: the root sends chunk r (at r x count) to rank r,
+  // every rank receives its own (in place, the root's onto itself).
+  void scatter(const Operation& o) {
+    const ncclDataType_t dt = data_type(o.dtype, false);
+    const std::size_t chunk_bytes = o.count * dtype_size(o.dtype);
+    Group group(c());
+    if (rank() == o.root) {
+      for (int r = 0; r < size(); ++r) {
+        const auto* at = static_cast<const char*>(o.send) + static_cast<std::size_t>(r) * chunk_bytes;
+        CB_CHECK_NCCL_COMM(c(), api().ncclSend(at, o.count, dt, r, c(), op_stream()));
+      }
+    }
+    CB_CHECK_NCCL_COMM(c(), api().ncclRecv(o.recv, o.count, dt, o.root, c(), op_stream()));
+    group.end();
+    last_op_ = NcclOp::scatter;
   }
 
   // ncclGroupStart/End with the End guaranteed (an exception inside a group would otherwise
