@@ -278,7 +278,10 @@ TEST_F(NcclBackendTest, ErrorsCarryTheCallAndNcclText) {
   auto world = be().world();
   auto buf = be().allocate(1024);
   try {
-    world->run({.op = NcclOp::broadcast, .root = world->size() + 5, .send = buf->data(), .recv = buf->data(),
+    world->run({.op = NcclOp::broadcast,
+                .root = world->size() + 5,
+                .send = buf->data(),
+                .recv = buf->data(),
                 .count = 16});  // no such root
     world->synchronize();
     FAIL() << "an invalid root was accepted";

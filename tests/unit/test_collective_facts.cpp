@@ -47,7 +47,7 @@ TEST(CollectiveFacts, EveryIdHasOneRowAndNamesRoundTrip) {
     EXPECT_EQ(collective_id(f.name), f.id);
     EXPECT_EQ(to_string(f.id), f.name);
   }
-  EXPECT_EQ(ids.size(), static_cast<std::size_t>(CollectiveId::reduce) + 1);
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(CollectiveId::scatter) + 1);
   EXPECT_EQ(find_collective_facts("allreduse"), nullptr);
   EXPECT_FALSE(collective_id("allreduse"));
 }
@@ -82,10 +82,10 @@ TEST(CollectiveFacts, BusbwRules) {
 TEST(CollectiveFacts, WhatKnowsEachCollective) {
   EXPECT_EQ(model::modelled_collectives(),
             (std::vector<std::string>{"allreduce", "reducescatter", "allgather", "alltoall", "alltoallv", "broadcast",
-                                      "sendrecv"}));
+                                      "sendrecv", "reduce", "gather", "scatter"}));
   EXPECT_EQ(collective_names_where(&CollectiveFacts::nccl_tests),
             (std::vector<std::string>{"allreduce", "reducescatter", "allgather", "alltoall", "alltoallv", "broadcast",
-                                      "sendrecv", "reduce"}));
+                                      "sendrecv", "reduce", "gather", "scatter"}));
   EXPECT_EQ(collective_names_where(&CollectiveFacts::reduces),
             (std::vector<std::string>{"allreduce", "reducescatter", "reduce", "ep-dp-concurrent"}));
   EXPECT_EQ(collective_facts(CollectiveId::allgather).buffers, BufferRule::full_and_chunk);
@@ -99,9 +99,11 @@ TEST(CollectiveFacts, NcclOperations) {
   EXPECT_EQ(op_of_collective("moe-dispatch"), NcclOp::alltoallv);
   EXPECT_EQ(op_of_collective("moe-roundtrip"), NcclOp::alltoallv);
   EXPECT_EQ(op_of_collective("ep-dp-concurrent"), NcclOp::none);
-  EXPECT_EQ(op_of_collective("reduce"), NcclOp::none);
+  EXPECT_EQ(op_of_collective("reduce"), NcclOp::reduce);
+  EXPECT_EQ(op_of_collective("gather"), NcclOp::gather);
+  // A collective that is one operation is named as that operation (MoE's exchanges are alltoallv).
   for (const auto& f : all_collective_facts()) {
-    if (f.nccl_op != NcclOp::none && f.id <= CollectiveId::sendrecv) {
+    if (f.nccl_op != NcclOp::none && !f.moe) {
       EXPECT_EQ(to_string(f.nccl_op), f.name);
     }
   }

@@ -79,6 +79,43 @@ TEST(Shape, AllgatherAndAlltoallRoundDownPerPeer) {
   EXPECT_EQ(a2a.bytes_per_rank_send, 960u);
 }
 
+// nccl-tests' reduce.cu, gather.cu and scatter.cu: reduce moves the whole buffer (busbw factor 1);
+// gather and scatter round the per-rank chunk down to 16-byte units and count n chunks as the
+// size, with busbw = algbw x (n-1)/n.
+TEST(Shape, ReduceGatherAndScatterAsNcclTests) {
+  const auto& reduce = find_collective("reduce");
+  const auto r = reduce.shape(1001, Dtype::float32, 2, 4);
+  EXPECT_EQ(r.count, 250u);
+  EXPECT_EQ(r.bytes, 1000u);
+  EXPECT_EQ(r.send_elems, 250u);
+  EXPECT_EQ(r.recv_elems, 250u);
+  EXPECT_DOUBLE_EQ(reduce.busbw_factor(8), 1.0);
+  // 1000 B of float32 on 4 ranks: 250 elements -> 62 per rank -> 60 (4 per 16 B) -> 960 B.
+  const auto& gather = find_collective("gather");
+  const auto g = gather.shape(1000, Dtype::float32, 1, 4);
+  EXPECT_EQ(g.count, 60u);
+  EXPECT_EQ(g.bytes, 960u);
+  EXPECT_EQ(g.send_elems, 60u);
+  EXPECT_EQ(g.recv_elems, 240u);
+  EXPECT_EQ(g.bytes_per_rank_send, 240u);
+  const auto& scatter = find_collective("scatter");
+  const auto sc = scatter.shape(1000, Dtype::float32, 1, 4);
+  EXPECT_EQ(sc.count, 60u);
+  EXPECT_EQ(sc.bytes, 960u);
+  EXPECT_EQ(sc.send_elems, 240u);
+  EXPECT_EQ(sc.recv_elems, 60u);
+  EXPECT_EQ(sc.bytes_per_rank_recv, 240u);
+  EXPECT_DOUBLE_EQ(gather.busbw_factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(scatter.busbw_factor(8), 0.875);
+  // In place, NCCL's conventions: gather's input sits at rank x chunk of the output; scatter's
+  // output lands at rank x chunk of the input.
+  coll::CaseContext ctx;
+  ctx.rank = 3;
+  ctx.num_ranks = 4;
+  EXPECT_EQ(gather.in_place_input_offset(g, ctx), 180u);
+  EXPECT_EQ(scatter.in_place_input_offset(sc, ctx), 0u);
+}
+
 TEST(Shape, AlltoallvBytesMaxRankAndLogicalTotal) {
   // n = 2: w(s,d) = 1 + (s + 2d) mod 3: w(0,0)=1 w(0,1)=3 w(1,0)=2 w(1,1)=1 (mod 3 of 3 is 0 -> 1)
   // send totals: rank0 1+3=4, rank1 2+1=3; recv totals: rank0 1+2=3, rank1 3+1=4 -> max 4.

@@ -233,11 +233,21 @@ TEST(ReportImport, UnknownTypesReductionsAndCollectivesAreSkippedWithWarnings) {
   EXPECT_NE(all.find("type 'int8'"), std::string::npos) << all;
   EXPECT_NE(all.find("reduction 'avg'"), std::string::npos) << all;
 
-  const auto gather = convert_nccl_tests_log(hand_log("gather", 4), options());
-  EXPECT_TRUE(gather.skipped);
-  EXPECT_TRUE(gather.cases.empty());
-  ASSERT_FALSE(gather.warnings.empty());
-  EXPECT_NE(gather.warnings.back().find("gather"), std::string::npos);
+  const auto hypercube = convert_nccl_tests_log(hand_log("hypercube", 4), options());
+  EXPECT_TRUE(hypercube.skipped);
+  EXPECT_TRUE(hypercube.cases.empty());
+  ASSERT_FALSE(hypercube.warnings.empty());
+  EXPECT_NE(hypercube.warnings.back().find("hypercube"), std::string::npos);
+}
+
+// nccl-tests' gather, scatter and reduce import as collbench's own since collbench runs them.
+TEST(ReportImport, GatherScatterAndReduceImportAsTheirCollectives) {
+  for (const char* name : {"gather", "scatter", "reduce"}) {
+    const auto conv = convert_nccl_tests_log(hand_log(name, 4), options());
+    EXPECT_FALSE(conv.skipped) << name;
+    ASSERT_FALSE(conv.cases.empty()) << name;
+    EXPECT_EQ(conv.cases[0].collective, name);
+  }
 }
 
 TEST(ReportImport, InconsistentBusbwIsWarnedAndKept) {
