@@ -47,3 +47,75 @@ def test_an_unknown_layer_is_refused(tmp_path):
 def test_the_repository_goes_down():
     p = check(SOURCE_DIR / "src")
     assert p.returncode == 0, p.stderr
+
+
+# ---- scripts/check_sizes.py: files over 600 lines, functions over 60, an allowlist that only shrinks
+
+SIZES = SOURCE_DIR / "scripts" / "check_sizes.py"
+LINT_PYTHON = SOURCE_DIR / "build" / "lint-venv" / "bin" / "python"
+
+
+def sizes(root, allowlist):
+    python = str(LINT_PYTHON) if LINT_PYTHON.exists() else sys.executable
+    return subprocess.run([python, str(SIZES), str(root), str(allowlist)], capture_output=True, text=True, timeout=120)
+
+
+def git_tree(tmp_path, files):
+    for rel, text in files.items():
+        write(tmp_path, rel, text)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    return tmp_path
+
+
+def function(name, lines):
+    return f"int {name}() {{\n" + "  int x = 0;\n" * (lines - 3) + "  return x;\n}\n"
+
+
+def test_sizes_name_every_file_and_function_over_the_limit_and_the_allowlist_ratchets(tmp_path):
+    pytest = __import__("pytest")
+    if subprocess.run([str(LINT_PYTHON) if LINT_PYTHON.exists() else sys.executable, "-c", "import lizard"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("lizard is installed by scripts/lint sizes into build/lint-venv")
+    tree = git_tree(tmp_path / "t", {
+        "src/long.cpp": "// x\n" * 601,
+        "src/fn.cpp": function("short_one", 60) + function("long_one", 61),
+    })
+    allow = tmp_path / "allow.txt"
+    allow.write_text("")
+    p = sizes(tree, allow)
+    assert p.returncode == 1
+    assert "src/long.cpp: 601 lines, over the limit of 600" in p.stdout
+    assert "src/fn.cpp:long_one: 61 lines, over the limit of 60" in p.stdout
+    assert "short_one" not in p.stdout
+    allow.write_text("src/long.cpp 601\nsrc/fn.cpp:long_one 61\n")
+    assert sizes(tree, allow).returncode == 0
+    allow.write_text("src/long.cpp 600\nsrc/fn.cpp:long_one 62\nsrc/gone.cpp 700\n")
+    p = sizes(tree, allow)
+    assert "src/long.cpp: grew from 600 to 601 lines" in p.stdout
+    assert "src/fn.cpp:long_one: shrank from 62 to 61 lines: lower its allowlist entry to 61" in p.stdout
+    assert "src/gone.cpp: allowlisted at 700 lines but no longer over the limit" in p.stdout
+
+
+def test_the_repository_keeps_its_size_limits():
+    p = sizes(SOURCE_DIR, SOURCE_DIR / "scripts" / "size-allowlist.txt")
+    assert p.returncode in (0, 2), p.stdout  # 2: lizard not installed here (scripts/lint installs it)
+
+
+# ---- scripts/check_doc_paths.py: every path docs/architecture.md and docs/design.md name exists
+
+DOC_PATHS = SOURCE_DIR / "scripts" / "check_doc_paths.py"
+
+
+def test_a_missing_path_in_a_design_doc_is_named_with_its_line(tmp_path):
+    doc = tmp_path / "d.md"
+    doc.write_text("ok: `coll/registry.cpp`, `backend/mpi/` and [x](architecture.md)\n"
+                   "gone: `backend/nccl/nccl_gone.cpp`\nunit: `800Gb/s`\n")
+    p = subprocess.run([sys.executable, str(DOC_PATHS), str(doc)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert p.stdout == f"{doc}:2: 'backend/nccl/nccl_gone.cpp' names no file or folder of the repository\n"
+
+
+def test_the_design_docs_name_only_existing_paths():
+    p = subprocess.run([sys.executable, str(DOC_PATHS)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout
