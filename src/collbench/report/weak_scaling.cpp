@@ -14,6 +14,7 @@
 #include "collbench/core/names.hpp"
 #include "collbench/model/published.hpp"
 #include "collbench/record/nccltests_convert.hpp"
+#include "collbench/report/overlap_text.hpp"
 #include "collbench/report/weak_scaling_detail.hpp"
 #include "collbench/stats/median_bootstrap.hpp"
 #include "collbench/stats/summary.hpp"
@@ -228,6 +229,10 @@ MeasuredPoint measured_fields(const Entry& e) {
   m.t_both_us = overlap_number(r, "t_both_us");
   m.exposed_us = overlap_number(r, "exposed_us");
   m.overlap_efficiency = overlap_number(r, "efficiency");
+  if (r.overlap.is_object()) {
+    m.overlap_exposed_text = overlap_exposed_text(r.overlap, 2);
+    m.overlap_efficiency_text = overlap_efficiency_text(r.overlap, 3);
+  }
   if (m.uneven) {
     m.notes.push_back(
         fmt::format("uneven packing {}: the smallest domain sets the off-domain share of its ranks", m.packing));

@@ -127,6 +127,7 @@ struct MeasuredPoint {
   std::optional<std::string> slowest_host;
   // Overlap mode (record.overlap, docs/overlap.md): the collective beside the group's compute load.
   std::optional<double> t_comm_us, t_compute_us, t_both_us, exposed_us, overlap_efficiency;
+  std::string overlap_exposed_text, overlap_efficiency_text;  // with their intervals (report/overlap_text.hpp)
   std::vector<std::string> notes;
 };
 
