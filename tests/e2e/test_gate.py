@@ -181,7 +181,7 @@ def test_two_racks_acceptance_records_are_gated_between_repeats(tmp_path):
         assert p.returncode in (0, 1), p.stderr
         racks[rack] = sorted(out.glob("records-*.jsonl"))
     assert [f.name for f in racks["rack-a"]] == [f.name for f in racks["rack-b"]] and racks["rack-a"]
-    for a, b in zip(racks["rack-a"], racks["rack-b"]):
+    for a, b in zip(racks["rack-a"], racks["rack-b"], strict=True):
         keys = [r["case_key"] for r in read_jsonl(a)[1:]]
         repeated = {k for k in keys if keys.count(k) == 3}
         assert repeated, keys  # every check measured 3 times under its key

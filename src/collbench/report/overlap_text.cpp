@@ -6,7 +6,6 @@
 #include <optional>
 #include <utility>
 
-
 namespace collbench::report {
 namespace {
 
