@@ -32,6 +32,7 @@
 #include "collbench/run/fault.hpp"
 #include "collbench/run/runner.hpp"
 #include "collbench/run/session.hpp"
+#include "collbench/run/watchdog.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -159,7 +160,8 @@ BoundsSystem bounds_system(const AcceptFlags& f, const accept::AcceptanceProfile
 
 // Runs one placement group's cases (collective over all ranks); its records file when --out-dir.
 run::RunSummary run_group(const AcceptFlags& f, const accept::AcceptanceProfile& profile, const BoundsSystem& system,
-                          const accept::PlacementGroup& g, std::vector<std::string>& record_files) {
+                          const accept::PlacementGroup& g, std::vector<std::string>& record_files,
+                          run::Watchdog& watchdog) {
   plan::Sweep sweep;
   sweep.name = fmt::format("accept-{}-{}", profile.name, g.label);
   sweep.description = profile.description;
@@ -181,6 +183,7 @@ run::RunSummary run_group(const AcceptFlags& f, const accept::AcceptanceProfile&
   run::RunnerOptions options = runner_options(out, placement, 0);
   options.measure_repeats = true;  // repetitions of a check share its case key
   options.show_progress = false;
+  options.shared_watchdog = &watchdog;
   run::Runner runner(options);
   return runner.run(sweep);
 }
@@ -280,6 +283,9 @@ int run_accept(const AcceptFlags& f) {
   const Started started{run::utc_now_iso8601(), backend::sim::now_seconds()};
   std::vector<accept::GroupRecords> results;
   std::vector<std::string> record_files;
+  // One watchdog for every group and the judging after them: a stop signal between two groups
+  // ends the job with exit 3 (MPI_Abort), as during a group (issue 37 item 5).
+  run::Watchdog watchdog(run::host_names(info));
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const auto& g = groups[gi];
     if (control.rank() == 0) {
@@ -287,7 +293,7 @@ int run_accept(const AcceptFlags& f) {
                    gi + 1, groups.size(), g.cases.size(),
                    fmt::format("{}", fmt::join(g.placement.domain_sizes, ",")).c_str());
     }
-    results.push_back({&g, run_group(f, profile, system, g, record_files).records});
+    results.push_back({&g, run_group(f, profile, system, g, record_files, watchdog).records});
   }
 
   // 3. Judge and write on rank 0; every rank returns the same exit code.

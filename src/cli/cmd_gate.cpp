@@ -59,12 +59,20 @@ int run_gate_command(const GateFlags& f) {
   const auto started = std::chrono::steady_clock::now();
   const report::GatePolicy policy =
       f.policy ? report::parse_gate_policy(read_text_file(*f.policy, "policy file"), *f.policy) : report::GatePolicy{};
-  const record::ResultFile baseline = record::read_results(f.baseline);
-  const record::ResultFile current = record::read_results(f.current);
+  std::size_t grouped_baseline = 0, grouped_current = 0;
+  const record::ResultFile baseline = record::group_repetitions(record::read_results(f.baseline), grouped_baseline);
+  const record::ResultFile current = record::group_repetitions(record::read_results(f.current), grouped_current);
   for (const auto* file : {&baseline, &current}) {
     for (const auto& w : file->warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
   }
   report::GateReport rep = report::run_gate(baseline, current, policy, {f.allow_faults, f.allow_simulated});
+  for (const auto& [file, n] : {std::pair{&baseline, grouped_baseline}, std::pair{&current, grouped_current}}) {
+    if (n == 0) continue;
+    rep.notes.push_back(fmt::format(
+        "{}: {} case key(s) measured several times by one run (accept's repetitions, locate's bisection) are each "
+        "one record of its repetitions, as with --repeats (docs/gate.md, \"Between repeats\")",
+        file->path, n));
+  }
   rep.started_at = started_at;  // the JUnit suite's timestamp and time
   rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 

@@ -31,6 +31,7 @@
 #include "collbench/run/fault.hpp"
 #include "collbench/run/runner.hpp"
 #include "collbench/run/session.hpp"
+#include "collbench/run/watchdog.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -107,7 +108,8 @@ plan::Case base_case(const LocateFlags& f, const std::string& collective, std::u
 
 class Measurer {
  public:
-  Measurer(const LocateFlags& f, const run::Control& control) : f_(f), control_(control) {}
+  Measurer(const LocateFlags& f, const run::Control& control, run::Watchdog* watchdog)
+      : f_(f), control_(control), watchdog_(watchdog) {}
 
   // Runs `cases` (collective), returns the records on rank 0 (empty elsewhere).
   std::vector<record::CaseRecord> run(const std::string& name, std::vector<plan::Case> cases,
@@ -136,6 +138,7 @@ class Measurer {
     run::RunnerOptions options = runner_options(out, placement, 0);
     options.measure_repeats = true;  // repetitions of a bisection step share its case key
     options.show_progress = false;
+    options.shared_watchdog = watchdog_;
     run::Runner runner(options);
     return runner.run(sweep).records;
   }
@@ -145,6 +148,7 @@ class Measurer {
  private:
   const LocateFlags& f_;
   const run::Control& control_;
+  run::Watchdog* watchdog_;  // locate's, across its phases
   std::vector<std::string> files_;
 };
 
@@ -269,8 +273,8 @@ double cluster_clock(const run::Control& control) {
 // One measured locate run: the methods' cases on every rank, the analysis on rank 0.
 class LocateRun {
  public:
-  LocateRun(const LocateFlags& f, const run::Control& control, int n)
-      : f_(f), control_(control), measurer_(f, control), n_(n), root_(control.rank() == 0) {
+  LocateRun(const LocateFlags& f, const run::Control& control, int n, run::Watchdog* watchdog)
+      : f_(f), control_(control), measurer_(f, control, watchdog), n_(n), root_(control.rank() == 0) {
     rep_.num_ranks = n;
     rep_.clock = backend::sim::active() ? "simulated" : "wall";
   }
@@ -388,7 +392,10 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
   }
   base_case(f, "allreduce", 8);  // validates --max-time and --backend before anything runs
   if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kOurFiles);
-  LocateRun run(f, control, n);
+  // One watchdog for every phase, the barriers and the analysis between them: a stop signal
+  // there ends the job with exit 3 (MPI_Abort), as during a phase (issue 37 item 5).
+  run::Watchdog watchdog(run::host_names(info));
+  LocateRun run(f, control, n, &watchdog);
   report::LocateReport& rep = run.report();
   for (const auto& h : info.hosts) rep.hosts.push_back(h.host);
   if (const auto faults = run::FaultPlan::from_env(); !faults.empty()) rep.fault = faults.text();

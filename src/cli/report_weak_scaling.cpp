@@ -173,6 +173,7 @@ report::WeakScalingOptions weak_scaling_options(const WeakScalingFlags& f) {
   opt.base = f.base;
   opt.anomaly_below_pct = f.anomaly_below;  // default: 40 on GPU profiles, off on CPU ones
   opt.packing = report::parse_packing(f.packing);
+  opt.allow_mixed_progress = f.allow_mixed_progress;
   // --set overrides the profile projections use (--project-onto's, else --system's).
   if (f.system)
     opt.system = model::load_system_profile(*f.system, f.project_onto ? std::vector<std::string>{} : f.sets);
@@ -313,6 +314,9 @@ CLI::App* add_weak_scaling(CLI::App& app, WeakScalingFlags& w) {
                  "Packing of projected points: full (whole domains only), even (ceil(N/M) equal domains) or partial "
                  "(full domains and a partial last one)")
       ->default_str("full");
+  ws->add_flag("--allow-mixed-progress", w.allow_mixed_progress,
+               "Compute E(N) across points measured with different progress modes (spin, yield); without it such "
+               "a point has no E(N)");
   ws->add_option("--metric", w.metric, "Per-GPU metric of E(N): busbw or time")->default_str("busbw");
   ws->add_option("--out", w.out, "Output folder (report.md, report.json, *.png)")->default_str("weak-scaling-report");
   ws->add_option("--seed", w.seed, "Seed of the bootstrap")->default_str("1");

@@ -23,6 +23,7 @@ struct WeakScalingFlags {
   std::optional<int> base;
   std::optional<int> ranks_per_domain;
   std::optional<double> anomaly_below;
+  bool allow_mixed_progress = false;
   std::string packing = "full";
   std::string metric = "busbw";
   std::string out = "weak-scaling-report";

@@ -167,3 +167,31 @@ def test_committed_cpu_baseline_is_a_valid_gate_input():
         pytest.skip("no committed CPU baseline (ci/refresh-baseline writes it)")
     p = gate("--baseline", baseline, "--current", baseline)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_two_racks_acceptance_records_are_gated_between_repeats(tmp_path):
+    # accept writes one record per repetition under the check's case key (issue 37 item 6); the
+    # gate groups them as --repeats does and compares the repetition medians, instead of refusing
+    # a key that appears more than once.
+    racks = {}
+    for rack in ("rack-a", "rack-b"):
+        out = tmp_path / rack
+        p = run(["accept", "cpu-local", "--out-dir", out, "--repetitions", "3", "--max-time", "100ms", "--format",
+                 "none"], np=2, timeout=300)
+        assert p.returncode in (0, 1), p.stderr
+        racks[rack] = sorted(out.glob("records-*.jsonl"))
+    assert [f.name for f in racks["rack-a"]] == [f.name for f in racks["rack-b"]] and racks["rack-a"]
+    for a, b in zip(racks["rack-a"], racks["rack-b"], strict=True):
+        keys = [r["case_key"] for r in read_jsonl(a)[1:]]
+        repeated = {k for k in keys if keys.count(k) == 3}
+        assert repeated, keys  # every check measured 3 times under its key
+        p = gate("--baseline", a, "--current", b, "--format", "json", "--json", tmp_path / "gate.json")
+        assert p.returncode in (0, 1), p.stderr  # judged (a noisy host may flag a regression), not refused
+        v = json.loads(p.stdout)
+        assert {c["case_key"] for c in v["cases"]} == set(keys)
+        for c in v["cases"]:
+            if c["case_key"] in repeated:
+                assert c["verdict"] not in ("MISSING", "INCOMPARABLE"), c
+                assert c["test"]["method"] == "repeats", c
+                assert len(c["test"]["baseline_blocks_us"]) == len(c["test"]["current_blocks_us"]) == 3, c
+        assert any(f"{a}: " in n and "case key(s) measured several times by one run" in n for n in v["notes"]), v

@@ -3,6 +3,7 @@ records whose overlap block is consistent, the console table and CSV render it, 
 it (case Markdown, weak-scaling exposed communication per N), and bad --overlap input exits 2
 naming the flag and the accepted values."""
 import json
+import re
 
 import pytest
 
@@ -33,8 +34,15 @@ def test_records_carry_consistent_overlap_fields(tmp_path, validator, np):
         assert o["compute"]["gemm"] == {"m": 64, "n": 64, "k": 64, "dtype": "float32"}
         assert o["progress"] == "yield" and o["compute_wrong"] == 0
         assert "overlap=gemm:m=64,n=64,k=64" in c["case_key"]
-    # The console table shows the overlap line under each row.
+        # issue 37 item 11: 95% bootstrap intervals of efficiency and exposed time, shown with the
+        # values in the console.
+        for key in ("efficiency_ci", "exposed_ci_us"):
+            low, high = o[key]
+            assert low <= high, (key, o)
+    # The console table shows the overlap line under each row, with the intervals.
     assert r.stdout.count("#   overlap gemm 64x64x64 fp32") == 2, r.stdout
+    assert len(re.findall(r"-> exposed (?:within noise of 0 \()?-?[\d.]+ us \[-?[\d.]+, -?[\d.]+\]\)?, efficiency ",
+                          r.stdout)) == 2, r.stdout
     # The run header keeps the overlap setting in its configuration (for --resume).
     assert lines[0]["config"]["cases"][0]["overlap"] == "gemm:m=64,n=64,k=64"
 

@@ -29,12 +29,15 @@ def png_size(path):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """allreduce 1K..64K at 1, 2 and 4 ranks (one results file each)."""
+    """allreduce 1K..64K at 1, 2 and 4 ranks (one results file each), all with --progress yield: the
+    auto mode yields only where ranks outnumber cores (4 here), and weak scaling leaves a point of
+    another mode out of E(N)."""
     d = tmp_path_factory.mktemp("runs")
     paths = []
     for n in (1, 2, 4):
         out = d / f"ar{n}.jsonl"
-        p = run(["run", "allreduce", "-b", "1K", "-e", "64K", "-f", "8", "--format", "none", "--out", out] + FAST, np=n)
+        p = run(["run", "allreduce", "-b", "1K", "-e", "64K", "-f", "8", "--progress", "yield", "--format", "none",
+                 "--out", out] + FAST, np=n)
         assert p.returncode == 0, p.stderr
         paths.append(out)
     return paths
@@ -343,3 +346,29 @@ def test_weak_scaling_base_and_policy_flags_are_checked(runs, tmp_path):
     anomaly = run(["report", "weak-scaling"] + runs + ["--anomaly-below", "120", "--no-plots", "--out", tmp_path / "a"])
     assert anomaly.returncode == 2
     assert "--anomaly-below 120: expected a percentage of the bound from 0 (off) to 100" in anomaly.stderr
+
+
+def test_weak_scaling_leaves_a_point_of_another_progress_mode_out_of_e_n(tmp_path):
+    # issue 37 item 10: N=1 spinning and N=2 yielding are not comparable; the N=2 point gets no
+    # E(N), and the report and stderr say why, unless --allow-mixed-progress.
+    files = []
+    for n, progress in ((1, "spin"), (2, "yield")):
+        out = tmp_path / f"n{n}.jsonl"
+        p = run(["run", "allreduce", "-b", "1K", "-e", "1K", "--progress", progress, "--format", "none", "--out", out]
+                + FAST, np=n)
+        assert p.returncode == 0, p.stderr
+        files.append(out)
+    args = ["report", "weak-scaling"] + files + ["--metric", "time", "--ranks", "none", "--no-plots"]
+    what = "mixed progress modes (progress yield at N=2, spin at the reference N0=1)"
+    p = run(args + ["--out", tmp_path / "strict"])
+    assert p.returncode == 0, p.stderr
+    assert f"collbench: warning: allreduce 1024 B: {what}; N=2 left out of E(N) (--allow-mixed-progress keeps it)" \
+        in p.stderr, p.stderr
+    points = json.loads((tmp_path / "strict" / "report.json").read_text())["groups"][0]["points"]
+    assert [pt["efficiency"] is None for pt in points] == [False, True]
+    assert f"N=2 left out of E(N): {what}" in (tmp_path / "strict" / "report.md").read_text()
+    p = run(args + ["--out", tmp_path / "allowed", "--allow-mixed-progress"])
+    assert p.returncode == 0, p.stderr
+    assert f"{what}; E(N=2) kept by --allow-mixed-progress" in p.stderr, p.stderr
+    points = json.loads((tmp_path / "allowed" / "report.json").read_text())["groups"][0]["points"]
+    assert all(pt["efficiency"] is not None for pt in points)

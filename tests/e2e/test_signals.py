@@ -138,3 +138,62 @@ def test_frozen_rank_0_is_reported_by_rank_1(tmp_path, validator, np):
     assert text.endswith("\n")
     for line in text.splitlines():
         validator.validate(json.loads(line))
+
+
+# locate runs its methods one after the other (issue 37 item 5): between two phases no case runs,
+# yet a stop signal there must end the job as during a case: the rank's report, and MPI_Abort
+# with exit 3 (one rank's own exit lets Hydra answer with the signal it kills the others with).
+LOCATE = ["locate", "--methods", "skew,pairwise", "--skew-bytes", "64K", "--pair-bytes", "64K", "--min-iters", "5"]
+
+
+def start_locate(out_dir, pair_max_time):
+    env = dict(os.environ, XDG_CONFIG_HOME=_EMPTY_CONFIG)
+    env.pop("COLLBENCH_FAULT", None)
+    return subprocess.Popen([MPIEXEC, "-n", "2", BIN] + LOCATE + ["--max-time", pair_max_time, "--out-dir",
+                                                                  str(out_dir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def pids_after_the_skew_phase(out_dir, proc):
+    """The ranks' pids, once the skew phase's runner has finished (its header then holds the
+    communicators it created): rank 0 is between the phases or just past the next one's start."""
+    path = out_dir / "records-skew.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        first = path.read_text().split("\n", 1)[0] if path.exists() else ""
+        if first:
+            header = json.loads(first)
+            if header.get("communicators"):
+                return {h["rank"]: h["pid"] for h in header["hosts"]}
+        time.sleep(0.0005)
+    raise AssertionError("the skew phase did not end within 60 s")
+
+
+LOCATE_STOP = re.compile(r"^collbench: error: rank 1 \(host [^,]+, pid (\d+)\) received SIGTERM between cases; "
+                         r"stopping the run \(exit 3\)", re.M)
+
+
+@pytest.mark.parametrize("rank_0", ["frozen", "running"])
+def test_sigterm_to_one_rank_between_locates_phases_aborts_with_exit_3(tmp_path, rank_0):
+    # frozen: rank 0 stopped (SIGSTOP) at the end of the skew phase, so rank 1 waits between the
+    # phases when the signal comes. running: rank 0 goes on at once and the short pairwise phase
+    # ends within rank 1's report delay, so the report falls to the end of locate's watchdog.
+    proc = start_locate(tmp_path, "300ms" if rank_0 == "frozen" else "1ms")
+    pids = pids_after_the_skew_phase(tmp_path, proc)
+    os.kill(pids[0], signal.SIGSTOP)
+    try:
+        time.sleep(0.3)  # rank 1 reaches the point where it waits for rank 0
+        os.kill(pids[1], signal.SIGTERM)
+        if rank_0 == "running":
+            os.kill(pids[0], signal.SIGCONT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.kill(pids[0], signal.SIGCONT)
+            proc.kill()
+    assert proc.returncode == 3, err
+    stops = LOCATE_STOP.findall(err)
+    # The watchdog's report (host, pid, where), which it follows with MPI_Abort(3); a rank leaving
+    # on its own prints the handler's line instead, without host or place.
+    assert stops == [str(pids[1])], err

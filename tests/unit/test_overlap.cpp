@@ -252,6 +252,15 @@ TEST(OverlapRecord, MediansFormulasAndPipelineIdeal) {
   EXPECT_DOUBLE_EQ(j["exposed_us"].get<double>(), 20.0);
   EXPECT_DOUBLE_EQ(j["efficiency"].get<double>(), 0.8);
   EXPECT_DOUBLE_EQ(j["exposed_fraction"].get<double>(), 0.2);
+  // 95% bootstrap intervals (issue 37 item 11), each phase's median resampled from its own three
+  // samples. exposed = both - compute: both's median is 420 in 20/27 of the resamples, compute's
+  // 410 in 7/27, so 19% of them give 10 us, the lower end; 900 - 390 = 510 us in 6.7%, the upper.
+  // Efficiency: (90 + 400 - 900) / 90 = -4.556 (3.2%, below it only -4.667 in 1.7%) and
+  // (400 + 410 - 420) / 400 = 0.975 (5%, the largest).
+  EXPECT_DOUBLE_EQ(j["exposed_ci_us"][0].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(j["exposed_ci_us"][1].get<double>(), 510.0);
+  EXPECT_NEAR(j["efficiency_ci"][0].get<double>(), (90.0 + 400.0 - 900.0) / 90.0, 1e-12);
+  EXPECT_NEAR(j["efficiency_ci"][1].get<double>(), 0.975, 1e-12);
   EXPECT_EQ(j["progress"], "yield");
   EXPECT_EQ(j["compute"]["gemm"]["m"], 100);
   // 4 chunks x 2 x 100 x 10 x 10 flops in 400 us = 0.2 GFLOP/s

@@ -15,6 +15,7 @@
 #include "collbench/plan/sweep.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/run/fault.hpp"
+#include "collbench/yamlio/structure.hpp"
 
 using namespace collbench;
 
@@ -78,4 +79,57 @@ TEST(WrongCause, AnEndlessInputStopsAtItsLimitNamingTheFile) {
 TEST(WrongCause, ASlowPairOfOneRankIsRefused) {
   EXPECT_EQ(error_of([] { (void)run::FaultPlan::parse("slow-pair:a=0,b=0,factor=2"); }),
             "COLLBENCH_FAULT item 'slow-pair:a=0,b=0,factor=2': a and b are both rank 0; a pair is two ranks");
+}
+
+TEST(WrongCause, AnUnknownCollectiveInASweepNamesItsFileLineAndKey) {
+  const std::string yaml = "name: t\ncases:\n  - bytes: 8\n    collective: [allreduce, allredux]\n";
+  EXPECT_EQ(error_of([&] { (void)plan::parse_sweep(yaml, "s.yaml"); }),
+            "s.yaml:4: key 'collective': unknown collective 'allredux'; accepted: allreduce, reducescatter, allgather, "
+            "alltoall, alltoallv, broadcast, sendrecv, moe-dispatch, moe-combine, moe-roundtrip, ep-dp-concurrent (did "
+            "you mean 'allreduce'?)");
+  // reduce is a collective of imported nccl-tests records only: collbench does not run it.
+  EXPECT_EQ(error_of([] {
+              (void)plan::parse_sweep("name: t\ncases:\n  - {collective: reduce, bytes: 8}\n", "s.yaml");
+            }).rfind("s.yaml:3: key 'collective': unknown collective 'reduce'; accepted: allreduce,", 0),
+            0u);
+}
+
+TEST(WrongCause, BytesThatAreNotUtf8InASweepNameTheirFileLineAndKey) {
+  EXPECT_EQ(error_of([] {
+              (void)plan::parse_sweep("name: t\xff\ncases:\n  - {collective: allreduce, bytes: 8}\n", "s.yaml");
+            }),
+            "s.yaml:1: key 'name': byte 0xFF at offset 1 is not UTF-8 text; YAML files are UTF-8 (save the file as "
+            "UTF-8)");
+  EXPECT_EQ(error_of([] {
+              (void)plan::parse_sweep(
+                  "name: t\ncases:\n  - collective: allreduce\n    bytes: 8\n    workload: a\xc3(\n", "s.yaml");
+            }),
+            "s.yaml:5: key 'cases[0].workload': byte 0xC3 at offset 1 is not UTF-8 text; YAML files are UTF-8 (save "
+            "the file as UTF-8)");
+  EXPECT_EQ(error_of([] {
+              (void)plan::parse_sweep("name: t\ncases:\n  - collective: allreduce\n    by\xe9tes: 8\n", "s.yaml");
+            }),
+            "s.yaml:4: a key in 'cases[0]': byte 0xE9 at offset 2 is not UTF-8 text; YAML files are UTF-8 (save the "
+            "file as UTF-8)");
+  // Well-formed multi-byte text passes.
+  EXPECT_EQ(error_of([] {
+              (void)plan::parse_sweep(
+                  "name: t\ndescription: \"sm\xc3\xb8rrebr\xc3\xb8\xd0\x94 \xe2\x82\xac \xf0\x9f\x98\x80\"\n"
+                  "cases:\n  - {collective: allreduce, bytes: 8}\n",
+                  "s.yaml");
+            }),
+            "no error");
+}
+
+TEST(WrongCause, Utf8ValidationFollowsRfc3629) {
+  using yamlio::first_invalid_utf8;
+  EXPECT_EQ(first_invalid_utf8("plain ascii"), std::nullopt);
+  EXPECT_EQ(first_invalid_utf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf"), std::nullopt);
+  EXPECT_EQ(first_invalid_utf8("ab\xc0\xaf"), 2u);        // overlong '/'
+  EXPECT_EQ(first_invalid_utf8("\xe0\x80\xaf"), 0u);      // overlong, 3 bytes
+  EXPECT_EQ(first_invalid_utf8("x\xed\xa0\x80"), 1u);     // a surrogate (U+D800)
+  EXPECT_EQ(first_invalid_utf8("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
+  EXPECT_EQ(first_invalid_utf8("abc\xe2\x82"), 3u);       // cut short at the end
+  EXPECT_EQ(first_invalid_utf8("\x80"), 0u);              // a lone continuation byte
+  EXPECT_EQ(first_invalid_utf8("\xc3\xa9\xc3 "), 2u);     // a lead byte without its continuation
 }

@@ -101,6 +101,17 @@ auto at(const std::string& where, F&& f) {
   }
 }
 
+// A collective collbench runs, checked where the sweep names it (the runner would find out only
+// after every rank started, without the file and line).
+std::string checked_collective(const std::string& name, const std::string& where) {
+  const CollectiveFacts* facts = find_collective_facts(name);
+  if (facts == nullptr || !facts->runs) {
+    throw InputError(where + ": " +
+                     unknown_name_message("collective", name, collective_names_where(&CollectiveFacts::runs)));
+  }
+  return name;
+}
+
 // One scalar setting of a Case: the value and where it was read (file:line: key 'k').
 using ValueSetter = void (*)(Case& c, const std::string& value, const std::string& where);
 
@@ -108,7 +119,7 @@ using ValueSetter = void (*)(Case& c, const std::string& value, const std::strin
 const std::map<std::string, ValueSetter, std::less<>>& case_setters() {
   using S = const std::string&;
   static const std::map<std::string, ValueSetter, std::less<>> kSetters = {
-      {"collective", [](Case& c, S v, S) { c.collective = v; }},
+      {"collective", [](Case& c, S v, S w) { c.collective = checked_collective(v, w); }},
       {"backend", [](Case& c, S v, S w) { c.backend = at(w, [&] { return parse_backend(v); }); }},
       {"dtype", [](Case& c, S v, S w) { c.dtype = at(w, [&] { return parse_dtype(v); }); }},
       {"redop", [](Case& c, S v, S w) { c.redop = at(w, [&] { return parse_redop(v); }); }},

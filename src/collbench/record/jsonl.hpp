@@ -50,6 +50,16 @@ struct ResultFile {
   std::vector<std::string> warnings;
 };
 
+// A file whose run measured cases several times on purpose (accept's repetitions of a check,
+// locate's bisection steps: its run header's configuration lists a case more than once) holds
+// one record per repetition under the same case key. Those records are merged here into one per
+// key, as --repeats merges its repeats (docs/measurement.md "Repeats"): time_us the median over
+// the repetitions of each statistic, `repeats` with each repetition's median and interval,
+// samples_us concatenated, iterations summed; identity from the first, status the first that is
+// not ok. Keys that appear once, and every key of any other file, are left as they are (a key
+// repeated there is refused by the gate). `grouped` receives the number of keys merged.
+ResultFile group_repetitions(ResultFile file, std::size_t& grouped);
+
 // One JSON object of a JSONL text and its 1-based line.
 struct JsonlLine {
   int line = 0;

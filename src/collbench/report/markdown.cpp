@@ -9,6 +9,7 @@
 #include "collbench/core/units.hpp"
 #include "collbench/report/escape.hpp"
 #include "collbench/report/number_text.hpp"
+#include "collbench/report/overlap_text.hpp"
 #include "collbench/report/table.hpp"
 
 namespace collbench::report {
@@ -66,8 +67,8 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
     }
     overlap_rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.bytes,
                                 md_escape(load), number_text(num("t_comm_us"), 2), number_text(num("t_compute_us"), 2),
-                                number_text(num("t_both_us"), 2), number_text(num("exposed_us"), 2),
-                                number_text(num("efficiency"), 3), md_escape(pipeline));
+                                number_text(num("t_both_us"), 2), md_escape(overlap_exposed_text(o, 2)),
+                                md_escape(overlap_efficiency_text(o, 3)), md_escape(pipeline));
   }
   if (!overlap_rows.empty()) {
     out +=
@@ -228,8 +229,8 @@ std::string ws_overlap_table(const WeakScalingGroup& g) {
                                                ? std::optional<double>(*m.exposed_us / *m.t_comm_us)
                                                : std::nullopt;
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", m.num_ranks, number_text(m.t_comm_us, 2),
-                       number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2), number_text(m.exposed_us, 2),
-                       number_text(fraction, 3), number_text(m.overlap_efficiency, 3));
+                       number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2), md_escape(m.overlap_exposed_text),
+                       number_text(fraction, 3), md_escape(m.overlap_efficiency_text));
   }
   return out + "\n";
 }

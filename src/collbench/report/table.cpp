@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "collbench/core/join.hpp"
+#include "collbench/report/overlap_text.hpp"
 #include "collbench/report/repeats_line.hpp"
 
 namespace collbench::report {
@@ -69,12 +70,10 @@ std::string overlap_line(const CaseRecord& r) {
     load =
         o["compute"].value("description", std::string("?")) + " on " + o["compute"].value("device", std::string("?"));
   }
-  const std::string eff =
-      o.contains("efficiency") && o["efficiency"].is_number() ? fmt::format("{:.2f}", num("efficiency")) : "n/a";
-  std::string out = fmt::format(
-      "#   overlap {}: comm {:.1f} us, compute {:.1f} us, both {:.1f} us -> exposed {:.1f} us, "
-      "efficiency {}",
-      load, num("t_comm_us"), num("t_compute_us"), num("t_both_us"), num("exposed_us"), eff);
+  std::string out =
+      fmt::format("#   overlap {}: comm {:.1f} us, compute {:.1f} us, both {:.1f} us -> exposed {}, efficiency {}",
+                  load, num("t_comm_us"), num("t_compute_us"), num("t_both_us"), overlap_exposed_text(o, 1),
+                  overlap_efficiency_text(o, 2));
   if (o.contains("pipeline") && o["pipeline"].is_object()) {
     const auto& p = o["pipeline"];
     const auto pn = [&p](const char* key) {

@@ -14,6 +14,7 @@
 #include "collbench/core/names.hpp"
 #include "collbench/model/published.hpp"
 #include "collbench/record/nccltests_convert.hpp"
+#include "collbench/report/overlap_text.hpp"
 #include "collbench/report/weak_scaling_detail.hpp"
 #include "collbench/stats/median_bootstrap.hpp"
 #include "collbench/stats/summary.hpp"
@@ -228,11 +229,16 @@ MeasuredPoint measured_fields(const Entry& e) {
   m.t_both_us = overlap_number(r, "t_both_us");
   m.exposed_us = overlap_number(r, "exposed_us");
   m.overlap_efficiency = overlap_number(r, "efficiency");
+  if (r.overlap.is_object()) {
+    m.overlap_exposed_text = overlap_exposed_text(r.overlap, 2);
+    m.overlap_efficiency_text = overlap_efficiency_text(r.overlap, 3);
+  }
   if (m.uneven) {
     m.notes.push_back(
         fmt::format("uneven packing {}: the smallest domain sets the off-domain share of its ranks", m.packing));
   }
   m.simulated = r.simulated;
+  if (const auto it = r.extra.find("progress"); it != r.extra.end() && it->is_string()) m.progress = *it;
   if (r.extra.contains("source") && r.extra["source"] == "nccl-tests") {
     m.notes.push_back(record::placement_unknown(r)
                           ? "imported from nccl-tests: placement unknown, one time per size (no interval)"
@@ -297,8 +303,42 @@ std::optional<std::size_t> reference_point(WeakScalingGroup& g, const GroupPoint
   return std::nullopt;
 }
 
+// Whether point p's E(N) may be computed against the reference point: their progress modes
+// (spin, yield) agree, either is unknown, or --allow-mixed-progress. A busy-polling rank and a
+// yielding one measure different things on shared cores (a yield point at N=4 beside a spin point
+// at N=2 once read E(4) = 0.0025), so the mixed point is left out of E(N), as the gate leaves
+// incomparable records out; the point, the group and a warning (stderr) say so (issue 37 item 10).
+bool comparable_progress(WeakScalingGroup& g, std::size_t p, std::size_t ref, const WeakScalingOptions& opt,
+                         std::vector<std::string>& warnings) {
+  MeasuredPoint& m = g.measured[p];
+  const MeasuredPoint& m0 = g.measured[ref];
+  if (m.progress.empty() || m0.progress.empty() || m.progress == m0.progress) return true;
+  const std::string what =
+      fmt::format("progress {} at N={}, {} at the reference N0={}", m.progress, m.num_ranks, m0.progress, m0.num_ranks);
+  if (opt.allow_mixed_progress) {
+    m.notes.push_back(
+        fmt::format("mixed progress modes ({}): E(N) kept (--allow-mixed-progress), but a spinning "
+                    "and a yielding rank are not comparable",
+                    what));
+    warnings.push_back(fmt::format("{} {} B: mixed progress modes ({}); E(N={}) kept by --allow-mixed-progress",
+                                   g.collective, g.bytes_per_rank, what, m.num_ranks));
+    return true;
+  }
+  m.notes.push_back(
+      fmt::format("no E(N): mixed progress modes ({}); measure every N with one --progress, or "
+                  "pass --allow-mixed-progress to compare them anyway",
+                  what));
+  g.notes.push_back(fmt::format("N={} left out of E(N): mixed progress modes ({})", m.num_ranks, what));
+  warnings.push_back(
+      fmt::format("{} {} B: mixed progress modes ({}); N={} left out of E(N) (--allow-mixed-progress "
+                  "keeps it)",
+                  g.collective, g.bytes_per_rank, what, m.num_ranks));
+  return false;
+}
+
 // E(N) against the reference point N0 (reference_point), for every point whose metric is positive.
-void add_efficiency(WeakScalingGroup& g, GroupPoints& gp, const WeakScalingOptions& opt, std::size_t gi) {
+void add_efficiency(WeakScalingGroup& g, GroupPoints& gp, const WeakScalingOptions& opt, std::size_t gi,
+                    std::vector<std::string>& warnings) {
   const auto& points = gp.points;
   const std::function<double(std::size_t)> metric_of = [&](std::size_t p) {
     return opt.metric == Metric::busbw ? points[p].rec->busbw_gbps : 1.0 / points[p].rec->time_us->p50;
@@ -309,7 +349,7 @@ void add_efficiency(WeakScalingGroup& g, GroupPoints& gp, const WeakScalingOptio
   g.reference_ranks = points[ref].rec->num_ranks;
   const CaseRecord& r0 = *points[ref].rec;
   for (std::size_t p = 0; p < points.size(); ++p) {
-    if (metric_of(p) <= 0.0) continue;
+    if (metric_of(p) <= 0.0 || !comparable_progress(g, p, ref, opt, warnings)) continue;
     auto& m = g.measured[p];
     m.efficiency = metric_of(p) / metric_of(ref);
     if (p == ref) {
@@ -340,7 +380,7 @@ void add_validated_range(WeakScalingGroup& g, const Systems& systems) {
                                 model::checked_range_line(*systems.projection, points, g.collective, largest)));
 }
 
-WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, const WeakScalingReport& rep,
+WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, WeakScalingReport& rep,
                              const Systems& systems, const WeakScalingOptions& opt, std::vector<wsd::Far>& far) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.rec->num_ranks < b.rec->num_ranks; });
@@ -351,7 +391,7 @@ WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, const 
   for (std::size_t p = 0; p < gp.points.size(); ++p) {
     g.measured.push_back(measured_point(gp.points[p], gp.samples[p], systems, opt, gi));
   }
-  add_efficiency(g, gp, opt, gi);
+  add_efficiency(g, gp, opt, gi, rep.warnings);
   wsd::add_projections(g, gp.ref ? gp.points[*gp.ref].rec : nullptr, rep, systems, opt, far);
   add_validated_range(g, systems);
   return g;

@@ -75,6 +75,9 @@ struct WeakScalingOptions {
   // off for CPU ones (backend mpi: CPU efficiencies far below 1 are normal, docs/model.md). 0: off.
   std::optional<double> anomaly_below_pct;
   Packing packing = Packing::full;  // --packing of projected points
+  // --allow-mixed-progress: compute E(N) of a point whose progress mode (spin, yield) differs from
+  // the reference point's; without it such a point has no E(N) (a note and a warning say why).
+  bool allow_mixed_progress = false;
 };
 
 // A projected point's prediction interval (docs/report.md, "Intervals within the physics"): the
@@ -107,6 +110,7 @@ struct MeasuredPoint {
   bool uneven = false;  // domains of different sizes
   std::string file, run_id, algo_used;
   bool simulated = false;  // the record came from a simulation (SimGrid SMPI), not a measurement
+  std::string progress;    // the record's progress mode (spin, yield); empty when it has none (imports)
   int line = 0;
   std::size_t samples = 0;
   double p50_us = 0, p99_us = 0, algbw_gbps = 0, busbw_gbps = 0;
@@ -123,6 +127,7 @@ struct MeasuredPoint {
   std::optional<std::string> slowest_host;
   // Overlap mode (record.overlap, docs/overlap.md): the collective beside the group's compute load.
   std::optional<double> t_comm_us, t_compute_us, t_both_us, exposed_us, overlap_efficiency;
+  std::string overlap_exposed_text, overlap_efficiency_text;  // with their intervals (report/overlap_text.hpp)
   std::vector<std::string> notes;
 };
 

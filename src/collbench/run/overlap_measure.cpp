@@ -4,11 +4,15 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <random>
+#include <utility>
 
 #include "collbench/overlap/metrics.hpp"
 #include "collbench/overlap/pipeline.hpp"
 #include "collbench/run/measure.hpp"
+#include "collbench/stats/median_bootstrap.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace collbench::run {
@@ -166,6 +170,38 @@ OverlapSamples time_overlap(const OverlapOps& ops, const Control& control, const
 
 namespace collbench::run {
 
+namespace {
+
+constexpr int kOverlapResamples = 2000;
+constexpr double kOverlapConfidence = 0.95;
+
+// 95% percentile-bootstrap intervals of efficiency and exposed time: the three phases' samples
+// are independent, so each resample draws each phase's median from its own samples (seeded, so a
+// record is reproducible). Null intervals when a phase has no samples or efficiency is undefined.
+std::pair<nlohmann::json, nlohmann::json> overlap_intervals(const OverlapSamples& s) {
+  if (s.comm_us.empty() || s.compute_us.empty() || s.both_us.empty()) return {nullptr, nullptr};
+  std::array<std::vector<double>, 3> sorted{s.comm_us, s.compute_us, s.both_us};
+  for (auto& v : sorted) std::sort(v.begin(), v.end());
+  std::mt19937_64 rng(stats::mix_seed(1, sorted[0].size(), sorted[1].size(), sorted[2].size()));
+  std::vector<double> efficiency, exposed;
+  for (int i = 0; i < kOverlapResamples; ++i) {
+    const double c = stats::resampled_median(sorted[0], rng), p = stats::resampled_median(sorted[1], rng),
+                 b = stats::resampled_median(sorted[2], rng);
+    const overlap::OverlapMetrics m = overlap::overlap_metrics(c, p, b);
+    exposed.push_back(m.exposed_us);
+    if (m.efficiency) efficiency.push_back(*m.efficiency);
+  }
+  const auto interval = [](std::vector<double>& v) -> nlohmann::json {
+    if (v.size() < kOverlapResamples) return nullptr;  // undefined in some resamples
+    std::sort(v.begin(), v.end());
+    const double tail = (1.0 - kOverlapConfidence) / 2.0;
+    return nlohmann::json::array({stats::percentile_sorted(v, tail), stats::percentile_sorted(v, 1.0 - tail)});
+  };
+  return {interval(efficiency), interval(exposed)};
+}
+
+}  // namespace
+
 nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& progress) {
   const auto& s = o.samples;
   const auto p50 = [](const std::vector<double>& v) { return v.empty() ? 0.0 : stats::summarize(v).p50; };
@@ -175,6 +211,7 @@ nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& 
     return {{"p50", t.p50}, {"p5", t.p5}, {"p95", t.p95}, {"min", t.min}, {"max", t.max}, {"cv", t.cv}};
   };
   const overlap::OverlapMetrics m = overlap::overlap_metrics(p50(s.comm_us), p50(s.compute_us), p50(s.both_us));
+  const auto intervals = overlap_intervals(s);
   std::uint64_t compute_wrong = 0;
   for (auto w : o.compute_wrong_by_rank) compute_wrong += w;
   const auto& c = o.compute;
@@ -200,6 +237,8 @@ nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& 
       {"t_both_us", m.t_both_us},
       {"exposed_us", m.exposed_us},
       {"efficiency", m.efficiency ? nlohmann::json(*m.efficiency) : nlohmann::json(nullptr)},
+      {"efficiency_ci", intervals.first},
+      {"exposed_ci_us", intervals.second},
       {"exposed_fraction", m.t_comm_us > 0 ? nlohmann::json(m.exposed_us / m.t_comm_us) : nlohmann::json(nullptr)},
       {"iterations", s.iterations},
       {"stop_reason", s.stop_reason},

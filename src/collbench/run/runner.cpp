@@ -175,8 +175,9 @@ class SweepRun {
   nlohmann::json config_;
   ResultsFile results_;
   std::unique_ptr<CommSets> sets_;
-  plan::CaseSchedule schedule_;  // the run order and when each set is released
-  std::unique_ptr<Watchdog> watchdog_;
+  plan::CaseSchedule schedule_;             // the run order and when each set is released
+  std::unique_ptr<Watchdog> own_watchdog_;  // this run's, unless the caller shares one
+  Watchdog* watchdog_ = nullptr;            // the one in use, or none
   RunSummary summary_;
   bool tty_ = false;
   std::unique_ptr<report::ConsoleWriter> console_;  // --format / --layout (rank 0 prints)
@@ -208,9 +209,12 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
   results_ = open_results_file(control_, options_.out_path, options_.out_mode, config_, faults_.text());
   summary_.cases_failed = results_.failed_before;  // earlier failures of a resumed file count
   start_backends();
-  std::vector<std::string> host_names;
-  for (const auto& h : info_.hosts) host_names.push_back(h.host);
-  if (options_.watchdog) watchdog_ = std::make_unique<Watchdog>(host_names);
+  if (options_.shared_watchdog != nullptr) {
+    watchdog_ = options_.shared_watchdog;
+  } else if (options_.watchdog) {
+    own_watchdog_ = std::make_unique<Watchdog>(host_names(info_));
+    watchdog_ = own_watchdog_.get();
+  }
   write_header();
 }
 
@@ -392,7 +396,7 @@ std::optional<Measurement> SweepRun::measure_once(CaseRun& cr) {
   in.case_index = static_cast<int>(cr.index);
   in.world_rank = info_.rank;
   in.max_samples_kept = options_.max_samples_kept;
-  in.watchdog = watchdog_.get();
+  in.watchdog = watchdog_;
   in.timeout_s = case_timeout(*cr.c);
   in.placement = &placement_;
   in.verify = options_.verify;

@@ -17,6 +17,8 @@
 
 namespace collbench::run {
 
+class Watchdog;
+
 struct RunnerOptions {
   std::string progress = "auto";  // auto | spin | yield
   PlacementOptions placement;
@@ -28,6 +30,11 @@ struct RunnerOptions {
   bool show_progress = true;  // progress line on stderr when it is a terminal
   double timeout_s = 0.0;     // --timeout per collective/barrier; 0 = default_timeout_s(bytes)
   bool watchdog = true;
+  // A watchdog the caller holds across several runs (accept's placement groups, locate's
+  // phases), used instead of one per run, so that a stop signal between two runs is still
+  // reported and ends the job with exit 3 (MPI_Abort) instead of one rank's _exit, whose exit
+  // code the launcher may replace with the signal it kills the other ranks with. Not owned.
+  Watchdog* shared_watchdog = nullptr;
   // Measure a case whose key repeats an earlier one of this run (accept's repetitions, locate's
   // bisection steps: repeating is the point, and their records are judged, not gated). Off for
   // run and sweep: one record per case key, or gate would refuse the file.

@@ -182,6 +182,13 @@ ProcessInfo gather_process_info(const Control& control) {
   return info;
 }
 
+std::vector<std::string> host_names(const ProcessInfo& info) {
+  std::vector<std::string> names;
+  names.reserve(info.hosts.size());
+  for (const auto& h : info.hosts) names.push_back(h.host);
+  return names;
+}
+
 Placement resolve_placement(const ProcessInfo& info, const PlacementOptions& options,
                             std::optional<int> profile_ranks_per_domain, std::string& warning) {
   if (options.domain_sizes) return placement_from_sizes(info.size, parse_domain_sizes(*options.domain_sizes));

@@ -85,6 +85,9 @@ class Control {
 
 ProcessInfo gather_process_info(const Control& control);
 
+// The host name of every rank this process knows (info.hosts), in rank order.
+std::vector<std::string> host_names(const ProcessInfo& info);
+
 // Resolves domains (docs/interfaces.md section 2): explicit flags > system profile > host.
 // `warning` receives the "a host is not a rack" note when the host fallback is used.
 Placement resolve_placement(const ProcessInfo& info, const PlacementOptions& options,

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <tuple>
 
 #include "collbench/backend/mpi/simulation.hpp"
@@ -180,7 +182,6 @@ void Watchdog::find_local_ranks() {
 
 Watchdog::~Watchdog() {
   if (!enabled_) return;
-  set_signal_watcher(false);
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
     stop_ = true;
@@ -191,8 +192,30 @@ Watchdog::~Watchdog() {
     MPI_Cancel(&query_);
     MPI_Wait(&query_, MPI_STATUS_IGNORE);
   }
+  set_signal_watcher(false);  // from here on the handler ends the process itself
   // No barrier here: this destructor also runs while an exception unwinds on one rank only.
-  if (const int sig = pending_stop_signal(); sig != 0) ::raise(sig);  // now the handler ends the process
+  if (pending_stop_signal() != 0) stop_on_pending_signal();
+}
+
+// A stop signal that arrived before the thread reported it (rank 0 at most one poll before the
+// end, the other ranks within their report delay): reported and the job aborted from here, as
+// the thread would have, instead of this rank alone leaving with _exit, whose exit code the
+// launcher may replace with the signal it then kills the other ranks with (Hydra: 9; issue 37
+// item 5). The other ranks' delay is kept, so that rank 0 speaks first for a signal to every rank.
+void Watchdog::stop_on_pending_signal() {
+  const int sig = pending_stop_signal();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized != 0) {  // no job left to abort: the handler ends this process
+    ::raise(sig);
+    std::_Exit(3);
+  }
+  const double seen = signal_seen_ > 0.0 ? signal_seen_ : MPI_Wtime();
+  const double wait_s = seen + report_delay_s() - MPI_Wtime();
+  if (wait_s > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+  const auto r = static_cast<std::size_t>(rank_);
+  stop(signal_stop_message(sig, rank_, r < hosts_.size() ? hosts_[r] : std::string("?"), pids_[r], where()),
+       kStopGrace_s);
 }
 
 void Watchdog::at(int case_index, int iteration, Phase phase, double timeout_s, Stage stage) {

@@ -91,6 +91,7 @@ class Watchdog {
   void answer_queries();
   void check_deadline();
   void check_signal();
+  [[noreturn]] void stop_on_pending_signal();
   void check_local_ranks();
   void find_local_ranks();
   [[nodiscard]] std::vector<RankPosition> ask_every_rank();

@@ -6,12 +6,45 @@
 #include <yaml-cpp/yaml.h>
 
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "collbench/core/error.hpp"
 
 namespace collbench::yamlio {
+
+std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char b = byte(i);
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (RFC 3629: no overlongs, no surrogates)
+    if (b < 0x80) {
+      len = 1;
+    } else if (b >= 0xC2 && b <= 0xDF) {
+      len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3;
+      lo = b == 0xE0 ? 0xA0 : 0x80;
+      hi = b == 0xED ? 0x9F : 0xBF;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4;
+      lo = b == 0xF0 ? 0x90 : 0x80;
+      hi = b == 0xF4 ? 0x8F : 0xBF;
+    } else {
+      return i;
+    }
+    if (i + len > text.size()) return i;
+    for (std::size_t k = 1; k < len; ++k) {
+      const unsigned char c = byte(i + k);
+      if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 struct Frame {
@@ -43,7 +76,14 @@ class Checker : public YAML::EventHandler {
   }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
     if (anchor != 0) scalars_[anchor] = value;
-    leaf(mark, anchor, 1, value);
+    const bool is_key = next_is_key();
+    const std::string path = leaf(mark, anchor, 1, value);
+    if (const auto bad = first_invalid_utf8(value)) {
+      fail(mark, fmt::format("{}{}: byte 0x{:02X} at offset {} is not UTF-8 text; YAML files are UTF-8 (save the file "
+                             "as UTF-8)",
+                             is_key ? "a key" : "key '" + path + "'", is_key ? " in '" + parent_path() + "'" : "",
+                             static_cast<unsigned char>(value[*bad]), *bad));
+    }
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
@@ -89,10 +129,17 @@ class Checker : public YAML::EventHandler {
 
   bool next_is_key() const { return !stack_.empty() && stack_.back().is_map && stack_.back().expect_key; }
 
-  void leaf(const YAML::Mark& mark, YAML::anchor_t anchor, std::uint64_t nodes, const std::string& text) {
-    (void)child_path(mark, next_is_key(), text);
+  // The node's path (a key's own path when it is one).
+  std::string leaf(const YAML::Mark& mark, YAML::anchor_t anchor, std::uint64_t nodes, const std::string& text) {
+    std::string path = child_path(mark, next_is_key(), text);
     count(mark, nodes);
     if (anchor != 0) sizes_[anchor] = nodes;
+    return path;
+  }
+
+  // The innermost collection's path ("the top level" at the top).
+  std::string parent_path() const {
+    return stack_.empty() || stack_.back().path.empty() ? std::string("the top level") : stack_.back().path;
   }
 
   void open(const YAML::Mark& mark, YAML::anchor_t anchor, bool is_map) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,15 @@ inline constexpr int kMaxDepth = 64;
 //    line <n>); keep one" (an anchored mapping is checked once, where it is written);
 //  - more than kMaxExpandedNodes nodes once aliases are expanded: "<origin>:<line>: aliases
 //    expand to more than 1000000 nodes (an alias bomb?); write the values out instead";
-//  - nesting deeper than kMaxDepth: "<origin>:<line>: nested deeper than 64 levels".
+//  - nesting deeper than kMaxDepth: "<origin>:<line>: nested deeper than 64 levels";
+//  - a key or value that is not UTF-8: "<origin>:<line>: key '<a.b>': byte 0xFF at offset 3 is
+//    not UTF-8 text; ..." (yaml-cpp passes such bytes through; the results writer would replace
+//    them, so a sweep's name or parameter would not read back as written).
 // InputError (exit 2) for each; a syntax error is left to the YAML::Load that follows.
 void check_structure(std::string_view text, const std::string& origin);
+
+// The offset of the first byte of TEXT that does not start a well-formed UTF-8 sequence (RFC
+// 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or nullopt.
+std::optional<std::size_t> first_invalid_utf8(std::string_view text);
 
 }  // namespace collbench::yamlio
