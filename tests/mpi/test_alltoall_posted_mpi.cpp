@@ -93,7 +93,8 @@ std::uint64_t wrong_uniform(backend::Comm& comm, std::size_t per_peer, bool in_p
   }
   std::uint64_t wrong = 0;
   for (int p = 0; p < n; ++p) {
-    for (std::size_t i = 0; i < per_peer; ++i) wrong += recv[static_cast<std::size_t>(p) * per_peer + i] != value(p, r, i);
+    for (std::size_t i = 0; i < per_peer; ++i)
+      wrong += recv[static_cast<std::size_t>(p) * per_peer + i] != value(p, r, i);
   }
   return wrong;
 }
@@ -156,12 +157,14 @@ std::uint64_t wrong_uneven(backend::Comm& comm) {
   std::vector<std::int64_t> send(std::max<std::size_t>(std::accumulate(sc.begin(), sc.end(), std::size_t{0}), 1));
   std::vector<std::int64_t> recv(std::max<std::size_t>(std::accumulate(rc.begin(), rc.end(), std::size_t{0}), 1), -1);
   for (int p = 0; p < n; ++p) {
-    for (std::size_t i = 0; i < sc[static_cast<std::size_t>(p)]; ++i) send[sd[static_cast<std::size_t>(p)] + i] = value(r, p, i);
+    for (std::size_t i = 0; i < sc[static_cast<std::size_t>(p)]; ++i)
+      send[sd[static_cast<std::size_t>(p)] + i] = value(r, p, i);
   }
   comm.alltoallv(send.data(), sc, sd, recv.data(), rc, rd, Dtype::int64);
   std::uint64_t wrong = 0;
   for (int p = 0; p < n; ++p) {
-    for (std::size_t i = 0; i < rc[static_cast<std::size_t>(p)]; ++i) wrong += recv[rd[static_cast<std::size_t>(p)] + i] != value(p, r, i);
+    for (std::size_t i = 0; i < rc[static_cast<std::size_t>(p)]; ++i)
+      wrong += recv[rd[static_cast<std::size_t>(p)] + i] != value(p, r, i);
   }
   return wrong;
 }
@@ -186,7 +189,8 @@ TEST_F(PostedAlltoallMpi, InsideAGroupTheExchangeCompletesAtGroupEnd) {
   world_->group_end();
   std::uint64_t wrong = 0;
   for (int p = 0; p < n; ++p) {
-    for (std::size_t i = 0; i < per_peer; ++i) wrong += buf[static_cast<std::size_t>(p) * per_peer + i] != value(p, r, i);
+    for (std::size_t i = 0; i < per_peer; ++i)
+      wrong += buf[static_cast<std::size_t>(p) * per_peer + i] != value(p, r, i);
   }
   EXPECT_EQ(sum_over_ranks(wrong), 0u);
 }

@@ -54,9 +54,10 @@ class MpiPolicy final : public BackendPolicy {
     if (facts != nullptr && (facts->nccl_op == NcclOp::alltoall || facts->nccl_op == NcclOp::alltoallv)) {
       return std::nullopt;
     }
-    return fmt::format("algorithm '{}' is an all-to-all schedule (alltoall, alltoallv, moe-dispatch, moe-combine, "
-                       "moe-roundtrip); {} runs none",
-                       kPostedAlltoallAlgo, collective);
+    return fmt::format(
+        "algorithm '{}' is an all-to-all schedule (alltoall, alltoallv, moe-dispatch, moe-combine, "
+        "moe-roundtrip); {} runs none",
+        kPostedAlltoallAlgo, collective);
   }
 };
 
