@@ -2,7 +2,7 @@
 """Simulated time beside the model (docs/simulation.md): reads simulated collbench JSONL files and
 prints a Markdown table of each case's simulated p50, the model's bound and expected time for the
 algorithm the simulation ran (flat all-reduce -> SMPI's ring 'lr' -> model 'ring'; hierarchical ->
-'hierarchical'; all-to-all -> 'auto'; MoE dispatch/combine -> the record's own traffic-matrix
+'hierarchical'; all-to-all -> 'auto', or 'linear' for collbench's posted schedule; MoE dispatch/combine -> the record's own traffic-matrix
 model), and simulated / expected. Figures are SIMULATED.
 
   scripts/sim_table.py --collbench build/src/collbench results/simulated/*.jsonl
@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 MODEL_ALGO = {("allreduce", "flat"): "ring", ("allreduce", "hierarchical"): "hierarchical",
-              ("alltoall", "auto"): "auto", ("alltoall", "flat"): "auto"}
+              ("alltoall", "auto"): "auto", ("alltoall", "flat"): "auto", ("alltoall", "linear"): "linear"}
 
 
 def cases(paths):

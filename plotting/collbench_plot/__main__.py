@@ -1,4 +1,5 @@
-"""Command line: python3 -m collbench_plot {busbw,weak-scaling,rank-heatmap,traffic-matrix,step} ...
+"""Command line: python3 -m collbench_plot {busbw,weak-scaling,rank-heatmap,traffic-matrix,step,step-published,
+published-points} ...
 
 Writes PNG and SVG files into --out (default: the current directory), prints their paths,
 and exits 0; bad input (unreadable file, another schema version, malformed report) exits 2
@@ -46,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("step", help="step time stacked by phase, TFLOP/s per GPU and retention (collbench step JSON)")
     sp.add_argument("report", metavar="STEP.json")
     common(sp)
+    sp = sub.add_parser("step-published",
+                        help="the step model's TFLOP/s per GPU beside each layout's published figures (step JSONs)")
+    sp.add_argument("reports", nargs="+", metavar="STEP.json")
+    common(sp)
+    sp = sub.add_parser("published-points",
+                        help="published nccl-tests points (profiles/published/SYSTEM.yaml) with the model's lines")
+    sp.add_argument("published", metavar="PUBLISHED.yaml")
+    sp.add_argument("model", metavar="MODEL.json", help="collbench model COLLECTIVE ... --format json at those GPUs")
+    sp.add_argument("--collective", default="allreduce", help="which points (default: allreduce)")
+    common(sp)
     sp = sub.add_parser("rank-heatmap", help="per-rank mean time heatmap (stragglers)")
     sp.add_argument("files", nargs="+", metavar="FILE.jsonl")
     common(sp)
@@ -65,6 +76,13 @@ def run(args: argparse.Namespace) -> list[str]:
         from . import step_plot
 
         return step_plot.plot_step(step_plot.load_step(args.report), args.out, args.format)
+    if args.command in ("step-published", "published-points"):
+        from . import evidence_plots as ev
+
+        if args.command == "step-published":
+            return ev.plot_step_published(ev.load_step_reports(args.reports), args.out, args.format)
+        return ev.plot_published_points(ev.load_published(args.published), ev.load_model_rows(args.model),
+                                        args.collective, args.out, args.format)
     files = read_many(args.files)
     names = ", ".join(args.files)
     if args.command == "busbw":

@@ -131,9 +131,22 @@ def test_front_page_figures_script_runs_at_reduced_size(tmp_path):
     env = dict(os.environ)
     env["BUILD_DIR"] = str(Path(BIN).resolve().parents[1])
     env["TMPDIR"] = str(tmp_path)
+    env["KEEP"] = "1"  # leave the work folder, to look at what it wrote
     proc = subprocess.run([str(SOURCE_DIR / "scripts" / "front-page-figures"), "--reduced"], capture_output=True,
                           text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "weak-scaling-sim-gb300-allreduce.png" in proc.stdout
-    assert "weak-scaling-sim-gb300-alltoall.png" in proc.stdout
-    assert "busbw-nccl-tests-2x8xH100.png" in proc.stdout
+    (work,) = tmp_path.glob("collbench-front.*")
+    figures = ["step-model-vs-published.png", "published-gb200-nvl72-allreduce.png",
+               "weak-scaling-sim-gb300-allreduce.png", "weak-scaling-sim-gb300-alltoall.png",
+               "busbw-nccl-tests-2x8xH100.png"]
+    for name in figures:
+        assert name in proc.stdout
+        assert (work / "img" / name).stat().st_size > 0, name
+    # The simulated all-to-all ran collbench's posted schedule, and its records say so.
+    for n in (16, 32, 64):
+        lines = (work / "simulated" / f"alltoall-256K-{n}.jsonl").read_text().splitlines()
+        header, cases = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+        for setting in ("smpi/send-is-detached-thresh:0", "maxmin/precision:1e-2"):
+            assert setting in header["simulated"]["config"]
+        assert [(c["algo_requested"], c["algo_used"], c["status"]) for c in cases] == [("linear", "linear", "ok")]
+        assert cases[0]["simulated"] is True and cases[0]["wrong"]["total"] == 0

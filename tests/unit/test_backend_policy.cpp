@@ -18,7 +18,21 @@ TEST(BackendPolicy, Mpi) {
   EXPECT_FALSE(p.algo_waiver("flat", "allreduce", 0));
   const auto ring = p.algo_waiver("ring", "allreduce", 0);
   ASSERT_TRUE(ring);
-  EXPECT_EQ(*ring, "algorithm 'ring' is not available on the mpi backend (it runs: auto, flat, hierarchical)");
+  EXPECT_EQ(*ring,
+            "algorithm 'ring' is not available on the mpi backend (it runs: auto, flat, hierarchical; linear for "
+            "all-to-all)");
+  // linear: collbench's posted all-to-all, for the collectives that run one, on an instance of its own.
+  for (const char* coll : {"alltoall", "alltoallv", "moe-dispatch", "moe-combine", "moe-roundtrip"}) {
+    EXPECT_FALSE(p.algo_waiver("linear", coll, 0)) << coll;
+  }
+  const auto linear_ar = p.algo_waiver("linear", "allreduce", 0);
+  ASSERT_TRUE(linear_ar);
+  EXPECT_EQ(*linear_ar,
+            "algorithm 'linear' is an all-to-all schedule (alltoall, alltoallv, moe-dispatch, moe-combine, "
+            "moe-roundtrip); allreduce runs none");
+  EXPECT_TRUE(p.algo_waiver("linear", "ep-dp-concurrent", 0));
+  EXPECT_EQ(p.instance_key("mpi", "linear", "host", false), "mpi|linear");
+  EXPECT_EQ(p.instance_key("mpi", "linear", "host", true), "mpi|linear|overlap");
   EXPECT_TRUE(p.polls_for_overlap());
   EXPECT_FALSE(p.replays_graphs());
   EXPECT_EQ(p.instance_key("mpi", "auto", "host", false), "mpi");

@@ -11,6 +11,7 @@
 #include "collbench/backend/nccl/nccl_host.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/core/collective_facts.hpp"
+#include "collbench/core/names.hpp"
 #include "collbench/model/estimate.hpp"
 #include "collbench/record/nccltests_import.hpp"
 #include "collbench/record/record.hpp"
@@ -35,6 +36,17 @@ TEST(CollectiveFacts, SchemaEnumEqualsTheTable) {
   std::vector<std::string> table;
   for (const auto& f : all_collective_facts()) table.emplace_back(f.name);
   EXPECT_EQ(schema_collective_enum(), table);  // same names, same order
+}
+
+// The schema's algo_requested enum is every --algo value (collnet-direct, collnet-chain and
+// nvls-collnet were missing, so their records failed validation).
+TEST(CollectiveFacts, SchemaAlgoEnumEqualsTheAlgorithmNames) {
+  const std::string path = std::string(COLLBENCH_SOURCE_DIR) + "/results/schema/collbench.result-1.schema.json";
+  std::ifstream in(path);
+  const auto schema = nlohmann::json::parse(in);
+  const auto algos =
+      schema.at("$defs").at("case").at("properties").at("algo_requested").at("enum").get<std::vector<std::string>>();
+  EXPECT_EQ(algos, algorithm_names());
 }
 
 TEST(CollectiveFacts, EveryIdHasOneRowAndNamesRoundTrip) {

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "collbench/backend/mpi/mpi_alltoall_posted.hpp"
 #include "collbench/backend/registry.hpp"
+#include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
 #ifdef COLLBENCH_HAVE_NCCL
 #include "collbench/backend/nccl/nccl_backend.hpp"
@@ -18,8 +20,9 @@ namespace collbench::backend {
 
 namespace {
 
-// MPI: host memory, the library's own algorithms (auto, flat; hierarchical is the runner's),
-// one instance per run (and one for overlap mode, which polls).
+// MPI: host memory, the library's own algorithms (auto, flat; hierarchical is the runner's) and
+// collbench's posted all-to-all (linear, mpi_alltoall_posted.hpp), one instance per run and
+// schedule (and one for overlap mode, which polls).
 class MpiPolicy final : public BackendPolicy {
  public:
   void check_buffers(std::string_view buffers) const override {
@@ -27,15 +30,34 @@ class MpiPolicy final : public BackendPolicy {
       throw InputError(fmt::format("--buffers {} is not available on the mpi backend; accepted: host", buffers));
     }
   }
-  std::optional<std::string> algo_waiver(std::string_view algo, std::string_view /*collective*/,
+  std::optional<std::string> algo_waiver(std::string_view algo, std::string_view collective,
                                          int /*graph*/) const override {
     if (algo == "auto" || algo == "flat") return std::nullopt;
-    return fmt::format("algorithm '{}' is not available on the mpi backend (it runs: auto, flat, hierarchical)", algo);
+    if (algo == kPostedAlltoallAlgo) return posted_waiver(collective);
+    return fmt::format(
+        "algorithm '{}' is not available on the mpi backend (it runs: auto, flat, hierarchical; linear for "
+        "all-to-all)",
+        algo);
   }
   bool polls_for_overlap() const override { return true; }
-  std::string instance_key(std::string_view name, std::string_view /*algo*/, std::string_view /*buffers*/,
+  std::string instance_key(std::string_view name, std::string_view algo, std::string_view /*buffers*/,
                            bool overlap) const override {
-    return overlap ? fmt::format("{}|overlap", name) : std::string(name);
+    std::string key(name);
+    if (algo == kPostedAlltoallAlgo) key += fmt::format("|{}", algo);
+    return overlap ? key + "|overlap" : key;
+  }
+
+ private:
+  // The posted schedule is an all-to-all(v): collectives that run one (alltoall, alltoallv, MoE).
+  static std::optional<std::string> posted_waiver(std::string_view collective) {
+    const CollectiveFacts* facts = find_collective_facts(collective);
+    if (facts != nullptr && (facts->nccl_op == NcclOp::alltoall || facts->nccl_op == NcclOp::alltoallv)) {
+      return std::nullopt;
+    }
+    return fmt::format(
+        "algorithm '{}' is an all-to-all schedule (alltoall, alltoallv, moe-dispatch, moe-combine, "
+        "moe-roundtrip); {} runs none",
+        kPostedAlltoallAlgo, collective);
   }
 };
 

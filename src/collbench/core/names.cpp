@@ -38,8 +38,8 @@ const std::vector<std::string>& backend_names() {
 
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> kNames{
-      "auto",           "ring",          "tree",         "nvls",      "nvlstree",    "pat",          "collnet",
-      "collnet-direct", "collnet-chain", "nvls-collnet", "symmetric", "cb-multimem", "hierarchical", "flat"};
+      "auto",          "ring",         "tree",      "nvls",        "nvlstree",     "pat",  "collnet", "collnet-direct",
+      "collnet-chain", "nvls-collnet", "symmetric", "cb-multimem", "hierarchical", "flat", "linear"};
   return kNames;
 }
 

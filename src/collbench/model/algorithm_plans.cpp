@@ -406,8 +406,10 @@ Planned gather_scatter_plan(const Ctx& c, const std::string& algo) {
 }
 
 Planned alltoall_plan(const Ctx& c, const std::string& algo) {
-  if (algo == "flat") {
+  // linear: the MPI backend's posted schedule, every peer at once, the direct exchange flat models.
+  if (algo == "flat" || algo == "linear") {
     Plan p = alltoall_flat(c);
+    p.algo = algo;
     if (c.collective == CollectiveId::alltoallv) {
       p.note += std::string(p.note.empty() ? "" : "; ") +
                 "uniform spread of the max rank's bytes (use the traffic-matrix model for real counts)";
@@ -415,7 +417,7 @@ Planned alltoall_plan(const Ctx& c, const std::string& algo) {
     return p;
   }
   if (algo == "hierarchical") return alltoall_hierarchical(c);
-  return no_variant(c.geometry.collective, algo, "auto, flat, hierarchical");
+  return no_variant(c.geometry.collective, algo, "auto, flat, linear, hierarchical");
 }
 
 }  // namespace

@@ -193,6 +193,8 @@ inline AlgoSettings algo_settings(std::string_view algo, int runtime_version) {
   AlgoSettings s;
   s.algo = std::string(algo);
   if (algo == "auto" || algo == "flat" || algo == "hierarchical") return s;  // NCCL's own choice
+  // linear (the MPI backend's posted all-to-all) is how NCCL runs every all-to-all: nothing to force.
+  if (algo == "linear") return s;
   if (algo == "symmetric") {
     s.needs_symmetric_buffers = true;  // NCCL picks its symmetric kernels on window buffers
     return s;
@@ -214,7 +216,7 @@ inline AlgoSettings algo_settings(std::string_view algo, int runtime_version) {
   throw InputError(
       unknown_name_message("algorithm for --backend nccl", algo,
                            {"auto", "flat", "hierarchical", "ring", "tree", "nvls", "nvlstree", "pat", "collnet",
-                            "collnet-direct", "collnet-chain", "nvls-collnet", "symmetric", "cb-multimem"}));
+                            "collnet-direct", "collnet-chain", "nvls-collnet", "symmetric", "cb-multimem", "linear"}));
 }
 
 // What algo_used() reports after `op`: the forced algorithm where it applies to that operation
@@ -267,6 +269,11 @@ inline std::optional<std::string> nccl_algo_waiver(std::string_view algo, std::s
   }
   if (algo == "auto" || algo == "flat" || algo == "hierarchical" || algo == "symmetric") return std::nullopt;
   const NcclOp op = op_of_collective(collective);
+  if (algo == "linear") {
+    if (op == NcclOp::alltoall || op == NcclOp::alltoallv) return std::nullopt;
+    return fmt::format("linear is an all-to-all schedule (NCCL's own for alltoall, alltoallv and MoE); {} runs none",
+                       collective);
+  }
   if (const CollectiveFacts* f = find_collective_facts(collective); f != nullptr && f->nccl_p2p) {
     return fmt::format(
         "--algo {} selects an NCCL collective algorithm; {} runs on NCCL's point-to-point "
