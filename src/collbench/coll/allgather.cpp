@@ -1,5 +1,6 @@
 // all-gather: S = total output per rank (n x chunk); busbw = algbw x (n-1)/n.
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {
@@ -11,16 +12,7 @@ class AllGather final : public Collective {
   [[nodiscard]] std::string_view description() const override { return "all-gather"; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
-    Shape s;
-    const std::uint64_t elem = dtype_size(dtype);
-    const auto ranks = static_cast<std::uint64_t>(n);
-    s.count = aligned_chunk_elems(requested_bytes / elem, ranks, elem);  // per-rank chunk, as nccl-tests prints it
-    s.bytes = s.count * ranks * elem;
-    s.send_elems = s.count;
-    s.recv_elems = s.count * ranks;
-    s.bytes_per_rank_send = s.count * elem;
-    s.bytes_per_rank_recv = s.bytes;
-    return s;
+    return chunked_shape(requested_bytes, dtype, n, ChunkSide::output);
   }
 
   void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
@@ -34,13 +26,7 @@ class AllGather final : public Collective {
   }
 
   [[nodiscard]] std::uint64_t verify(const void* result, const Shape& s, const CaseContext& ctx) const override {
-    std::uint64_t wrong = 0;
-    const auto elem = dtype_size(ctx.dtype);
-    for (int src = 0; src < ctx.num_ranks; ++src) {
-      const auto* block = static_cast<const char*>(result) + static_cast<std::size_t>(src) * s.count * elem;
-      wrong += count_wrong_moved(block, s.count, ctx.dtype, src, 0, 0);
-    }
-    return wrong;
+    return count_wrong_gathered(result, s, ctx, 0);
   }
 
   [[nodiscard]] std::optional<backend::Operation> operation(const void* send, void* recv, const Shape& s,

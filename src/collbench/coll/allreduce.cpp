@@ -1,5 +1,6 @@
 // all-reduce: S = per-rank buffer; busbw = algbw x 2(n-1)/n (nccl-tests).
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {
@@ -15,10 +16,7 @@ class AllReduce final : public Collective {
   }
 
   void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
-    const ReducePattern p = reduce_pattern(ctx.redop, ctx.dtype, ctx.num_ranks);
-    for (std::size_t i = 0; i < s.send_elems; ++i) {
-      store_element(host_send, i, ctx.dtype, reduce_input(p, ctx.redop, ctx.rank, ctx.num_ranks, i));
-    }
+    fill_reduce_input(host_send, s, ctx);
   }
 
   [[nodiscard]] std::uint64_t verify(const void* result, const Shape& s, const CaseContext& ctx) const override {

@@ -1,6 +1,7 @@
 // gather to the root rank (--root): S = total output at the root (n x chunk, the chunk rounded as
 // all-gather's); busbw = algbw x (n-1)/n (nccl-tests). Only the root's result is defined.
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {
@@ -12,16 +13,7 @@ class Gather final : public Collective {
   [[nodiscard]] std::string_view description() const override { return "gather to the root rank"; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
-    Shape s;
-    const std::uint64_t elem = dtype_size(dtype);
-    const auto ranks = static_cast<std::uint64_t>(n);
-    s.count = aligned_chunk_elems(requested_bytes / elem, ranks, elem);  // per-rank chunk, as nccl-tests prints it
-    s.bytes = s.count * ranks * elem;
-    s.send_elems = s.count;
-    s.recv_elems = s.count * ranks;
-    s.bytes_per_rank_send = s.count * elem;
-    s.bytes_per_rank_recv = s.bytes;
-    return s;
+    return chunked_shape(requested_bytes, dtype, n, ChunkSide::output);
   }
 
   void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
@@ -36,14 +28,7 @@ class Gather final : public Collective {
   }
 
   [[nodiscard]] std::uint64_t verify(const void* result, const Shape& s, const CaseContext& ctx) const override {
-    if (ctx.rank != ctx.root) return 0;
-    std::uint64_t wrong = 0;
-    const auto elem = dtype_size(ctx.dtype);
-    for (int src = 0; src < ctx.num_ranks; ++src) {
-      const auto* block = static_cast<const char*>(result) + static_cast<std::size_t>(src) * s.count * elem;
-      wrong += count_wrong_moved(block, s.count, ctx.dtype, src, ctx.root, 0);
-    }
-    return wrong;
+    return ctx.rank == ctx.root ? count_wrong_gathered(result, s, ctx, ctx.root) : 0;
   }
 
   [[nodiscard]] std::optional<backend::Operation> operation(const void* send, void* recv, const Shape& s,

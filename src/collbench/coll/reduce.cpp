@@ -1,6 +1,7 @@
 // reduce to the root rank (--root): S = buffer; busbw = algbw (factor 1, nccl-tests). Every rank
 // contributes S; only the root's result is defined (and checked).
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {
@@ -16,10 +17,7 @@ class Reduce final : public Collective {
   }
 
   void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
-    const ReducePattern p = reduce_pattern(ctx.redop, ctx.dtype, ctx.num_ranks);
-    for (std::size_t i = 0; i < s.send_elems; ++i) {
-      store_element(host_send, i, ctx.dtype, reduce_input(p, ctx.redop, ctx.rank, ctx.num_ranks, i));
-    }
+    fill_reduce_input(host_send, s, ctx);
   }
 
   [[nodiscard]] std::uint64_t verify(const void* result, const Shape& s, const CaseContext& ctx) const override {

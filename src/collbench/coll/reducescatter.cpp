@@ -1,6 +1,7 @@
 // reduce-scatter: S = total input per rank (n x recv chunk); busbw = algbw x (n-1)/n.
 // Sizes that do not split evenly are rounded down per rank to whole 16-byte units, as nccl-tests does.
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {
@@ -12,23 +13,11 @@ class ReduceScatter final : public Collective {
   [[nodiscard]] std::string_view description() const override { return "reduce-scatter (sum/prod/min/max)"; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
-    Shape s;
-    const std::uint64_t elem = dtype_size(dtype);
-    const auto ranks = static_cast<std::uint64_t>(n);
-    s.count = aligned_chunk_elems(requested_bytes / elem, ranks, elem);  // per-rank chunk, as nccl-tests prints it
-    s.bytes = s.count * ranks * elem;
-    s.send_elems = s.count * ranks;
-    s.recv_elems = s.count;
-    s.bytes_per_rank_send = s.bytes;
-    s.bytes_per_rank_recv = s.count * elem;
-    return s;
+    return chunked_shape(requested_bytes, dtype, n, ChunkSide::input);
   }
 
   void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
-    const ReducePattern p = reduce_pattern(ctx.redop, ctx.dtype, ctx.num_ranks);
-    for (std::size_t i = 0; i < s.send_elems; ++i) {
-      store_element(host_send, i, ctx.dtype, reduce_input(p, ctx.redop, ctx.rank, ctx.num_ranks, i));
-    }
+    fill_reduce_input(host_send, s, ctx);
   }
 
   [[nodiscard]] std::size_t in_place_result_offset(const Shape& s, const CaseContext&,

@@ -1,6 +1,7 @@
 // scatter from the root rank (--root): S = total input at the root (n x chunk, the chunk rounded
 // as reduce-scatter's); busbw = algbw x (n-1)/n (nccl-tests). Every rank receives its chunk.
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {
@@ -12,16 +13,7 @@ class Scatter final : public Collective {
   [[nodiscard]] std::string_view description() const override { return "scatter from the root rank"; }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int n) const override {
-    Shape s;
-    const std::uint64_t elem = dtype_size(dtype);
-    const auto ranks = static_cast<std::uint64_t>(n);
-    s.count = aligned_chunk_elems(requested_bytes / elem, ranks, elem);  // per-rank chunk, as nccl-tests prints it
-    s.bytes = s.count * ranks * elem;
-    s.send_elems = s.count * ranks;
-    s.recv_elems = s.count;
-    s.bytes_per_rank_send = s.bytes;
-    s.bytes_per_rank_recv = s.count * elem;
-    return s;
+    return chunked_shape(requested_bytes, dtype, n, ChunkSide::input);
   }
 
   // The root's input: chunk r for rank r. The other ranks' input is never read (zeros).

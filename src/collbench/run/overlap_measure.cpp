@@ -202,18 +202,10 @@ std::pair<nlohmann::json, nlohmann::json> overlap_intervals(const OverlapSamples
 
 }  // namespace
 
-nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& progress) {
-  const auto& s = o.samples;
-  const auto p50 = [](const std::vector<double>& v) { return v.empty() ? 0.0 : stats::summarize(v).p50; };
-  const auto stats_json = [](const std::vector<double>& v) -> nlohmann::json {
-    if (v.empty()) return nullptr;
-    const auto t = stats::summarize(v);
-    return {{"p50", t.p50}, {"p5", t.p5}, {"p95", t.p95}, {"min", t.min}, {"max", t.max}, {"cv", t.cv}};
-  };
-  const overlap::OverlapMetrics m = overlap::overlap_metrics(p50(s.comm_us), p50(s.compute_us), p50(s.both_us));
-  const auto intervals = overlap_intervals(s);
-  std::uint64_t compute_wrong = 0;
-  for (auto w : o.compute_wrong_by_rank) compute_wrong += w;
+namespace {
+
+// The record's overlap.compute: the load, and its own rate alone (GEMM GFLOP/s, stream GB/s).
+nlohmann::json load_record(const Measurement::Overlap& o, const overlap::OverlapMetrics& m) {
   const auto& c = o.compute;
   const int units = std::max(o.chunks, 1) * c.repeat;  // load units per compute-alone sample
   nlohmann::json load{
@@ -231,6 +223,24 @@ nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& 
   } else if (c.load == "sleep") {
     load["sleep_us"] = c.sleep_us;
   }
+  return load;
+}
+
+}  // namespace
+
+nlohmann::json overlap_record(const Measurement::Overlap& o, const std::string& progress) {
+  const auto& s = o.samples;
+  const auto p50 = [](const std::vector<double>& v) { return v.empty() ? 0.0 : stats::summarize(v).p50; };
+  const auto stats_json = [](const std::vector<double>& v) -> nlohmann::json {
+    if (v.empty()) return nullptr;
+    const auto t = stats::summarize(v);
+    return {{"p50", t.p50}, {"p5", t.p5}, {"p95", t.p95}, {"min", t.min}, {"max", t.max}, {"cv", t.cv}};
+  };
+  const overlap::OverlapMetrics m = overlap::overlap_metrics(p50(s.comm_us), p50(s.compute_us), p50(s.both_us));
+  const auto intervals = overlap_intervals(s);
+  std::uint64_t compute_wrong = 0;
+  for (auto w : o.compute_wrong_by_rank) compute_wrong += w;
+  const nlohmann::json load = load_record(o, m);
   nlohmann::json j{
       {"t_comm_us", m.t_comm_us},
       {"t_compute_us", m.t_compute_us},

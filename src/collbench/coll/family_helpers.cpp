@@ -1,0 +1,38 @@
+#include "collbench/coll/family_helpers.hpp"
+
+#include "collbench/coll/pattern.hpp"
+
+namespace collbench::coll {
+
+Shape chunked_shape(std::uint64_t requested_bytes, Dtype dtype, int n, ChunkSide full) {
+  Shape s;
+  const std::uint64_t elem = dtype_size(dtype);
+  const auto ranks = static_cast<std::uint64_t>(n);
+  s.count = aligned_chunk_elems(requested_bytes / elem, ranks, elem);  // per-rank chunk, as nccl-tests prints it
+  s.bytes = s.count * ranks * elem;
+  const bool in = full == ChunkSide::input;
+  s.send_elems = in ? s.count * ranks : s.count;
+  s.recv_elems = in ? s.count : s.count * ranks;
+  s.bytes_per_rank_send = in ? s.bytes : s.count * elem;
+  s.bytes_per_rank_recv = in ? s.count * elem : s.bytes;
+  return s;
+}
+
+void fill_reduce_input(void* host_send, const Shape& shape, const CaseContext& ctx) {
+  const ReducePattern p = reduce_pattern(ctx.redop, ctx.dtype, ctx.num_ranks);
+  for (std::size_t i = 0; i < shape.send_elems; ++i) {
+    store_element(host_send, i, ctx.dtype, reduce_input(p, ctx.redop, ctx.rank, ctx.num_ranks, i));
+  }
+}
+
+std::uint64_t count_wrong_gathered(const void* result, const Shape& shape, const CaseContext& ctx, int dst) {
+  std::uint64_t wrong = 0;
+  const auto elem = dtype_size(ctx.dtype);
+  for (int src = 0; src < ctx.num_ranks; ++src) {
+    const auto* block = static_cast<const char*>(result) + static_cast<std::size_t>(src) * shape.count * elem;
+    wrong += count_wrong_moved(block, shape.count, ctx.dtype, src, dst, 0);
+  }
+  return wrong;
+}
+
+}  // namespace collbench::coll
