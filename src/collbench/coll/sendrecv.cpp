@@ -60,13 +60,7 @@ class SendRecv final : public Collective {
   }
 
   [[nodiscard]] Shape shape(std::uint64_t requested_bytes, Dtype dtype, int /*rank*/, int /*n*/) const override {
-    Shape s;
-    const std::uint64_t elem = dtype_size(dtype);
-    s.count = requested_bytes / elem;
-    s.bytes = s.count * elem;
-    s.send_elems = s.recv_elems = s.count;
-    s.bytes_per_rank_send = s.bytes_per_rank_recv = s.bytes;
-    return s;
+    return whole_buffer_shape(requested_bytes, dtype);
   }
 
   void check_params(const std::map<std::string, std::string>& params) const override { check_sendrecv_params(params); }
