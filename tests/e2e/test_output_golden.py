@@ -1,0 +1,165 @@
+"""Every subcommand's output in every format, against golden files written by the binary before
+the writer registry (issue 36 item 4; commit 97a802e): the registry must not change a byte.
+
+The goldens live in tests/data/golden/, one file per output (NAME.stdout, and NAME.FILE for what
+a case writes to files). Outputs of the commands that read files only (report, model, step, gate,
+locate --results) are compared byte for byte. Outputs that carry measured times, run ids or the
+time of day (run, sweep, accept, JUnit timestamps, the HTML page's generator line) are compared
+byte for byte after masking (mask() below): every number, run id and git sha becomes '#', the
+unit of a time or a rate 'T' or 'R', every run of blanks one space, and accept's evidence of a
+late rank (found or not as the shared cores schedule the ranks) is dropped, so the layout, the
+columns, the keys and the words must still be identical.
+
+Regenerate after an intended change of an output (and review the diff):
+    COLLBENCH_UPDATE_GOLDEN=1 COLLBENCH_BIN=build/src/collbench python3 -m pytest -q tests/e2e/test_output_golden.py
+To prove a refactor changes nothing, write the goldens with the old binary into another folder
+(COLLBENCH_GOLDEN_DIR) and run the test with the new one: scripts/compare-outputs does both."""
+import functools
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, SOURCE_DIR, run
+
+# COLLBENCH_GOLDEN_DIR: another folder of goldens (scripts/compare-outputs writes an old binary's there).
+GOLDEN = Path(os.environ.get("COLLBENCH_GOLDEN_DIR", SOURCE_DIR / "tests" / "data" / "golden"))
+UPDATE = os.environ.get("COLLBENCH_UPDATE_GOLDEN") == "1"
+
+BASELINE = "results/baselines/cpu-2rank.jsonl"
+SIM_72 = "results/simulated/allreduce-16M-72.jsonl"
+SIM_144 = "results/simulated/allreduce-16M-144.jsonl"
+STEP_DATA = "tests/data/step"
+STEP = ["step", "--workload", f"{STEP_DATA}/tiny-workload.yaml", "--layout", f"{STEP_DATA}/tiny-layout.yaml",
+        "--system", f"{STEP_DATA}/tiny-cpu.yaml", "--gpus", "2,4"]
+RUN = ["run", "allreduce", "-b", "8", "-e", "4K", "-f", "8", "--iters", "5", "-w", "1"]
+ACCEPT_PROFILE = """\
+name: golden
+description: two quick checks for the golden output test
+progress: yield
+defaults:
+  backend: mpi
+  dtype: float32
+  repetitions: 1
+  warmup: 1
+  max_time: 50ms
+checks:
+  - name: latency
+    collective: allreduce
+    bytes: 8
+    threshold:
+      max_time_us: 1000000
+  - name: bandwidth
+    collective: allreduce
+    bytes: 64K
+    threshold:
+      fraction_of_expected: 0.05
+      min_busbw_gbps: 0.000001
+"""
+
+# name, arguments ({tmp} is the case's scratch folder, {accept} the accept profile), files the
+# command writes into {tmp}, masked?, mpiexec ranks (None: a singleton).
+CASES = []
+
+
+def case(name, args, files=(), masked=False, np=None):
+    CASES.append(pytest.param(name, args, tuple(files), masked, np, id=name))
+
+
+for fmt in ("table", "markdown", "csv"):
+    case(f"report-one-{fmt}", ["report", BASELINE, "--format", fmt])
+    case(f"report-compare-{fmt}", ["report", SIM_72, SIM_144, "--format", fmt])
+    case(f"report-no-compare-{fmt}", ["report", SIM_72, SIM_144, "--compare-by", "none", "--format", fmt])
+    case(f"report-system-{fmt}", ["report", SIM_72, "--system", "gb300-nvl72", "--format", fmt])
+case("report-html", ["report", SIM_72, SIM_144, "--html", "{tmp}/page.html"], ["page.html"], masked=True)
+for fmt in ("table", "json", "csv"):
+    case(f"model-allreduce-{fmt}", ["model", "allreduce", "--system", "h100-hgx", "--algo", "nvls,ring", "-b", "8",
+                                    "-e", "8G", "-f", "64", "--format", fmt])
+    case(f"model-alltoall-{fmt}", ["model", "alltoall", "--system", "gb300-nvl72", "--ranks", "256,1024",
+                                   "--ranks-per-domain", "72", "-b", "1M", "-e", "1G", "-f", "32", "--format", fmt])
+    case(f"model-moe-{fmt}", ["model", "moe-dispatch", "--ep-size", "8,64", "--tokens", "4096", "--format", fmt])
+    case(f"model-moe-system-{fmt}", ["model", "moe-combine", "--system", "gb300-nvl72", "--ep-size", "64,256",
+                                     "--format", fmt])
+for fmt in ("table", "json", "markdown"):
+    case(f"step-{fmt}", STEP + ["--format", fmt])
+    case(f"step-degrade-{fmt}", STEP + ["--degrade", "nic:0.5", "--fallback", "model", "--format", fmt])
+    case(f"gate-{fmt}", ["gate", "--baseline", BASELINE, "--current", BASELINE, "--format", fmt])
+case("gate-files", ["gate", "--baseline", BASELINE, "--current", BASELINE, "--junit", "{tmp}/gate.xml", "--json",
+                    "{tmp}/gate.json", "--markdown", "{tmp}/gate.md"], ["gate.xml", "gate.json", "gate.md"],
+     masked=True)
+for fmt in ("text", "json"):
+    case(f"locate-results-{fmt}", ["locate", "--results", BASELINE, "--methods", "skew", "--format", fmt])
+for fmt in ("table", "jsonl", "csv", "none"):
+    case(f"run-{fmt}", RUN + ["--format", fmt], masked=True, np=2)
+    case(f"sweep-{fmt}", ["sweep", "profiles/sweeps/cpu-smoke.yaml", "--iters", "3", "--format", fmt], masked=True,
+         np=2)
+case("run-nccl-tests", RUN + ["--layout", "nccl-tests"], masked=True, np=2)
+case("run-rooted-table", ["run", "broadcast", "-b", "8", "-e", "64", "-f", "8", "--iters", "5", "-r", "1"],
+     masked=True, np=2)
+for fmt in ("table", "json", "markdown", "none"):
+    case(f"accept-{fmt}", ["accept", "{accept}", "--format", fmt], masked=True, np=2)
+case("accept-out-dir", ["accept", "{accept}", "--out-dir", "{tmp}/out", "--format", "none"],
+     ["out/verdict.json", "out/verdict.md", "out/junit.xml"], masked=True, np=2)
+for fmt in ("table", "json", "markdown", "none"):
+    case(f"report-accept-{fmt}", ["report", "accept", "tests/data/golden/inputs/verdict.json", "--format", fmt])
+
+
+@functools.cache
+def profiles_root():
+    """The folder whose profiles/ the binary reads (its source tree or install prefix): printed as <src>."""
+    p = run(["--version"])
+    m = re.search(r"^profiles: (.*)/profiles$", p.stdout, re.M)
+    assert m, p.stdout
+    return m.group(1)
+
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def mask(text):
+    """Numbers, run ids and git shas become '#', a time's or a rate's unit (which follows its size) 'T'
+    or 'R', blanks one space."""
+    text = re.sub(r"\(git [0-9a-z-]+\)", "(git #)", text)  # the HTML page's generator: the build's git sha
+    text = re.sub(r"\d{8}T\d{6}Z[-0-9a-f]*", "#", text)  # run ids (20261206T101413Z-3f9a2b1c)
+    text = NUMBER.sub("#", text)
+    text = re.sub(r"#( ?)(ns|us|ms|s)\b", r"#\1T", text)
+    text = re.sub(r"#( ?)[kKMGT]?i?B/s\b", r"#\1R", text)
+    # accept's evidence of a late rank: there or not as the shared cores happen to schedule the ranks
+    text = re.sub(r'"evidence": \[[^\]]*\]', '"evidence": []', text)
+    text = re.sub(r";? ?rank # \(host [^)]*\) slow on its own:[^\n\"|<]*", "", text)
+    return re.sub(r"[ \t]+", " ", text)
+
+
+def outputs(name, args, files, np, tmp_path):
+    tmp = tmp_path / name
+    tmp.mkdir()
+    accept = tmp_path / "golden.yaml"
+    accept.write_text(ACCEPT_PROFILE)
+    argv = [str(a).replace("{tmp}", str(tmp)).replace("{accept}", str(accept)) for a in args]
+    p = run(argv, np=np, cwd=SOURCE_DIR, timeout=300, env={"COLLBENCH_RACK": "golden"})
+    assert p.returncode in (0, 1), p.stderr
+    out = {f"{name}.stdout": p.stdout}
+    for f in files:
+        out[f"{name}.{f.replace('/', '-')}"] = (tmp / f).read_text()
+    return {k: normalized(v, tmp_path) for k, v in out.items()}
+
+
+def normalized(text, tmp_path):
+    """Paths that depend on the machine: the scratch folder, the binary and its profiles' folder."""
+    return text.replace(str(tmp_path), "{tmp}").replace(BIN, "<bin>").replace(profiles_root() + "/", "<src>/")
+
+
+@pytest.mark.parametrize("name,args,files,masked,np", CASES)
+def test_output_unchanged(name, args, files, masked, np, tmp_path):
+    for golden_name, text in outputs(name, args, files, np, tmp_path).items():
+        golden = GOLDEN / golden_name
+        if UPDATE:
+            golden.write_text(text)
+            continue
+        assert golden.exists(), f"{golden} missing: regenerate with COLLBENCH_UPDATE_GOLDEN=1"
+        expected = golden.read_text()
+        if masked:
+            assert mask(text) == mask(expected), golden_name
+        else:
+            assert text == expected, golden_name
