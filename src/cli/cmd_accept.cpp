@@ -48,7 +48,8 @@ struct AcceptFlags {
   bool allow_faults = false;
   std::optional<int> repetitions;
   std::optional<std::string> max_time;
-  std::string format = "table";
+  std::vector<std::string> formats;           // --format FMT[=PATH]
+  std::vector<report::OutputTarget> targets;  // parsed from formats before anything runs
   PlacementFlags placement;
   const CLI::Option* progress_option = nullptr;  // given on the command line?
 };
@@ -173,7 +174,7 @@ run::RunSummary run_group(const AcceptFlags& f, const accept::AcceptanceProfile&
     out.out = (std::filesystem::path(*f.out_dir) / fmt::format("records-{}.jsonl", g.label)).string();
     record_files.push_back(out.out);
   }
-  out.format = "none";
+  out.formats = {"none"};
   PlacementFlags placement = f.placement;
   if (profile.progress && f.progress_option->count() == 0) placement.progress = *profile.progress;
   if (g.ranks_per_domain || g.domain_sizes) {
@@ -191,13 +192,7 @@ run::RunSummary run_group(const AcceptFlags& f, const accept::AcceptanceProfile&
 // Rank 0: the report on stdout in --format and, with --out-dir, every verdict file.
 void write_report(const AcceptFlags& f, const accept::AcceptReport& report, const run::ProcessInfo& info,
                   const std::vector<accept::GroupRecords>& results) {
-  if (f.format == "table")
-    std::fputs(accept::render_accept_table(report).c_str(), stdout);
-  else if (f.format == "json")
-    std::fputs((accept::accept_to_json(report).dump(2) + "\n").c_str(), stdout);
-  else if (f.format == "markdown")
-    std::fputs(accept::render_accept_markdown(report).c_str(), stdout);
-  std::fflush(stdout);
+  report::WriterMultiplex<accept::AcceptReport>(accept::accept_writers(), f.targets).write(report);
   if (!f.out_dir) return;
   const std::filesystem::path dir(*f.out_dir);
   write_file_atomic((dir / "verdict.json").string(), accept::accept_to_json(report).dump(2) + "\n");
@@ -315,9 +310,7 @@ Action setup(CLI::App& app) {
   app.add_flag("--allow-faults", f->allow_faults, "Accept an injected COLLBENCH_FAULT (tests of the tooling)");
   app.add_option("--repetitions", f->repetitions, "Override every check's repetitions");
   app.add_option("--max-time", f->max_time, "Override every repetition's maximum timed duration (e.g. 500ms)");
-  app.add_option("--format", f->format, "Console output")
-      ->check(CLI::IsMember({"table", "json", "markdown", "none"}))
-      ->default_str("table");
+  add_format_option(app, f->formats, accept::accept_writers().names(), "table", "Output of the verdicts");
   add_placement_flags(app, f->placement);
   f->progress_option = app.get_option("--progress");
   app.footer(
@@ -327,6 +320,7 @@ Action setup(CLI::App& app) {
       "  mpiexec -n 2 collbench accept cpu-local --out-dir accept-out\n"
       "  mpiexec -n 72 collbench accept gb300-nvl72 --out-dir /var/lib/node_exporter/collbench");
   return [f]() -> int {
+    f->targets = report::parse_output_targets(f->formats, accept::accept_writers().names(), "table");
     if (f->list) {
       int rank = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -14,13 +14,16 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 
+#include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/input_file.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/report/gate.hpp"
+#include "collbench/report/writer_registries.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -50,11 +53,26 @@ struct GateFlags {
   bool allow_faults = false;
   bool allow_simulated = false;
   std::optional<std::string> junit, json, markdown;
-  std::string format = "table";
+  std::vector<std::string> formats;  // --format FMT[=PATH]
 };
+
+// --junit, --json and --markdown FILE (written first, as before --format FMT=PATH existed), then
+// --format's targets.
+std::vector<report::OutputTarget> gate_targets(const GateFlags& f) {
+  std::vector<report::OutputTarget> targets;
+  for (const auto& [flag, format, path] :
+       {std::tuple{"--junit", "junit", &f.junit}, std::tuple{"--json", "json", &f.json},
+        std::tuple{"--markdown", "markdown", &f.markdown}}) {
+    if (*path) targets.push_back(report::OutputTarget{format, **path, flag, false});
+  }
+  for (auto& t : report::parse_output_targets(f.formats, report::gate_writers().names(), "table"))
+    targets.push_back(std::move(t));
+  return targets;
+}
 
 int run_gate_command(const GateFlags& f) {
   // Every input is validated before anything is written.
+  const std::vector<report::OutputTarget> targets = gate_targets(f);
   const std::string started_at = utc_now_text();
   const auto started = std::chrono::steady_clock::now();
   const report::GatePolicy policy =
@@ -76,16 +94,7 @@ int run_gate_command(const GateFlags& f) {
   rep.started_at = started_at;  // the JUnit suite's timestamp and time
   rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  if (f.junit) write_text_file(*f.junit, report::render_gate_junit(rep), "--junit");
-  if (f.json) write_text_file(*f.json, report::gate_to_json(rep).dump(2) + "\n", "--json");
-  if (f.markdown) write_text_file(*f.markdown, report::render_gate_markdown(rep), "--markdown");
-  if (f.format == "json")
-    std::fputs((report::gate_to_json(rep).dump(2) + "\n").c_str(), stdout);
-  else if (f.format == "markdown")
-    std::fputs(report::render_gate_markdown(rep).c_str(), stdout);
-  else
-    std::fputs(report::render_gate_table(rep).c_str(), stdout);
-  std::fflush(stdout);
+  report::WriterMultiplex<report::GateReport>(report::gate_writers(), targets).write(rep);
 
   const int code = rep.exit_code();
   if (code == static_cast<int>(ExitCode::incomparable)) {
@@ -107,12 +116,11 @@ Action setup_gate(CLI::App& app) {
                "Accept records with an injected COLLBENCH_FAULT (tests of the gate)");
   app.add_flag("--allow-simulated", f->allow_simulated,
                "Compare simulated (SimGrid) records with measured ones; without it such cases are INCOMPARABLE");
-  app.add_option("--junit", f->junit, "Also write JUnit XML (one testcase per case)");
-  app.add_option("--json", f->json, "Also write the verdicts as JSON (schema collbench.gate/1)");
-  app.add_option("--markdown", f->markdown, "Also write a Markdown report (e.g. for a PR comment)");
-  app.add_option("--format", f->format, "Console output")
-      ->check(CLI::IsMember({"table", "json", "markdown"}))
-      ->default_str("table");
+  app.add_option("--junit", f->junit, "Also write JUnit XML (one testcase per case; as --format junit=FILE)");
+  app.add_option("--json", f->json, "Also write the verdicts as JSON (schema collbench.gate/1; as --format json=FILE)");
+  app.add_option("--markdown", f->markdown,
+                 "Also write a Markdown report (e.g. for a PR comment; as --format markdown=FILE)");
+  add_format_option(app, f->formats, report::gate_writers().names(), "table", "Output of the verdicts");
   app.footer(
       "Verdicts: PASS, IMPROVED, WARN, AMBIGUOUS, REGRESSION, BELOW_FLOOR, MISSING, INCOMPARABLE (docs/gate.md).\n"
       "Exit codes: 0 pass, 1 regression or floor failure, 2 invalid input, 4 nothing comparable.\n"

@@ -28,6 +28,7 @@
 #include "collbench/core/units.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/report/locate.hpp"
+#include "collbench/report/writer_registries.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/runner.hpp"
 #include "collbench/run/session.hpp"
@@ -45,7 +46,8 @@ struct LocateFlags {
   std::string backend = "mpi";
   std::optional<std::string> out_dir;
   bool force = false;
-  std::string format = "text";
+  std::vector<std::string> formats;           // --format FMT[=PATH]
+  std::vector<report::OutputTarget> targets;  // parsed from formats before anything runs
   std::string max_time = "1s";
   int min_iters = 20;
   int warmup = 3;
@@ -119,7 +121,7 @@ class Measurer {
     sweep.source = "<collbench locate>";
     sweep.cases = std::move(cases);
     OutputFlags out;
-    out.format = "none";
+    out.formats = {"none"};
     if (f_.out_dir) {
       out.out = (std::filesystem::path(*f_.out_dir) / fmt::format("records-{}.jsonl", name)).string();
       files_.push_back(out.out);
@@ -207,11 +209,7 @@ void write_outputs(const LocateFlags& f, const report::LocateReport& rep) {
 
 int finish(const LocateFlags& f, report::LocateReport& rep) {
   report::collect_suspects(rep);
-  if (f.format == "json")
-    std::fputs((report::locate_to_json(rep).dump(2) + "\n").c_str(), stdout);
-  else
-    std::fputs(report::render_locate_text(rep).c_str(), stdout);
-  std::fflush(stdout);
+  report::WriterMultiplex<report::LocateReport>(report::locate_writers(), f.targets).write(rep);
   write_outputs(f, rep);
   return rep.suspects.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
 }
@@ -422,7 +420,7 @@ Action setup(CLI::App& app) {
   app.add_option("--backend", f->backend, "mpi or nccl")->default_str("mpi");
   app.add_option("--out-dir", f->out_dir, "Write locate.json, pairwise-matrix.csv and records-*.jsonl here");
   app.add_flag("--force", f->force, "Replace results already in --out-dir");
-  app.add_option("--format", f->format, "Console output")->check(CLI::IsMember({"text", "json"}))->default_str("text");
+  add_format_option(app, f->formats, report::locate_writers().names(), "text", "Output of the findings");
   app.add_option("--max-time", f->max_time, "Maximum timed duration per case")->default_str("1s");
   app.add_option("--min-iters", f->min_iters, "Minimum timed iterations per case")
       ->check(CLI::Range(1, 1000000))
@@ -451,6 +449,7 @@ Action setup(CLI::App& app) {
       "  mpiexec -n 8 collbench locate --out-dir locate-out\n"
       "  collbench locate --results results/sweep.jsonl --methods skew");
   return [f]() -> int {
+    f->targets = report::parse_output_targets(f->formats, report::locate_writers().names(), "text");
     const Methods methods = parse_methods(f->methods);
     if (!f->results.empty()) {
       const run::Control control;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/moe_plan.hpp"
@@ -31,6 +32,7 @@
 #include "collbench/model/traffic.hpp"
 #include "collbench/plan/case.hpp"
 #include "collbench/report/model_table.hpp"
+#include "collbench/report/writer_registries.hpp"
 #include "collbench/workload/expected.hpp"
 #include "collbench/workload/profile.hpp"
 #include "collbench/workload/routing.hpp"
@@ -52,7 +54,8 @@ struct ModelFlags {
   std::string dtypes = "float32";
   std::string algos = "auto";
   std::string scopes = "global";
-  std::string format = "table";
+  std::vector<std::string> formats;           // --format FMT[=PATH]
+  std::vector<report::OutputTarget> targets;  // parsed from formats before anything is computed
   bool list_systems = false;
   bool published = false;  // --published: the system's published points against the model
   // MoE message-size table (moe-* only).
@@ -310,13 +313,8 @@ int run_moe_model(const ModelFlags& f) {
   std::optional<model::SystemProfile> system;
   if (f.system) system = model::load_system_profile(*f.system, f.sets);
   const report::MoeModelTable t = build_moe_table(f, system);
-  if (f.format == "json") {
-    std::fputs(report::render_moe_model_json(f.collective, system, t).c_str(), stdout);
-  } else if (f.format == "csv") {
-    std::fputs(report::render_moe_model_csv(system, t).c_str(), stdout);
-  } else {
-    std::fputs(report::render_moe_model_table(f.collective, system, t).c_str(), stdout);
-  }
+  report::WriterMultiplex<report::MoeModelOutput>(report::moe_model_writers(), f.targets)
+      .write(report::MoeModelOutput{f.collective, &system, &t});
   return 0;
 }
 
@@ -437,20 +435,9 @@ int run_collective_model(const ModelFlags& f) {
   const model::SystemProfile system = resolve_system(f);
   if (f.published) return run_published(f, system);
   const std::vector<report::ModelRow> rows = build_rows(f, system);
-  const std::vector<std::string> checked = checked_lines(f.collective, system, rows);
-  std::string text;
-  if (f.format == "json") {
-    nlohmann::json j = nlohmann::json::parse(report::render_model_json(f.collective, system, rows));
-    j["checked_range"] = checked;
-    text = j.dump(2) + "\n";
-  } else if (f.format == "csv") {
-    text = report::render_model_csv(f.collective, system, rows);
-  } else {
-    text =
-        report::render_model_table(f.collective, coll::find_collective(f.collective).bytes_convention(), system, rows);
-    for (const auto& line : checked) text += "validated range: " + line + "\n";
-  }
-  std::fputs(text.c_str(), stdout);
+  const report::ModelOutput output{f.collective, std::string(coll::find_collective(f.collective).bytes_convention()),
+                                   &system, &rows, checked_lines(f.collective, system, rows)};
+  report::WriterMultiplex<report::ModelOutput>(report::model_writers(), f.targets).write(output);
   return 0;
 }
 
@@ -463,9 +450,7 @@ Action setup(CLI::App& app) {
   add_system_options(app, *f);
   add_size_options(app, *f);
   add_moe_options(app, *f);
-  app.add_option("--format", f->format, "Output: table, json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
-      ->default_str("table");
+  add_format_option(app, f->formats, report::model_writers().names(), "table", "Output");
   app.add_flag("--list-systems", f->list_systems, "List the system profiles and where they are found");
   app.add_flag("--published", f->published,
                "Print the system's published points for COLLECTIVE (profiles/published/) against the model");
@@ -482,6 +467,7 @@ Action setup(CLI::App& app) {
       "  collbench model moe-dispatch --ep-size 8,16,32,64,256 --tokens 4096\n"
       "  collbench model moe-combine --system gb300-nvl72 --ep-size 64,256 --ranks-per-domain 64");
   return [f]() -> int {
+    f->targets = report::parse_output_targets(f->formats, report::model_writers().names(), "table");
     if (f->list_systems) return list_systems();
     if (f->collective.empty()) {
       throw InputError("missing COLLECTIVE; accepted: " + join(model::modelled_collectives()) +

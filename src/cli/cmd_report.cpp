@@ -44,6 +44,7 @@
 #include "collbench/report/placement_model.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/report/weak_scaling.hpp"
+#include "collbench/report/writer_registries.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -52,7 +53,7 @@ namespace fs = std::filesystem;
 
 struct ReportFlags {
   std::vector<std::string> files;
-  std::string format = "table";
+  std::vector<std::string> formats;  // --format FMT[=PATH]
   std::string compare_by = "auto";
   std::optional<std::string> baseline;
   std::optional<std::string> html;
@@ -62,8 +63,8 @@ struct ReportFlags {
 };
 
 struct AcceptReportFlags {
-  std::string path;  // a folder holding verdict.json, or the file
-  std::string format = "table";
+  std::string path;                  // a folder holding verdict.json, or the file
+  std::vector<std::string> formats;  // --format FMT[=PATH]
   std::optional<std::string> html;
 };
 
@@ -107,20 +108,19 @@ void check_html_path(const std::optional<std::string>& html) {
   }
 }
 
-// Written through a temporary file and a rename: a reader never sees half a page.
 namespace {
 
-void write_html(const std::string& path, const std::string& page) {
-  write_file_atomic(path, page);
-  std::fprintf(stderr, "collbench: wrote %s\n", path.c_str());
+// --html FILE: the "html" writer to FILE, written through a temporary file and a rename (a reader
+// never sees half a page), after the other targets, and said on standard error.
+void add_html_target(std::vector<report::OutputTarget>& targets, const std::optional<std::string>& html) {
+  if (html) targets.push_back(report::OutputTarget{"html", *html, "", true});
 }
 
 // ---- tables and comparisons ------------------------------------------------------------------
 
 int run_tables(const ReportFlags& f) {
-  if (f.format != "table" && f.format != "markdown" && f.format != "csv") {
-    throw InputError(unknown_name_message("--format", f.format, {"table", "markdown", "csv"}));
-  }
+  std::vector<report::OutputTarget> targets =
+      report::parse_output_targets(f.formats, report::cases_writers().names(), "table");
   std::optional<report::CompareBy> by;
   if (f.compare_by == "auto") {
     if (f.files.size() >= 2) by = report::CompareBy::run;
@@ -129,6 +129,7 @@ int run_tables(const ReportFlags& f) {
   }
   if (f.baseline && !by) throw InputError("--baseline needs a comparison (--compare-by run|backend|algo)");
   check_html_path(f.html);
+  add_html_target(targets, f.html);
   std::optional<model::SystemProfile> system;
   if (f.system) system = model::load_system_profile(*f.system, f.sets);
   if (!f.system && !f.sets.empty()) throw InputError("--set needs --system NAME|FILE: the profile it overrides");
@@ -138,45 +139,16 @@ int run_tables(const ReportFlags& f) {
   std::optional<report::Comparison> comparison;
   if (by) comparison = report::compare(files, *by, f.baseline);
 
-  std::string out;
-  if (f.format == "csv") {
-    // One CSV table per output: the comparison when there is one, else the cases.
-    if (comparison) {
-      out = report::render_comparison_csv(*comparison);
-    } else {
-      out = "file," + report::csv_header();
-      for (const auto& file : files) {
-        for (const auto& r : file.cases) {
-          std::string path = file.path;
-          if (path.find_first_of(",\"\n") != std::string::npos) path = "\"" + path + "\"";
-          out += path + "," + report::csv_row(r);
-        }
-      }
-    }
-  } else if (f.format == "markdown") {
-    out = "# collbench report\n\n" + report::render_cases_markdown(files);
-    if (comparison) out += report::render_comparison_markdown(*comparison);
-  } else {
-    for (const auto& file : files) {
-      out += fmt::format("# file: {}\n", file.path);
-      out += file.cases.empty() ? "# (no cases)\n" : report::render_table(file.cases);
-    }
-    if (comparison) out += "#\n" + report::render_comparison_table(*comparison);
-  }
-  std::string page;
-  if (f.html) page = report::render_cases_html(files, comparison ? &*comparison : nullptr, html_context());
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
-  if (f.html) write_html(*f.html, page);
+  const report::CasesOutput output{&files, comparison ? &*comparison : nullptr, html_context()};
+  report::WriterMultiplex<report::CasesOutput>(report::cases_writers(), targets).write(output);
   return 0;
 }
 
 // ---- acceptance results ------------------------------------------------------------------------
 
 int run_accept_report(const AcceptReportFlags& f) {
-  if (f.format != "table" && f.format != "markdown" && f.format != "json" && f.format != "none") {
-    throw InputError(unknown_name_message("--format", f.format, {"table", "markdown", "json", "none"}));
-  }
+  const std::vector<report::OutputTarget> targets =
+      report::parse_output_targets(f.formats, accept::accept_writers().names(), "table");
   check_html_path(f.html);
   fs::path verdict_path(f.path);
   if (fs::is_directory(verdict_path)) {
@@ -225,24 +197,18 @@ int run_accept_report(const AcceptReportFlags& f) {
     }
   }
   for (const auto& n : notes) std::fprintf(stderr, "collbench: warning: %s\n", n.c_str());
-  std::string page;
-  if (f.html) page = accept::render_accept_html(rep, records, html_context(), notes);
-  if (f.format == "table") {
-    std::fputs(accept::render_accept_table(rep).c_str(), stdout);
-  } else if (f.format == "markdown") {
-    std::fputs(accept::render_accept_markdown(rep).c_str(), stdout);
-  } else if (f.format == "json") {
-    std::fputs((accept::accept_to_json(rep).dump(2) + "\n").c_str(), stdout);
+  report::WriterMultiplex<accept::AcceptReport>(accept::accept_writers(), targets).write(rep);
+  if (f.html) {
+    const report::OutputTarget html{"html", *f.html, "", true};
+    report::write_output(html, accept::render_accept_html(rep, records, html_context(), notes));
   }
-  std::fflush(stdout);
-  if (f.html) write_html(*f.html, page);
   return 0;
 }
 
 // The tables and comparisons of `report FILES`.
 void add_table_options(CLI::App& app, ReportFlags& f) {
   app.add_option("files", f.files, "Result files (JSONL)");
-  app.add_option("--format", f.format, "table, markdown or csv")->default_str("table");
+  add_format_option(app, f.formats, report::cases_writers().names(), "table", "Output");
   app.add_option("--compare-by", f.compare_by,
                  "run, backend, algo or none (default: run when two or more files are given)")
       ->default_str("auto");
@@ -277,7 +243,7 @@ CLI::App* add_accept_report(CLI::App& app, AcceptReportFlags& a) {
   CLI::App* acc = app.add_subcommand(
       "accept", "An acceptance run's verdicts (verdict.json of `collbench accept --out-dir`): table, Markdown, HTML");
   acc->add_option("path", a.path, "The accept --out-dir folder, or its verdict.json")->required();
-  acc->add_option("--format", a.format, "Console output: table, markdown, json or none")->default_str("table");
+  add_format_option(*acc, a.formats, accept::accept_writers().names(), "table", "Output");
   acc->add_option("--html", a.html,
                   "Write one self-contained HTML page (verdicts, chart, provenance from the record files)");
   acc->footer(

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/common_options.hpp"
 #include "cli/step_output.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/error.hpp"
@@ -37,7 +38,7 @@ struct StepFlags {
   std::optional<std::string> degrade;
   std::optional<std::string> overlap;
   std::optional<int> ranks_per_domain;
-  std::string format = "table";
+  std::vector<std::string> formats;  // --format FMT[=PATH]
 };
 
 int positive_int(const std::string& flag, const std::string& item) {
@@ -93,34 +94,8 @@ step::Overlap parse_overlap(const std::string& text) {
   return o;
 }
 
-void print_json(const step::StepInputs& in, const std::vector<step::StepPoint>& pts,
-                const std::vector<step::StepPoint>& degraded) {
-  nlohmann::json out{
-      {"kind", "step"},
-      {"workload", in.workload},
-      {"layout", in.layout.name},
-      {"system", {{"name", in.system.name}, {"digest", in.system.digest}}},
-      {"flop_convention",
-       "6 x active matmul parameters x tokens + 3 x layers x causal attention core, MTP modules included"},
-      {"flops_per_token", step::model_flops_per_token(in.arch)},
-      {"mtp_flops_per_token", step::mtp_flops_per_token(in.arch)},
-      {"overlap",
-       {{"source", in.overlap.source},
-        {"tp", in.overlap.tp},
-        {"ep", in.overlap.ep},
-        {"pp", in.overlap.pp},
-        {"dp", in.overlap.dp},
-        {"detail", in.overlap.detail}}},
-      {"points", nlohmann::json::array()}};
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    auto j = step_point_json(in, pts[i]);
-    if (!degraded.empty()) j["degraded"] = step_point_json(in, degraded[i]);
-    out["points"].push_back(std::move(j));
-  }
-  std::puts(out.dump(2).c_str());
-}
-
 int run_step(const StepFlags& f) {
+  const auto targets = report::parse_output_targets(f.formats, step_writers().names(), "table");
   step::StepInputs in;
   const auto profile = workload::load_workload_profile(f.workload);
   in.arch = step::architecture_of(profile);
@@ -149,15 +124,8 @@ int run_step(const StepFlags& f) {
     pts.back().retention = pts.back().tflops_per_gpu / pts.front().tflops_per_gpu;
     if (slow) degraded.push_back(step::build_step(in, *slow, n));
   }
-  if (f.format == "json") {
-    print_json(in, pts, degraded);
-  } else if (f.format == "markdown") {
-    print_step_markdown(in, pts);
-  } else if (f.format == "table") {
-    print_step_table(in, pts, degraded, f.degrade.value_or(""));
-  } else {
-    throw InputError(fmt::format("--format '{}': accepted: table, json, markdown", f.format));
-  }
+  report::WriterMultiplex<StepOutput>(step_writers(), targets)
+      .write(StepOutput{&in, &pts, &degraded, f.degrade.value_or("")});
   return 0;
 }
 
@@ -187,7 +155,7 @@ Action setup(CLI::App& app) {
       "--overlap", f->overlap,
       "Overlap efficiency: E, or tp=E,ep=E,pp=E,dp=E, or KIND=FILE of overlap records (default tp 0 ep 0 pp 1 dp 1)");
   app.add_option("--ranks-per-domain", f->ranks_per_domain, "GPUs per scale-up domain (default: the system's)");
-  app.add_option("--format", f->format, "table, json or markdown")->capture_default_str();
+  add_format_option(app, f->formats, step_writers().names(), "table", "Output");
   return [f] { return run_step(*f); };
 }
 

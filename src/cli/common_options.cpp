@@ -7,6 +7,7 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/report/console_writer.hpp"
 
 namespace collbench::cli {
 
@@ -19,15 +20,26 @@ void add_output_flags(CLI::App& app, OutputFlags& f) {
   f.out_option = app.add_option("--out", f.out, "Write JSONL records to FILE (schema collbench.result/1)");
   app.add_flag("--resume", f.resume, "Continue FILE: skip cases already in it (same configuration only)");
   app.add_flag("--force", f.force, "Replace a non-empty FILE");
-  app.add_option("--format", f.format, "Console output")
-      ->check(CLI::IsMember({"table", "jsonl", "csv", "none"}))
-      ->default_str("table");
+  add_format_option(app, f.formats, report::console_writer_names(), "table", "Output of the records as they finish");
   app.add_option("--layout", f.layout,
                  "Columns of --format table: collbench (time, p99, samples, %bound) or nccl-tests (nccl-tests' "
                  "table: root column, out-of-place and in-place side by side; run then defaults to --timing "
                  "pipelined and --in-place both; docs/results-format.md)")
       ->check(CLI::IsMember({"collbench", "nccl-tests"}))
       ->default_str("collbench");
+}
+
+CLI::Option* add_format_option(CLI::App& app, std::vector<std::string>& values, const std::vector<std::string>& names,
+                               const std::string& fallback, const std::string& what) {
+  return app
+      .add_option("--format", values,
+                  fmt::format("{}: FMT, one of {}, on standard output; FMT=PATH writes FMT to the file PATH as well "
+                              "(repeatable; docs/report.md, Output formats)",
+                              what, join(names, ", ")))
+      ->type_name("FMT[=PATH]")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->default_str(fallback);
 }
 
 void add_placement_flags(CLI::App& app, PlacementFlags& f) {
@@ -115,13 +127,13 @@ void apply_stop_flags(const StopFlags& f, plan::Case& c) {
   }
 }
 
-// The console writer (report/console_writer.hpp) --format and --layout choose.
-std::string console_format(const OutputFlags& out) {
-  if (out.layout == "collbench") return out.format;
-  if (out.format != "table") {
-    throw InputError(fmt::format("--layout {} applies to --format table, not --format {}", out.layout, out.format));
-  }
-  return out.per_iteration_columns ? "nccl-tests-i" : "nccl-tests";
+// The console writers (report/console_writer.hpp) --format and --layout choose.
+void set_console_outputs(const OutputFlags& out, run::RunnerOptions& o) {
+  o.outputs = report::parse_output_targets(out.formats, report::console_writer_names(), "table");
+  o.console.layout = out.layout;
+  o.console.nccl_tests_layout = out.layout != "collbench";
+  o.console.per_iteration_columns = out.per_iteration_columns;
+  report::check_console_targets(o.outputs, o.console);
 }
 
 run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& placement, int /*argc_hint*/) {
@@ -145,7 +157,7 @@ run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& 
   o.placement.allow_interleaved = placement.allow_interleaved;
   if (!out.out.empty()) o.out_path = out.out;
   o.out_mode = out.resume ? record::OpenMode::resume : out.force ? record::OpenMode::force : record::OpenMode::create;
-  o.format = console_format(out);
+  set_console_outputs(out, o);
   o.argv = process_argv();
   return o;
 }

@@ -15,7 +15,7 @@ struct OutputFlags {
   std::string out;
   bool resume = false;
   bool force = false;
-  std::string format = "table";
+  std::vector<std::string> formats;         // --format FMT[=PATH], repeatable; none given: table
   std::string layout = "collbench";         // --format table: collbench's columns or nccl-tests'
   const CLI::Option* out_option = nullptr;  // set by add_output_flags: was --out given (even empty)?
   bool per_iteration_columns = false;       // nccl-tests -I 1: i_min i_max i_p99 i_cv% (layout nccl-tests)
@@ -39,6 +39,11 @@ struct StopFlags {
 };
 
 void add_output_flags(CLI::App& app, OutputFlags& f);
+// --format FMT[=PATH], repeatable, for every subcommand (docs/report.md "Output formats"): FMT
+// alone goes to standard output (at most one; `fallback` when none is), FMT=PATH to that file.
+// The accepted FMT are `names`, the subcommand's writer registry; parse_output_targets checks them.
+CLI::Option* add_format_option(CLI::App& app, std::vector<std::string>& values, const std::vector<std::string>& names,
+                               const std::string& fallback, const std::string& what);
 void add_placement_flags(CLI::App& app, PlacementFlags& f);
 void add_stop_flags(CLI::App& app, StopFlags& f, bool short_names);
 // --repeats k (run, sweep): every case measured k times on fresh state (docs/measurement.md "Repeats").

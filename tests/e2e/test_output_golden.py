@@ -163,3 +163,47 @@ def test_output_unchanged(name, args, files, masked, np, tmp_path):
             assert mask(text) == mask(expected), golden_name
         else:
             assert text == expected, golden_name
+
+
+# The multiplex: several formats in one run give the bytes each gives alone.
+@pytest.mark.parametrize("name,args,extra", [
+    ("gate", ["gate", "--baseline", BASELINE, "--current", BASELINE], ["json", "markdown"]),
+    ("model-allreduce", ["model", "allreduce", "--system", "h100-hgx", "--algo", "nvls,ring", "-b", "8", "-e", "8G",
+                         "-f", "64"], ["json", "csv"]),
+    ("step", STEP, ["json", "markdown"]),
+    ("report-compare", ["report", SIM_72, SIM_144], ["markdown", "csv"]),
+    ("locate-results", ["locate", "--results", BASELINE, "--methods", "skew"], ["json"]),
+])
+def test_several_formats_in_one_run(name, args, extra, tmp_path):
+    if UPDATE:
+        pytest.skip("writing goldens")
+    console = "text" if name.startswith("locate") else "table"
+    targets = []
+    for fmt in extra:
+        targets += ["--format", f"{fmt}={tmp_path / fmt}"]
+    p = run(args + targets, cwd=SOURCE_DIR)
+    assert p.returncode == 0, p.stderr
+    assert normalized(p.stdout, tmp_path) == (GOLDEN / f"{name}-{console}.stdout").read_text()
+    for fmt in extra:
+        assert normalized((tmp_path / fmt).read_text(), tmp_path) == (GOLDEN / f"{name}-{fmt}.stdout").read_text(), fmt
+
+
+def test_run_streams_each_format_to_its_file(tmp_path):
+    if UPDATE:
+        pytest.skip("writing goldens")
+    p = run(RUN + ["--format", "none", "--format", f"csv={tmp_path / 'r.csv'}", "--format",
+                   f"table={tmp_path / 'r.txt'}"], np=2, cwd=SOURCE_DIR)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == ""
+    assert mask((tmp_path / "r.csv").read_text()) == mask((GOLDEN / "run-csv.stdout").read_text())
+    assert mask((tmp_path / "r.txt").read_text()) == mask((GOLDEN / "run-table.stdout").read_text())
+
+
+def test_bad_format_names_flag_value_and_accepted(tmp_path):
+    p = run(["gate", "--baseline", BASELINE, "--current", BASELINE, "--format", "xml"], cwd=SOURCE_DIR)
+    assert p.returncode == 2
+    assert "--format 'xml'" in p.stderr and "accepted: table, json, markdown, junit, none" in p.stderr
+    p = run(["model", "allreduce", "--format", "table", "--format", "csv"], cwd=SOURCE_DIR)
+    assert p.returncode == 2 and "one format goes to standard output" in p.stderr
+    p = run(["model", "allreduce", "--format", f"json={tmp_path / 'no' / 'x.json'}"], cwd=SOURCE_DIR)
+    assert p.returncode == 2 and "does not exist" in p.stderr

@@ -102,7 +102,7 @@ TEST(NcclTestsLayoutWriter, NumberCellsAsNcclTestsPrintsThem) {
 }
 
 TEST(NcclTestsLayoutWriter, TwinsSideBySideAndTheRestMarked) {
-  auto w = make_console_writer("nccl-tests");
+  auto w = make_console_writer("table", {"nccl-tests", true, false});
   EXPECT_EQ(w->begin(header()), "");
   EXPECT_EQ(w->add(measured(1024, false, 2.0)), kPreamble);  // held for its in-place twin
   EXPECT_EQ(w->add(measured(1024, true, 4.0)),
@@ -127,7 +127,7 @@ TEST(NcclTestsLayoutWriter, TwinsSideBySideAndTheRestMarked) {
 }
 
 TEST(NcclTestsLayoutWriter, PerIterationColumnsAndANewBlock) {
-  auto w = make_console_writer("nccl-tests-i");
+  auto w = make_console_writer("table", {"nccl-tests", true, true});
   w->begin(record::RunHeader{});  // no configuration: both groups
   const std::string first = w->add(measured(1024, true, 2.0));
   EXPECT_NE(first.find("#wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max"
@@ -151,7 +151,7 @@ TEST(NcclTestsLayoutWriter, PerIterationColumnsAndANewBlock) {
 }
 
 TEST(NcclTestsLayoutWriter, ImporterReadsItBackIncludingNotMeasuredHalves) {
-  auto w = make_console_writer("nccl-tests");
+  auto w = make_console_writer("table", {"nccl-tests", true, false});
   std::string text = w->begin(header());
   text += w->add(measured(1024, false, 2.0));
   text += w->add(measured(1024, true, 4.0));

@@ -50,7 +50,7 @@ TEST(RecordRoot, JsonWritesTheRootOnlyWhenSetAndReadsItBack) {
 }
 
 TEST(RecordRoot, NcclTestsLayoutPrintsEachRowsRoot) {
-  auto writer = report::make_console_writer("nccl-tests");
+  auto writer = report::make_console_writer("table", {"nccl-tests", true, false});
   record::RunHeader h;
   h.tool_version = "9.9";
   h.config = {{"cases", nlohmann::json::array()}};

@@ -377,4 +377,17 @@ std::string render_accept_prometheus(const AcceptReport& r, const PrometheusSour
   return t.take();
 }
 
+const report::WriterRegistry<AcceptReport>& accept_writers() {
+  static const report::WriterRegistry<AcceptReport> registry = [] {
+    report::WriterRegistry<AcceptReport> r("accept format");
+    r.add("table", render_accept_table);
+    r.add("json", [](const AcceptReport& a) { return accept_to_json(a).dump(2) + "\n"; });
+    r.add("markdown", render_accept_markdown);
+    r.add("junit", render_accept_junit);
+    r.add("none", [](const AcceptReport&) { return std::string(); });
+    return r;
+  }();
+  return registry;
+}
+
 }  // namespace collbench::accept

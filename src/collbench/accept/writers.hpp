@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collbench/accept/judge.hpp"
+#include "collbench/report/writer.hpp"
 
 namespace collbench::accept {
 
@@ -34,5 +35,10 @@ struct PrometheusSource {
 // size, domain (all, or the domain index) and ranks; collbench_accept_run_info carries the system
 // profile and version (docs/acceptance.md).
 std::string render_accept_prometheus(const AcceptReport& report, const PrometheusSource& source = {});
+
+// The verdicts' writers by name (report/writer.hpp), what `accept --format` and `report accept
+// --format` accept: table, json, markdown, junit, none. The HTML page and the Prometheus file take
+// more than the report (the record files, the run's hosts): --out-dir and --html write them.
+const report::WriterRegistry<AcceptReport>& accept_writers();
 
 }  // namespace collbench::accept

@@ -1,10 +1,15 @@
 // Console writers by name (console_writer.hpp).
 #include "collbench/report/console_writer.hpp"
 
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
 
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/report/nccltests_layout_writer.hpp"
 #include "collbench/report/table.hpp"
@@ -58,9 +63,7 @@ class JsonlWriter final : public ConsoleWriter {
 
 class CsvWriter final : public ConsoleWriter {
  public:
-  // The runner prints the CSV header line before the first case (also when the run writes no
-  // header: accept, locate).
-  std::string begin(const record::RunHeader& /*header*/) override { return {}; }
+  std::string begin(const record::RunHeader& /*header*/) override { return csv_header(); }
   std::string add(const record::CaseRecord& r) override { return csv_row(r); }
   std::string end(const std::vector<record::CaseRecord>& /*records*/) override { return {}; }
 };
@@ -70,34 +73,111 @@ class NoWriter final : public ConsoleWriter {
   std::string begin(const record::RunHeader& /*header*/) override { return {}; }
   std::string add(const record::CaseRecord& /*r*/) override { return {}; }
   std::string end(const std::vector<record::CaseRecord>& /*records*/) override { return {}; }
+  [[nodiscard]] bool silent() const override { return true; }
 };
 
-using Factory = std::function<std::unique_ptr<ConsoleWriter>()>;
+struct Entry {
+  std::string name;
+  bool takes_layout = false;  // --layout picks its columns
+  std::function<std::unique_ptr<ConsoleWriter>(const ConsoleOptions&)> make;
+};
 
-const std::vector<std::pair<std::string, Factory>>& registry() {
-  static const std::vector<std::pair<std::string, Factory>> writers = {
-      {"table", [] { return std::make_unique<TableWriter>(); }},
-      {"nccl-tests", [] { return make_nccltests_layout_writer(false); }},
-      {"nccl-tests-i", [] { return make_nccltests_layout_writer(true); }},
-      {"jsonl", [] { return std::make_unique<JsonlWriter>(); }},
-      {"csv", [] { return std::make_unique<CsvWriter>(); }},
-      {"none", [] { return std::make_unique<NoWriter>(); }},
+const std::vector<Entry>& registry() {
+  static const std::vector<Entry> writers = {
+      {"table", true,
+       [](const ConsoleOptions& o) -> std::unique_ptr<ConsoleWriter> {
+         if (o.nccl_tests_layout) return make_nccltests_layout_writer(o.per_iteration_columns);
+         return std::make_unique<TableWriter>();
+       }},
+      {"jsonl", false, [](const ConsoleOptions&) { return std::make_unique<JsonlWriter>(); }},
+      {"csv", false, [](const ConsoleOptions&) { return std::make_unique<CsvWriter>(); }},
+      {"none", false, [](const ConsoleOptions&) { return std::make_unique<NoWriter>(); }},
   };
   return writers;
 }
 
+const Entry& entry(std::string_view name) {
+  for (const auto& e : registry())
+    if (e.name == name) return e;
+  throw_unknown_writer("console format", name, console_writer_names());
+}
+
 }  // namespace
 
-std::unique_ptr<ConsoleWriter> make_console_writer(std::string_view name) {
-  for (const auto& [n, make] : registry())
-    if (n == name) return make();
-  throw InputError(unknown_name_message("console format", std::string(name), console_writer_names()));
+std::unique_ptr<ConsoleWriter> make_console_writer(std::string_view name, const ConsoleOptions& options) {
+  return entry(name).make(options);
 }
 
 std::vector<std::string> console_writer_names() {
   std::vector<std::string> names;
-  for (const auto& entry : registry()) names.push_back(entry.first);
+  for (const auto& e : registry()) names.push_back(e.name);
   return names;
+}
+
+bool console_writer_takes_layout(std::string_view name) {
+  return entry(name).takes_layout;
+}
+
+// ---- multiplex ---------------------------------------------------------------------------------
+
+void ConsoleMultiplex::CloseFile::operator()(std::FILE* f) const {
+  std::fclose(f);
+}
+
+void check_console_targets(const std::vector<OutputTarget>& targets, const ConsoleOptions& options) {
+  if (!options.nccl_tests_layout || targets.empty()) return;
+  for (const auto& t : targets)
+    if (console_writer_takes_layout(t.format)) return;
+  throw InputError(
+      fmt::format("--layout {} applies to --format table, not --format {}", options.layout, targets.front().format));
+}
+
+ConsoleMultiplex::ConsoleMultiplex(const std::vector<OutputTarget>& targets, const ConsoleOptions& options) {
+  check_console_targets(targets, options);
+  for (const auto& t : targets) entries_.push_back({make_console_writer(t.format, options), t, nullptr});
+}
+
+void ConsoleMultiplex::write(Entry& e, const std::string& text) {
+  if (!e.target.path) {
+    write_stdout(text);
+    return;
+  }
+  if (text.empty()) return;
+  if (std::fwrite(text.data(), 1, text.size(), e.file.get()) != text.size() || std::fflush(e.file.get()) != 0) {
+    throw OutputError(fmt::format("{}: writing {} failed: {}", e.target.flag, *e.target.path, std::strerror(errno)));
+  }
+}
+
+void ConsoleMultiplex::begin(const record::RunHeader& header) {
+  for (auto& e : entries_) {
+    if (e.target.path) {
+      e.file.reset(std::fopen(output_target(*e.target.path).c_str(), "wb"));
+      if (!e.file) {
+        throw InputError(
+            fmt::format("{}: cannot open {} for writing: {}", e.target.flag, *e.target.path, std::strerror(errno)));
+      }
+    }
+    write(e, e.writer->begin(header));
+  }
+}
+
+void ConsoleMultiplex::add(const record::CaseRecord& r) {
+  for (auto& e : entries_) write(e, e.writer->add(r));
+}
+
+void ConsoleMultiplex::end(const std::vector<record::CaseRecord>& records) {
+  for (auto& e : entries_) {
+    write(e, e.writer->end(records));
+    if (e.file && std::fclose(e.file.release()) != 0) {
+      throw OutputError(fmt::format("{}: closing {} failed: {}", e.target.flag, *e.target.path, std::strerror(errno)));
+    }
+  }
+}
+
+bool ConsoleMultiplex::silent() const {
+  for (const auto& e : entries_)
+    if (!e.writer->silent()) return false;
+  return true;
 }
 
 }  // namespace collbench::report

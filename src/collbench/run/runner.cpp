@@ -180,9 +180,9 @@ class SweepRun {
   Watchdog* watchdog_ = nullptr;            // the one in use, or none
   RunSummary summary_;
   bool tty_ = false;
-  std::unique_ptr<report::ConsoleWriter> console_;  // --format / --layout (rank 0 prints)
-  std::set<std::string> emitted_keys_;              // rank 0: case keys measured in this run
-  int repeats_ = 0;                                 // rank 0: cases dropped as repeats of an earlier case key
+  report::ConsoleMultiplex console_;    // --format / --layout (rank 0 writes)
+  std::set<std::string> emitted_keys_;  // rank 0: case keys measured in this run
+  int repeats_ = 0;                     // rank 0: cases dropped as repeats of an earlier case key
 
   [[nodiscard]] double case_timeout(const plan::Case& c) const {
     return options_.timeout_s > 0 ? options_.timeout_s : default_timeout_s(c.bytes);
@@ -195,8 +195,8 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
     : options_(options), sweep_(prepared_sweep(requested)), info_(gather_process_info(control_)) {
   root_ = control_.rank() == 0;
   validate_repeats(sweep_, options_.repeats);  // before any note: a bad k is the only message
-  console_ = report::make_console_writer(options_.format);
-  system_ = load_system(sweep_, root_ && options_.format != "none");
+  console_ = report::ConsoleMultiplex(options_.outputs, options_.console);
+  system_ = load_system(sweep_, root_ && !console_.silent());
   resolve_layout();
   print_notes();
   validate_cases(sweep_);
@@ -272,7 +272,7 @@ void SweepRun::write_header() {
   facts.simulated = simulated_json();
   const record::RunHeader header = make_run_header(facts, sets_->backends());
   if (results_.writer && !results_.has_header) results_.writer->write(record::to_json(header));
-  write_stdout(console_->begin(header));
+  console_.begin(header);
 }
 
 // ---- per case --------------------------------------------------------------------------------
@@ -448,7 +448,7 @@ void SweepRun::emit(record::CaseRecord rec) {
   if (rec.status == "failed") ++summary_.cases_failed;
   if (results_.writer) results_.writer->write(record::to_json(rec));
   if (tty_ && options_.show_progress) std::fputs("\r\033[K", stderr);
-  write_stdout(console_->add(rec));  // a full disk under `> file` ends the run (exit 3), the table not lost
+  console_.add(rec);  // a full disk under `> file` ends the run (exit 3), the table not lost
   summary_.records.push_back(std::move(rec));
 }
 
@@ -536,7 +536,7 @@ void SweepRun::finish() {
                  "dtype, reduction, size, ...) and were measured once\n",
                  repeats_);
   }
-  if (root_) write_stdout(console_->end(summary_.records));
+  if (root_) console_.end(summary_.records);
   int failed = summary_.cases_failed;
   MPI_Bcast(&failed, 1, MPI_INT, 0, control_.comm());
   if (watchdog_) watchdog_->at(-1, -1, Phase::idle, 0.0);
@@ -560,7 +560,6 @@ void SweepRun::record_communicators() {
 
 RunSummary SweepRun::run() {
   tty_ = isatty(fileno(stderr)) != 0;
-  if (root_ && options_.format == "csv") write_stdout(report::csv_header());
   if (options_.repeats > 1) {
     run_repeated();
   } else {

@@ -12,6 +12,7 @@
 #include "collbench/plan/sweep.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/record.hpp"
+#include "collbench/report/console_writer.hpp"
 #include "collbench/run/device_verify.hpp"
 #include "collbench/run/session.hpp"
 
@@ -24,7 +25,10 @@ struct RunnerOptions {
   PlacementOptions placement;
   std::optional<std::string> out_path;  // JSONL results file
   record::OpenMode out_mode = record::OpenMode::create;
-  std::string format = "table";  // console: table | jsonl | csv | none
+  // --format: where the records go as they finish, each target in its format (table | jsonl | csv |
+  // none; report/console_writer.hpp), and --layout.
+  std::vector<report::OutputTarget> outputs{report::OutputTarget{"table"}};
+  report::ConsoleOptions console;
   std::vector<std::string> argv;
   std::size_t max_samples_kept = 10000;
   bool show_progress = true;  // progress line on stderr when it is a terminal
