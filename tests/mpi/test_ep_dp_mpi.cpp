@@ -31,7 +31,7 @@ plan::Sweep epdp_sweep(std::vector<std::uint64_t> sizes, bool in_place = false, 
 
 run::RunnerOptions options(int ranks_per_domain, const std::string& progress) {
   run::RunnerOptions o;
-  o.format = "none";
+  o.outputs = {report::OutputTarget{"none"}};
   o.show_progress = false;
   o.progress = progress;
   o.placement.ranks_per_domain = ranks_per_domain;

@@ -263,7 +263,7 @@ TEST_F(MoeMpi, RunnerRecordsCarryTheWorkload) {
     }
   }
   run::RunnerOptions o;
-  o.format = "none";
+  o.outputs = {report::OutputTarget{"none"}};
   o.show_progress = false;
   o.placement.ranks_per_domain = placement_.largest_domain();
   run::Runner runner(o);

@@ -28,7 +28,7 @@ plan::Case overlap_case(const std::string& collective, std::uint64_t bytes, cons
 run::RunSummary run_cases(std::vector<plan::Case> cases) {
   const plan::Sweep s = mpitest::sweep_of("overlap-test", std::move(cases));
   run::RunnerOptions o;
-  o.format = "none";
+  o.outputs = {report::OutputTarget{"none"}};
   o.show_progress = false;
   run::Runner runner(o);
   return runner.run(s);

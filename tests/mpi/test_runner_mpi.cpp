@@ -24,7 +24,7 @@ plan::Sweep small_sweep(const std::string& collective, Scope scope, std::vector<
 
 run::RunnerOptions quiet() {
   run::RunnerOptions o;
-  o.format = "none";
+  o.outputs = {report::OutputTarget{"none"}};
   o.show_progress = false;
   return o;
 }
