@@ -20,7 +20,7 @@ namespace html = report::html;
 
 // ---- reading verdict.json --------------------------------------------------------------------
 
-struct Reader {
+struct VerdictReader {
   const std::string& path;
 
   [[noreturn]] void fail(const std::string& where, const std::string& what) const {
@@ -71,7 +71,7 @@ struct Reader {
   }
 };
 
-Verdict parse_verdict(const Reader& rd, const std::string& text, const std::string& where) {
+Verdict parse_verdict(const VerdictReader& rd, const std::string& text, const std::string& where) {
   if (text == "PASS") return Verdict::pass;
   if (text == "FAIL") return Verdict::fail;
   if (text == "WAIVED") return Verdict::waived;
@@ -102,7 +102,7 @@ std::string verdict_class(Verdict v) {
 namespace {
 
 // One limit of a row ("rows[i].limits[k]").
-LimitResult limit_from_json(const Reader& rd, const json& l, const std::string& lw) {
+LimitResult limit_from_json(const VerdictReader& rd, const json& l, const std::string& lw) {
   LimitResult lr;
   lr.kind = rd.str(l, "kind", lw);
   lr.required = rd.number(l, "required", lw);
@@ -130,7 +130,7 @@ std::string primary_metric_of(const json& x, const Row& row) {
 }
 
 // The measured figures of a row: its repetitions, the values judged and the model beside them.
-void measured_from_json(const Reader& rd, const json& x, const std::string& where, Row& row) {
+void measured_from_json(const VerdictReader& rd, const json& x, const std::string& where, Row& row) {
   if (x.contains("repetitions") && x["repetitions"].is_object()) {
     const json& reps = x["repetitions"];
     row.busbw_gbps = rd.numbers(reps, "busbw_gbps", where + ".repetitions");
@@ -152,7 +152,7 @@ void measured_from_json(const Reader& rd, const json& x, const std::string& wher
 }
 
 // One row of the verdict ("rows[i]").
-Row row_from_json(const Reader& rd, const json& x, const std::string& where) {
+Row row_from_json(const VerdictReader& rd, const json& x, const std::string& where) {
   if (!x.is_object()) rd.fail(where, "not an object");
   Row row;
   row.check = rd.str(x, "check", where);
@@ -185,7 +185,7 @@ Row row_from_json(const Reader& rd, const json& x, const std::string& where) {
 }  // namespace
 
 AcceptReport accept_from_json(const json& j, const std::string& path) {
-  const Reader rd{path};
+  const VerdictReader rd{path};
   if (!j.is_object()) rd.fail("top level", "not a JSON object");
   const std::string schema = j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
   if (schema != kAcceptSchema) {

@@ -39,7 +39,8 @@ class AllGather final : public Collective {
 }  // namespace
 
 namespace {
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllGather>()); });
+const bool kAllgatherRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllGather>()); });
 }  // namespace
 
 }  // namespace collbench::coll

@@ -33,7 +33,8 @@ class AllReduce final : public Collective {
 }  // namespace
 
 namespace {
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllReduce>()); });
+const bool kAllreduceRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllReduce>()); });
 }  // namespace
 
 }  // namespace collbench::coll

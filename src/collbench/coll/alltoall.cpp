@@ -57,7 +57,8 @@ class AllToAll final : public Collective {
 }  // namespace
 
 namespace {
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllToAll>()); });
+const bool kAlltoallRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllToAll>()); });
 }  // namespace
 
 }  // namespace collbench::coll

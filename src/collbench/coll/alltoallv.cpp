@@ -94,7 +94,8 @@ class AllToAllV final : public Collective {
 }  // namespace
 
 namespace {
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllToAllV>()); });
+const bool kAlltoallvRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<AllToAllV>()); });
 }  // namespace
 
 }  // namespace collbench::coll

@@ -34,7 +34,8 @@ class Broadcast final : public Collective {
 }  // namespace
 
 namespace {
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Broadcast>()); });
+const bool kBroadcastRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Broadcast>()); });
 }  // namespace
 
 }  // namespace collbench::coll

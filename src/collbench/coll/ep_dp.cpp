@@ -300,7 +300,7 @@ class EpDpConcurrent final : public Collective {
 }  // namespace
 
 namespace {
-const bool kRegistered =
+const bool kEpDpRegistered =
     register_collective([] { return std::unique_ptr<Collective>(std::make_unique<EpDpConcurrent>()); });
 }  // namespace
 

@@ -38,7 +38,8 @@ class Gather final : public Collective {
   }
 };
 
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Gather>()); });
+const bool kGatherRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Gather>()); });
 
 }  // namespace
 }  // namespace collbench::coll

@@ -518,9 +518,9 @@ template <MoeOp op>
 std::unique_ptr<Collective> make_moe() {
   return std::make_unique<MoeCollective>(op);
 }
-const bool kRegistered = register_collective(&make_moe<MoeOp::dispatch>) &&
-                         register_collective(&make_moe<MoeOp::combine>) &&
-                         register_collective(&make_moe<MoeOp::roundtrip>);
+const bool kMoeRegistered = register_collective(&make_moe<MoeOp::dispatch>) &&
+                            register_collective(&make_moe<MoeOp::combine>) &&
+                            register_collective(&make_moe<MoeOp::roundtrip>);
 }  // namespace
 
 }  // namespace collbench::coll

@@ -36,7 +36,8 @@ class Reduce final : public Collective {
   }
 };
 
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Reduce>()); });
+const bool kReduceRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Reduce>()); });
 
 }  // namespace
 }  // namespace collbench::coll

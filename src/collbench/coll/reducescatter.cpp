@@ -43,7 +43,7 @@ class ReduceScatter final : public Collective {
 }  // namespace
 
 namespace {
-const bool kRegistered =
+const bool kReducescatterRegistered =
     register_collective([] { return std::unique_ptr<Collective>(std::make_unique<ReduceScatter>()); });
 }  // namespace
 

@@ -49,7 +49,8 @@ class Scatter final : public Collective {
   }
 };
 
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Scatter>()); });
+const bool kScatterRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<Scatter>()); });
 
 }  // namespace
 }  // namespace collbench::coll

@@ -133,7 +133,8 @@ SendRecvPeers sendrecv_peers(const CaseContext& ctx) {
 }
 
 namespace {
-const bool kRegistered = register_collective([] { return std::unique_ptr<Collective>(std::make_unique<SendRecv>()); });
+const bool kSendrecvRegistered =
+    register_collective([] { return std::unique_ptr<Collective>(std::make_unique<SendRecv>()); });
 }  // namespace
 
 }  // namespace collbench::coll

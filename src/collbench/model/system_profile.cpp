@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The shared strict reader (yamlio/reader.hpp) plus the units of a system profile.
-class Reader : public yamlio::Reader {
+class ProfileReader : public yamlio::Reader {
  public:
   using yamlio::Reader::Reader;
 
@@ -59,9 +59,9 @@ class Reader : public yamlio::Reader {
   }
 };
 
-const std::vector<std::string> kTopKeys{"name",      "description", "kind",           "scale_up",   "scale_out",
-                                        "in_switch", "memory",      "launch_latency", "efficiency", "calibrated",
-                                        "sources",   "compute",     "ep_kernel"};
+const std::vector<std::string> kProfileTopKeys{"name",      "description", "kind",           "scale_up",   "scale_out",
+                                               "in_switch", "memory",      "launch_latency", "efficiency", "calibrated",
+                                               "sources",   "compute",     "ep_kernel"};
 const std::vector<std::string> kScaleUpKeys{"domain_size", "bandwidth", "hop_latency"};
 const std::vector<std::string> kScaleOutKeys{"nics_per_gpu",     "nic_bandwidth",       "hop_latency", "fabric",
                                              "oversubscription", "leaf_domains",        "routing",     "ecmp_uplinks",
@@ -80,7 +80,7 @@ const std::vector<std::string> kCalibratedKeys{"date", "host", "ranks", "repetit
 const std::vector<std::string> kKinds{"gpu", "cpu"};
 const std::vector<std::string> kFabrics{"rail-optimized", "fat-tree", "dragonfly", "torus", "shared-memory", "none"};
 
-ScaleUp read_scale_up(const Reader& r, const YAML::Node& node, bool is_cpu) {
+ScaleUp read_scale_up(const ProfileReader& r, const YAML::Node& node, bool is_cpu) {
   r.check_map(node, "scale_up", kScaleUpKeys);
   ScaleUp s;
   // On CPU the domain is simulated (--ranks-per-domain / --domain-sizes / host split), so a
@@ -93,7 +93,7 @@ ScaleUp read_scale_up(const Reader& r, const YAML::Node& node, bool is_cpu) {
   return s;
 }
 
-std::vector<Dtype> read_dtypes(const Reader& r, const YAML::Node& list, const std::string& key) {
+std::vector<Dtype> read_dtypes(const ProfileReader& r, const YAML::Node& list, const std::string& key) {
   std::vector<Dtype> out;
   const auto names = r.text_list(list, key);
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -106,7 +106,7 @@ std::vector<Dtype> read_dtypes(const Reader& r, const YAML::Node& list, const st
   return out;
 }
 
-InNetworkReduction read_in_network(const Reader& r, const YAML::Node& node) {
+InNetworkReduction read_in_network(const ProfileReader& r, const YAML::Node& node) {
   const std::string at = "scale_out.in_network_reduction";
   r.check_map(node, at, kInNetworkKeys);
   InNetworkReduction s;
@@ -119,7 +119,7 @@ InNetworkReduction read_in_network(const Reader& r, const YAML::Node& node) {
 
 // The optional topology keys of the fabric terms (leaf span, routing, ECMP uplinks and flows).
 // ecmp_uplinks is required with routing ecmp, and the ECMP keys mean nothing without it.
-void read_fabric_topology(const Reader& r, const YAML::Node& node, ScaleOut& s) {
+void read_fabric_topology(const ProfileReader& r, const YAML::Node& node, ScaleOut& s) {
   if (const YAML::Node l = r.optional(node, "scale_out", "leaf_domains"); l.IsDefined()) {
     s.leaf_domains = r.integer(l, "scale_out.leaf_domains", 1);
   }
@@ -138,7 +138,7 @@ void read_fabric_topology(const Reader& r, const YAML::Node& node, ScaleOut& s) 
   if (flows.IsDefined()) s.ecmp_flows = r.integer(flows, "scale_out.ecmp_flows", 1, kMaxEcmp);
 }
 
-ScaleOut read_scale_out(const Reader& r, const YAML::Node& node) {
+ScaleOut read_scale_out(const ProfileReader& r, const YAML::Node& node) {
   r.check_map(node, "scale_out", kScaleOutKeys);
   ScaleOut s;
   s.nics_per_gpu = r.integer(r.required(node, "scale_out", "nics_per_gpu"), "scale_out.nics_per_gpu", 1);
@@ -156,7 +156,7 @@ ScaleOut read_scale_out(const Reader& r, const YAML::Node& node) {
   return s;
 }
 
-InSwitch read_in_switch(const Reader& r, const YAML::Node& node) {
+InSwitch read_in_switch(const ProfileReader& r, const YAML::Node& node) {
   r.check_map(node, "in_switch", kInSwitchKeys);
   InSwitch s;
   s.supported = r.boolean(r.required(node, "in_switch", "supported"), "in_switch.supported");
@@ -183,7 +183,7 @@ InSwitch read_in_switch(const Reader& r, const YAML::Node& node) {
   return s;
 }
 
-Efficiency read_efficiency(const Reader& r, const YAML::Node& node) {
+Efficiency read_efficiency(const ProfileReader& r, const YAML::Node& node) {
   r.check_map(node, "efficiency", kEfficiencyKeys);
   Efficiency e;
   // (0, 1]: expected = bound x efficiency can then never beat the bound.
@@ -192,7 +192,7 @@ Efficiency read_efficiency(const Reader& r, const YAML::Node& node) {
   return e;
 }
 
-Compute read_compute(const Reader& r, const YAML::Node& node) {
+Compute read_compute(const ProfileReader& r, const YAML::Node& node) {
   r.check_map(node, "compute", kComputeKeys);
   Compute c;
   constexpr double kTera = 1e12;
@@ -207,7 +207,7 @@ Compute read_compute(const Reader& r, const YAML::Node& node) {
 }
 
 // ep_kernel: sms and per_sm_bandwidth come together (the SM cap), per_peer_cost on its own.
-EpKernel read_ep_kernel(const Reader& r, const YAML::Node& node) {
+EpKernel read_ep_kernel(const ProfileReader& r, const YAML::Node& node) {
   r.check_map(node, "ep_kernel", kEpKernelKeys);
   EpKernel k;
   const YAML::Node sms = r.optional(node, "ep_kernel", "sms");
@@ -232,7 +232,7 @@ EpKernel read_ep_kernel(const Reader& r, const YAML::Node& node) {
   return k;
 }
 
-Calibration read_calibrated(const Reader& r, const YAML::Node& node) {
+Calibration read_calibrated(const ProfileReader& r, const YAML::Node& node) {
   r.check_map(node, "calibrated", kCalibratedKeys);
   Calibration c;
   c.date = r.text(r.required(node, "calibrated", "date"), "calibrated.date");
@@ -282,7 +282,7 @@ std::string fnv1a64_hex(std::string_view bytes) {
 }
 
 SystemProfile parse_system_profile(std::string_view yaml_text, const std::string& origin) {
-  const Reader r(origin);
+  const ProfileReader r(origin);
   YAML::Node root;
   yamlio::check_structure(yaml_text, origin);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
@@ -291,7 +291,7 @@ SystemProfile parse_system_profile(std::string_view yaml_text, const std::string
     r.fail(e.mark, "", "not valid YAML: " + e.msg);
   }
   if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", "empty system profile");
-  r.check_map(root, "", kTopKeys);
+  r.check_map(root, "", kProfileTopKeys);
 
   SystemProfile p;
   p.name = r.text(r.required(root, "", "name"), "name");

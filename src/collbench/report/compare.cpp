@@ -255,7 +255,7 @@ std::string place_text(bool in_place) {
   return in_place ? "in" : "out";
 }
 
-std::string ratio_text(const std::optional<double>& v, const char* fmt_spec) {
+std::string compare_ratio_text(const std::optional<double>& v, const char* fmt_spec) {
   return v ? fmt::format(fmt::runtime(fmt_spec), *v) : std::string("-");
 }
 
@@ -281,8 +281,8 @@ std::string render_comparison_table(const Comparison& c) {
           "{:>9.2f} {:>9.2f} {:>8} {:>8}\n",
           r.collective, r.num_ranks, r.dtype, r.redop.value_or("-"), c.by == CompareBy::algo ? "*" : r.algo, r.scope,
           place_text(r.in_place), r.bytes, r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct,
-          r.base_busbw_gbps, r.other_busbw_gbps, ratio_text(r.busbw_ratio, "{:.3f}"),
-          ratio_text(r.busbw_change_pct, "{:+.1f}"));
+          r.base_busbw_gbps, r.other_busbw_gbps, compare_ratio_text(r.busbw_ratio, "{:.3f}"),
+          compare_ratio_text(r.busbw_change_pct, "{:+.1f}"));
     }
     if (n == 0) out += "#  no matching cases\n";
   }

@@ -159,7 +159,7 @@ std::string ratio_text(double r) {
 
 namespace {
 
-std::string interval_text(const RelativeTest& t) {
+std::string gate_interval_text(const RelativeTest& t) {
   const std::string between =
       t.method == "repeats" ? fmt::format(", {} vs {} repeats", t.current_blocks_us.size(), t.baseline_blocks_us.size())
                             : std::string();
@@ -243,18 +243,18 @@ Verdict decide(const RelativeTest& t, double alpha, std::string& reason) {
   const bool fast_relevant = t.shift_log <= -t.min_effect_log;
   const std::string effect = fmt::format("minimum effect {:.1f}%", 100.0 * t.min_effect);
   if (slow_significant && slow_relevant) {
-    reason = fmt::format("slower {} {}; q = {:.2g} <= alpha {:g}; beyond the {}", ratio_text(t.ratio), interval_text(t),
-                         t.q_slower, alpha, effect);
+    reason = fmt::format("slower {} {}; q = {:.2g} <= alpha {:g}; beyond the {}", ratio_text(t.ratio),
+                         gate_interval_text(t), t.q_slower, alpha, effect);
     return Verdict::regression;
   }
   if (fast_significant && fast_relevant) {
-    reason = fmt::format("faster {} {}; q = {:.2g} <= alpha {:g}; beyond the {}", ratio_text(t.ratio), interval_text(t),
-                         t.q_faster, alpha, effect);
+    reason = fmt::format("faster {} {}; q = {:.2g} <= alpha {:g}; beyond the {}", ratio_text(t.ratio),
+                         gate_interval_text(t), t.q_faster, alpha, effect);
     return Verdict::improved;
   }
   if (slow_relevant) {
     reason = fmt::format("slower {} {} beyond the {}, but not significant (q = {:.2g} > alpha {:g})",
-                         ratio_text(t.ratio), interval_text(t), effect, t.q_slower, alpha);
+                         ratio_text(t.ratio), gate_interval_text(t), effect, t.q_slower, alpha);
     return Verdict::warn;
   }
   if (slow_significant || fast_significant) {
@@ -262,7 +262,7 @@ Verdict decide(const RelativeTest& t, double alpha, std::string& reason) {
                          std::min(t.q_slower, t.q_faster), effect);
   } else {
     reason = fmt::format("no significant change: {} {}; q = {:.2g} (slower), {:.2g} (faster)", ratio_text(t.ratio),
-                         interval_text(t), t.q_slower, t.q_faster);
+                         gate_interval_text(t), t.q_slower, t.q_faster);
   }
   return Verdict::pass;
 }

@@ -37,10 +37,6 @@ std::string locate_duration_text(double us) {
 
 namespace {
 
-std::string ms(double us) {
-  return locate_duration_text(us);
-}
-
 std::string rank_range(int first, int count) {
   if (count == 1) return fmt::format("rank {}", first);
   return fmt::format("ranks {}-{}", first, first + count - 1);
@@ -122,8 +118,9 @@ void judge_rank(CaseSkew& cs, int i, const SkewOptions& options, SkewTally& t) {
     t.first_evidence = fmt::format(
         "in {} it waited {} inside the collective while the others waited {} (median): it arrived {} late, "
         "{:.0f}% of the mean iteration time {}",
-        cs.label, ms(cs.wait_us[static_cast<std::size_t>(i)]), ms(median_of(others)), ms(lead),
-        100.0 * lead / cs.mean_us, ms(cs.mean_us));
+        cs.label, locate_duration_text(cs.wait_us[static_cast<std::size_t>(i)]),
+        locate_duration_text(median_of(others)), locate_duration_text(lead), 100.0 * lead / cs.mean_us,
+        locate_duration_text(cs.mean_us));
   }
 }
 
@@ -133,7 +130,8 @@ std::string spike_text(const CaseSkew& cs) {
   return fmt::format(
       "system-wide spike in {}: p99 {} is {:.1f}x the p50 {}, but no rank arrives late (per-rank waits {} to "
       "{}): every rank slowed at once (noise, another job, the fabric), not one straggler",
-      cs.label, ms(cs.p99_us), cs.p99_us / cs.p50_us, ms(cs.p50_us), ms(*lo), ms(*hi));
+      cs.label, locate_duration_text(cs.p99_us), cs.p99_us / cs.p50_us, locate_duration_text(cs.p50_us),
+      locate_duration_text(*lo), locate_duration_text(*hi));
 }
 
 // One analysed case: every rank judged (tallied), then the spike test (noted in `observations`).
@@ -154,7 +152,7 @@ RankSuspect straggler(int rank, const SkewTally& t) {
           lead_us,
           lead_fraction,
           fmt::format("slow on its own: arrived late in {} of {} cases (median lead {}, {:.0f}% of the case time); {}",
-                      t.leading, t.cases, ms(lead_us), 100.0 * lead_fraction, t.first_evidence)};
+                      t.leading, t.cases, locate_duration_text(lead_us), 100.0 * lead_fraction, t.first_evidence)};
 }
 
 // The observation when no rank is a straggler.
@@ -378,8 +376,9 @@ HalfComparison compare_halves(const HalfTiming& first, const HalfTiming& second,
   step.first = first;
   step.second = second;
   const auto describe = [](const HalfTiming& h) {
-    return fmt::format("{}: p50 {} [95% CI {}, {}]", rank_range(h.first_rank, h.num_ranks), ms(h.p50_us),
-                       ms(h.ci_low_us), ms(h.ci_high_us));
+    return fmt::format("{}: p50 {} [95% CI {}, {}]", rank_range(h.first_rank, h.num_ranks),
+                       locate_duration_text(h.p50_us), locate_duration_text(h.ci_low_us),
+                       locate_duration_text(h.ci_high_us));
   };
   if ((first.num_ranks == 1) != (second.num_ranks == 1)) {
     step.evidence =

@@ -12,10 +12,6 @@
 namespace collbench::report {
 namespace {
 
-std::string ms(double us) {
-  return locate_duration_text(us);
-}
-
 constexpr int kMaxConsoleMatrix = 32;  // ranks up to which the console prints the pairwise matrix
 
 nlohmann::json finite_or_null(double v) {
@@ -188,11 +184,12 @@ std::string render_locate_text(const LocateReport& r) {
     for (const auto& c : s.cases) {
       std::string waits;
       for (std::size_t i = 0; i < c.wait_us.size(); ++i) {
-        waits += fmt::format("{}{}:{}", waits.empty() ? "" : " ", c.first_rank + static_cast<int>(i), ms(c.wait_us[i]));
+        waits += fmt::format("{}{}:{}", waits.empty() ? "" : " ", c.first_rank + static_cast<int>(i),
+                             locate_duration_text(c.wait_us[i]));
       }
       std::string leading;
       for (int rank : c.leading) leading += fmt::format("{}{}", leading.empty() ? "" : ",", rank);
-      out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, ms(c.p50_us), waits,
+      out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, locate_duration_text(c.p50_us), waits,
                          leading.empty() ? "" : "  late: rank " + leading, c.spike ? "  SPIKE" : "");
     }
     for (const auto& st : s.stragglers) out += fmt::format("  -> rank {}: {}\n", st.rank, st.evidence);

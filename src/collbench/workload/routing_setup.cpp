@@ -15,7 +15,7 @@
 namespace collbench::workload {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 // Standard normal z_e of expert e (Box-Muller, cosine branch), per (seed, layer).
@@ -39,7 +39,7 @@ double fast_pass_keys(const RoutingConfig& c) {
 // Time t of the exponential race at which `keys` experts are expected to have arrived:
 // sum_e 1 - exp(-w_e t) = keys (P(x_e < t) = 1 - exp(-w_e t)). Infinite when keys >= E.
 double fast_threshold(const std::vector<double>& weights, double keys) {
-  if (keys >= static_cast<double>(weights.size()) - 0.5) return kInf;
+  if (keys >= static_cast<double>(weights.size()) - 0.5) return kNoLimit;
   auto arrivals = [&](double t) {
     double sum = 0.0;
     for (const double w : weights) sum += -std::expm1(-w * t);

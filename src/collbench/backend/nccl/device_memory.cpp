@@ -10,7 +10,7 @@
 
 namespace collbench::backend::nccl {
 
-std::optional<DeviceMemory> query_device_memory(int local_rank, int ranks_on_host) {
+std::optional<backend::DeviceMemory> query_device_memory(int local_rank, int ranks_on_host) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -26,7 +26,7 @@ std::optional<DeviceMemory> query_device_memory(int local_rank, int ranks_on_hos
     (void)cudaGetLastError();
     return std::nullopt;
   }
-  return DeviceMemory{*device, free_bytes, total_bytes, "cudaMemGetInfo"};
+  return backend::DeviceMemory{*device, free_bytes, total_bytes, "cudaMemGetInfo"};
 }
 
 }  // namespace collbench::backend::nccl

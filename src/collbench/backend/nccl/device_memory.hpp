@@ -9,8 +9,10 @@
 
 namespace collbench::backend::nccl {
 
+// backend::DeviceMemory (policy.hpp), not the allocation handle nccl::DeviceMemory: the name is
+// qualified so a unity batch that sees both picks the right one.
 // nullopt when no device can be picked or read; select_device() then refuses the run with the
 // reason when the backend is created.
-std::optional<DeviceMemory> query_device_memory(int local_rank, int ranks_on_host);
+std::optional<backend::DeviceMemory> query_device_memory(int local_rank, int ranks_on_host);
 
 }  // namespace collbench::backend::nccl
