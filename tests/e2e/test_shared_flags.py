@@ -7,7 +7,8 @@ import pytest
 
 from conftest import run
 
-SYSTEM_COMMANDS = [["run"], ["model"], ["accept"], ["step"], ["simulate", "platform"], ["report", "weak-scaling"]]
+SYSTEM_COMMANDS = [["run"], ["model"], ["accept"], ["step"], ["simulate", "platform"], ["report"], ["report", "weak-scaling"],
+                   ["import"]]
 SIZE_COMMANDS = [["run"], ["model"]]
 
 
