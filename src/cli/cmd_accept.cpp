@@ -306,7 +306,7 @@ Action setup(CLI::App& app) {
       "--out-dir", f->out_dir,
       "Write verdict.json, verdict.md, verdict.html, junit.xml, collbench_accept.prom and records-*.jsonl here");
   app.add_flag("--force", f->force, "Replace results already in --out-dir");
-  app.add_option("--system", f->system, "System profile for bounds (overrides the profile's 'system:')");
+  add_system_option(app, f->system, "System profile for bounds, instead of the acceptance profile's 'system:'");
   app.add_flag("--allow-faults", f->allow_faults, "Accept an injected COLLBENCH_FAULT (tests of the tooling)");
   app.add_option("--repetitions", f->repetitions, "Override every check's repetitions");
   app.add_option("--max-time", f->max_time, "Override every repetition's maximum timed duration (e.g. 500ms)");

@@ -112,8 +112,8 @@ Action setup(CLI::App& app) {
   app.add_option("--ranks-per-domain", f->ranks_per_domain,
                  "Ranks per scale-up domain, in rank order, last domain partial (default: --system's domain size; "
                  "without either the placement is unknown: one domain of all ranks)");
-  app.add_option("--system", f->system,
-                 "System profile the logs were measured on (name or YAML): records get its bound and expected value");
+  add_system_option(app, f->system,
+                    "System profile the logs were measured on: records get its bound and expected value");
   app.add_option(
          "--set", f->sets,
          "Override a profile key, validated as in the file (repeatable): KEY=VALUE, e.g. scale_out.oversubscription=2")

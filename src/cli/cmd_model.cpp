@@ -47,10 +47,7 @@ struct ModelFlags {
   std::optional<std::string> ranks;
   std::optional<int> ranks_per_domain;
   std::optional<std::string> domain_sizes;
-  std::string min_bytes = "32M";
-  std::string max_bytes = "32M";
-  double factor = 2.0;
-  std::string increment = "0";
+  SizeFlags sizes;  // -b -e -f -i
   std::string dtypes = "float32";
   std::string algos = "auto";
   std::string scopes = "global";
@@ -60,7 +57,7 @@ struct ModelFlags {
   bool published = false;  // --published: the system's published points against the model
   // MoE message-size table (moe-* only).
   std::optional<std::string> workload, tokens, ep_sizes, rows;
-  std::vector<std::pair<std::string, const CLI::Option*>> size_options;  // -b -e -f -i -d --algo --scope
+  std::vector<NamedOption> size_options;  // -b -e -f -i -d --algo --scope
 };
 
 std::vector<int> parse_rank_list(const std::string& text) {
@@ -150,8 +147,7 @@ std::vector<report::ModelRow> build_rows(const ModelFlags& f, const model::Syste
   for (const auto& a : split_list(f.algos, "--algo")) algos.push_back(parse_algorithm(a));
   std::vector<Scope> scopes;
   for (const auto& sc : split_list(f.scopes, "--scope")) scopes.push_back(parse_scope(sc));
-  const auto sizes =
-      plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes), f.factor, parse_bytes(f.increment));
+  const auto sizes = size_series(f.sizes);
   const auto placements = resolve_placements(f, s);
 
   std::vector<report::ModelRow> rows;
@@ -336,7 +332,7 @@ int list_systems() {
 
 // The system profile, its overrides and the placement.
 void add_system_options(CLI::App& app, ModelFlags& f) {
-  app.add_option("--system", f.system, "System profile: a name (see --list-systems) or a YAML file");
+  add_system_option(app, f.system, "System profile");
   app.add_option(
          "--set", f.sets,
          "Override a profile key, validated as in the file (repeatable): KEY=VALUE, e.g. scale_out.oversubscription=2")
@@ -350,21 +346,16 @@ void add_system_options(CLI::App& app, ModelFlags& f) {
 
 // The size axes: -b, -e, -f, -i, -d, --algo and --scope.
 void add_size_options(CLI::App& app, ModelFlags& f) {
-  f.size_options = {
-      {"-b/--minbytes",
-       app.add_option("-b,--minbytes", f.min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
-           ->default_str("32M")},
-      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f.max_bytes, "Largest size")->default_str("32M")},
-      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f.factor, "Size multiplication factor")->default_str("2")},
-      {"-i/--stepbytes",
-       app.add_option("-i,--stepbytes", f.increment, "Size increment (instead of -f)")->default_str("0")},
-      {"-d/--dtype",
-       app.add_option("-d,--dtype", f.dtypes, "Dtype(s), comma list: " + join(dtype_names()))->default_str("float32")},
-      {"--algo",
-       app.add_option("--algo", f.algos, "Algorithm(s), comma list: " + join(algorithm_names()))->default_str("auto")},
-      {"--scope", app.add_option("--scope", f.scopes, "global (all ranks) and/or domain (each domain at once)")
-                      ->default_str("global")},
-  };
+  f.size_options = add_size_flags(app, f.sizes);
+  f.size_options.emplace_back(
+      "-d/--dtype",
+      app.add_option("-d,--dtype", f.dtypes, "Dtype(s), comma list: " + join(dtype_names()))->default_str("float32"));
+  f.size_options.emplace_back(
+      "--algo",
+      app.add_option("--algo", f.algos, "Algorithm(s), comma list: " + join(algorithm_names()))->default_str("auto"));
+  f.size_options.emplace_back(
+      "--scope", app.add_option("--scope", f.scopes, "global (all ranks) and/or domain (each domain at once)")
+                     ->default_str("global"));
 }
 
 // The MoE message sizes' workload, tokens, EP sizes and rows.

@@ -219,8 +219,7 @@ void add_table_options(CLI::App& app, ReportFlags& f) {
   app.add_option("--ranks-per-domain", f.ranks_per_domain,
                  "Ranks per scale-up domain for records without a placement (nccl-tests imports); default: "
                  "--system's domain size");
-  app.add_option("--system", f.system,
-                 "System profile (name or YAML): records without a model get its bound and expected value");
+  add_system_option(app, f.system, "System profile: records without a model get its bound and expected value");
   app.add_option(
          "--set", f.sets,
          "Override a profile key, validated as in the file (repeatable): KEY=VALUE, e.g. scale_out.oversubscription=2")

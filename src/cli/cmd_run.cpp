@@ -35,10 +35,7 @@ struct MoeFlags {
 
 struct RunFlags {
   std::string collective;
-  std::string min_bytes = "32M";
-  std::string max_bytes = "32M";
-  double factor = 2.0;
-  std::string increment = "0";
+  SizeFlags sizes;  // -b -e -f -i
   std::string dtypes = "float32";
   std::string redops = "sum";
   int check = 1;
@@ -65,7 +62,7 @@ struct RunFlags {
   std::optional<std::string> dp_bytes;  // ep-dp-concurrent: the all-reduce across domains
   int repeats = 1;                      // --repeats k
   // Set when the flag was given (the defaults of -b/-e/-d make no sense for moe-*).
-  std::vector<std::pair<std::string, const CLI::Option*>> size_options;
+  std::vector<NamedOption> size_options;
 };
 
 bool is_moe(std::string_view collective) {
@@ -311,9 +308,7 @@ plan::Sweep build_sweep(const RunFlags& f) {
   coll::find_collective(f.collective);
   const auto param_sets = param_sets_of(f);
   // MoE cases carry no requested size (0): the workload sets it, and the record says what ran.
-  const auto sizes = is_moe(f.collective) ? std::vector<std::uint64_t>{0}
-                                          : plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes),
-                                                              f.factor, parse_bytes(f.increment));
+  const auto sizes = is_moe(f.collective) ? std::vector<std::uint64_t>{0} : size_series(f.sizes);
   const RunAxes axes = run_axes(f);
   plan::Case base;
   base.collective = f.collective;
@@ -355,19 +350,13 @@ plan::Sweep build_sweep(const RunFlags& f) {
 
 // The size axes: -b, -e, -f, -i, -d and -o.
 void add_size_options(CLI::App& app, RunFlags& f) {
-  f.size_options = {
-      {"-b/--minbytes",
-       app.add_option("-b,--minbytes", f.min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
-           ->default_str("32M")},
-      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f.max_bytes, "Largest size")->default_str("32M")},
-      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f.factor, "Size multiplication factor")->default_str("2")},
-      {"-i/--stepbytes",
-       app.add_option("-i,--stepbytes", f.increment, "Size increment (instead of -f)")->default_str("0")},
-      {"-d/--dtype", app.add_option("-d,--dtype", f.dtypes, "Dtype(s), comma list or 'all': " + join(dtype_names()))
-                         ->default_str("float32")},
-      {"-o/--redop", app.add_option("-o,--redop", f.redops, "Reduction(s), comma list or 'all': sum, prod, min, max")
-                         ->default_str("sum")},
-  };
+  f.size_options = add_size_flags(app, f.sizes);
+  f.size_options.emplace_back(
+      "-d/--dtype", app.add_option("-d,--dtype", f.dtypes, "Dtype(s), comma list or 'all': " + join(dtype_names()))
+                        ->default_str("float32"));
+  f.size_options.emplace_back(
+      "-o/--redop", app.add_option("-o,--redop", f.redops, "Reduction(s), comma list or 'all': sum, prod, min, max")
+                        ->default_str("sum"));
 }
 
 // What each case is: check, algorithm, backend, buffers, timing, scope, in place, root, graph, system, --list.
@@ -385,7 +374,7 @@ void add_case_options(CLI::App& app, RunFlags& f) {
   app.add_option("-G,--graph", f.graph,
                  "Launches per CUDA graph, replayed once per sample (nccl backend, as nccl-tests -G)")
       ->default_str("0");
-  app.add_option("--system", f.system, "System profile (name or file) for bounds");
+  add_system_option(app, f.system, "System profile for bounds");
   app.add_flag("--list", f.list, "List collectives, dtypes, backends and algorithms");
   app.add_flag("--list-json", f.list_json,
                "--list as JSON: each collective's size flags (bytes: -b/-e, tokens: --tokens), reductions, in-place "

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/common_options.hpp"
 #include "cli/out_dir.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/error.hpp"
@@ -66,7 +67,7 @@ Action setup(CLI::App& app) {
   app.require_subcommand(1);
   CLI::App* plat = app.add_subcommand("platform", "Write a SimGrid platform (XML) and host file for a system profile");
   auto f = std::make_shared<PlatformFlags>();
-  plat->add_option("--system", f->system, "System profile (name or path), e.g. gb300-nvl72")->required();
+  add_system_option(*plat, f->system, "System profile to simulate, e.g. gb300-nvl72")->required();
   plat->add_option("--gpus", f->gpus, "Simulated GPUs (= MPI ranks), e.g. 1024")->required();
   plat->add_option("--ranks-per-domain", f->ranks_per_domain,
                    "GPUs per scale-up domain (default: the profile's domain size; the last domain may be partial)");

@@ -135,7 +135,7 @@ Action setup(CLI::App& app) {
   app.add_option("--layout", f->layout,
                  "Parallel layout (profiles/layouts/NAME.yaml or a file; default: the one published for the workload "
                  "on the system)");
-  app.add_option("--system", f->system, "System profile with a compute: section")->capture_default_str();
+  add_system_option(app, f->system, "System profile with a compute: section")->capture_default_str();
   app.add_option(
          "--set", f->sets,
          "Override a system profile key (repeatable): KEY=VALUE, e.g. compute.gemm_efficiency=1 (docs/model.md)")

@@ -42,6 +42,38 @@ CLI::Option* add_format_option(CLI::App& app, std::vector<std::string>& values, 
       ->default_str(fallback);
 }
 
+std::vector<NamedOption> add_size_flags(CLI::App& app, SizeFlags& f) {
+  return {
+      {"-b/--minbytes",
+       app.add_option("-b,--minbytes", f.min_bytes, "Smallest size (8, 4K, 128MiB, 1G; K/M/G = 1024^n)")
+           ->default_str("32M")},
+      {"-e/--maxbytes", app.add_option("-e,--maxbytes", f.max_bytes, "Largest size")->default_str("32M")},
+      {"-f/--stepfactor", app.add_option("-f,--stepfactor", f.factor, "Size multiplication factor")->default_str("2")},
+      {"-i/--stepbytes",
+       app.add_option("-i,--stepbytes", f.increment, "Size increment (instead of -f)")->default_str("0")},
+  };
+}
+
+std::vector<std::uint64_t> size_series(const SizeFlags& f) {
+  return plan::size_series(parse_bytes(f.min_bytes), parse_bytes(f.max_bytes), f.factor, parse_bytes(f.increment));
+}
+
+namespace {
+
+std::string system_help(const std::string& use) {
+  return use + " (a name from collbench model --list-systems, or a YAML file)";
+}
+
+}  // namespace
+
+CLI::Option* add_system_option(CLI::App& app, std::optional<std::string>& system, const std::string& use) {
+  return app.add_option("--system", system, system_help(use))->type_name("NAME|FILE");
+}
+
+CLI::Option* add_system_option(CLI::App& app, std::string& system, const std::string& use) {
+  return app.add_option("--system", system, system_help(use))->type_name("NAME|FILE");
+}
+
 void add_placement_flags(CLI::App& app, PlacementFlags& f) {
   app.add_option("--ranks-per-domain", f.ranks_per_domain,
                  "Ranks per scale-up domain (rack-major; the last domain may be partial)");

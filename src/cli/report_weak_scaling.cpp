@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/common_options.hpp"
 #include "cli/out_dir.hpp"
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
@@ -287,8 +288,7 @@ CLI::App* add_weak_scaling(CLI::App& app, WeakScalingFlags& w) {
   CLI::App* ws =
       app.add_subcommand("weak-scaling", "Weak-scaling report across rank counts: Markdown, JSON, PNG plots");
   ws->add_option("files", w.files, "Result files at several rank counts (JSONL)")->required();
-  ws->add_option("--system", w.system,
-                 "System profile the records were measured on (name or YAML path); used for bounds and projections");
+  add_system_option(*ws, w.system, "System profile the records were measured on, for bounds and projections");
   ws->add_option("--project-onto", w.project_onto,
                  "Project the measurements onto this system profile (explicitly cross-system; said in the title)");
   ws->add_option("--ranks", w.ranks, "Rank counts to report; those not measured are projected (or 'none')")
