@@ -122,9 +122,18 @@ void JsonlWriter::write_all(int fd, const std::string& data, const std::string& 
 }
 
 void JsonlWriter::write(const nlohmann::json& object) {
+  write_unsynced(object);
+  // A case boundary: the line is on disk before the next case starts.
+  sync();
+}
+
+void JsonlWriter::write_unsynced(const nlohmann::json& object) {
   write_all(fd_, object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", path_);
-  // A case boundary: the line is on disk before the next case starts. Pipes, character devices
-  // and some file systems cannot sync (EINVAL, EROFS, ENOTSUP): --out /dev/stdout still works.
+}
+
+void JsonlWriter::sync() {
+  // Pipes, character devices and some file systems cannot sync (EINVAL, EROFS, ENOTSUP):
+  // --out /dev/stdout still works.
   if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP && errno != EINTR) {
     throw RuntimeFailure(fmt::format("syncing '{}' to disk failed: {}", path_, std::strerror(errno)));
   }
