@@ -71,7 +71,7 @@ void StreamedTables::add_console_row(const record::CaseRecord& r) {
 void StreamedTables::add_markdown_row(const record::CaseRecord& r) {
   if (!file_.root_column) file_.plain.append(markdown_case_row(r, false));
   file_.rooted.append(markdown_case_row(r, true));
-  file_.overlap_plain.append(markdown_overlap_row(r));
+  file_.overlap_rows.append(markdown_overlap_row(r));
 }
 
 void StreamedTables::add(record::CaseRecord&& r) {
@@ -112,7 +112,7 @@ void StreamedTables::end_file(const InputFile& file) {
     } else {
       out_.append(markdown_case_head(file_.root_column));
       out_.append(std::move(rows));
-      out_.append(markdown_overlap_section(file_.overlap_plain.str()));
+      out_.append(markdown_overlap_section(file_.overlap_rows.str()));
       out_.append("\n");
     }
   }

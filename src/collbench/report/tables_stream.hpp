@@ -50,7 +50,7 @@ class StreamedTables {
   // whether a table has that column is known only after its last record.
   struct FileTable {
     ChunkedText plain, rooted;
-    ChunkedText overlap_plain;  // Markdown's overlap rows (the same with and without the column)
+    ChunkedText overlap_rows;  // Markdown's overlap rows (the same with and without the column)
     bool root_column = false;
     std::optional<record::CaseRecord> prev;  // the previous case (the console table's header test)
     TableTotals totals;
