@@ -26,6 +26,7 @@
 
 #include "cli/common_options.hpp"
 #include "cli/out_dir.hpp"
+#include "cli/report_tables.hpp"
 #include "cli/report_weak_scaling.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/accept/html.hpp"
@@ -134,6 +135,8 @@ int run_tables(const ReportFlags& f) {
   if (f.system) system = model::load_system_profile(*f.system, f.sets);
   if (!f.system && !f.sets.empty()) throw InputError("--set needs --system NAME|FILE: the profile it overrides");
   const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
+  if (!by && tables_can_stream(targets))
+    return print_streamed_tables(f.files, targets, domains, system ? &*system : nullptr);
   auto files = load_all(f.files);
   report::place_and_model(files, domains, system ? &*system : nullptr);
   std::optional<report::Comparison> comparison;

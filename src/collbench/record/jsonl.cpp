@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/input_file.hpp"
+#include "collbench/record/jsonl_stream.hpp"
 #include "collbench/record/value_checks.hpp"
 
 namespace collbench::record {
@@ -120,9 +122,18 @@ void JsonlWriter::write_all(int fd, const std::string& data, const std::string& 
 }
 
 void JsonlWriter::write(const nlohmann::json& object) {
+  write_unsynced(object);
+  // A case boundary: the line is on disk before the next case starts.
+  sync();
+}
+
+void JsonlWriter::write_unsynced(const nlohmann::json& object) {
   write_all(fd_, object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", path_);
-  // A case boundary: the line is on disk before the next case starts. Pipes, character devices
-  // and some file systems cannot sync (EINVAL, EROFS, ENOTSUP): --out /dev/stdout still works.
+}
+
+void JsonlWriter::sync() {
+  // Pipes, character devices and some file systems cannot sync (EINVAL, EROFS, ENOTSUP):
+  // --out /dev/stdout still works.
   if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP && errno != EINTR) {
     throw RuntimeFailure(fmt::format("syncing '{}' to disk failed: {}", path_, std::strerror(errno)));
   }
@@ -199,7 +210,8 @@ void check_not_a_json_document(std::string_view text, std::string_view first_lin
   const auto end = first_line.find_last_not_of(" \t\r");
   if (begin == std::string_view::npos || begin != end || (first_line[begin] != '{' && first_line[begin] != '[')) return;
   std::string schema = "no schema";
-  static const std::regex kSchemaKey(R"re("schema"\s*:\s*"([^"\n]{1,80})")re");
+  // (an ordinary literal, not a raw string: scripts/lint's size check cannot read raw strings)
+  static const std::regex kSchemaKey("\"schema\"\\s*:\\s*\"([^\"\\n]{1,80})\"");
   const std::string head(text.substr(0, 65536));
   if (std::smatch m; std::regex_search(head, m, kSchemaKey)) schema = fmt::format("schema '{}'", m[1].str());
   throw InputError(
@@ -211,8 +223,63 @@ void check_not_a_json_document(std::string_view text, std::string_view first_lin
 
 }  // namespace
 
+namespace {
+
+// Where a line comes from: the file's name and the start of its text (for the message about a
+// JSON document), and where a skipped line's warning goes.
+struct LineSource {
+  const std::string& path;
+  std::string_view head;
+  std::vector<std::string>& warnings;
+};
+
+// One line under parse_jsonl's rules into `j`: false for a blank line or a truncated last line
+// (skipped with a warning); `first` when no object came before it.
+bool parse_line(std::string_view line, bool terminated, bool first, int line_no, const LineSource& src,
+                nlohmann::json& j) {
+  const std::string& path = src.path;
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return false;
+  try {
+    // The callback bounds the nesting depth (a value nested 100000 deep would overflow the
+    // stack when copied or printed later).
+    j = nlohmann::json::parse(line, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxJsonDepth) {
+        throw InputError(fmt::format("{}:{}: JSON nested deeper than {} levels; not a collbench record", path, line_no,
+                                     kMaxJsonDepth));
+      }
+      return true;
+    });
+  } catch (const nlohmann::json::parse_error& e) {
+    if (const auto nf = find_non_finite(line)) {
+      throw InputError(fmt::format("{}:{}: key '{}': {} is not a JSON number; times and rates are finite numbers >= 0",
+                                   path, line_no, nf->key, nf->token));
+    }
+    // A run killed mid-write leaves a last line without its newline: skip it, say so.
+    if (!terminated) {
+      src.warnings.push_back(
+          fmt::format("{}:{}: skipped a truncated last line (the run was probably interrupted)", path, line_no));
+      return false;
+    }
+    if (first) check_not_a_json_document(src.head, line, path, line_no);
+    throw InputError(fmt::format("{}:{}: invalid JSON {}", path, line_no, parse_error_text(e)));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond double's range ("1e315"): not something collbench writes.
+    throw InputError(fmt::format("{}:{}: invalid JSON: a number out of range ({})", path, line_no, e.what()));
+  }
+  if (!j.is_object()) throw InputError(fmt::format("{}:{}: a record must be a JSON object", path, line_no));
+  try {
+    check_case_values(j);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}:{}: {}", path, line_no, e.what()));
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& path, std::vector<std::string>& warnings) {
   std::vector<JsonlLine> out;
+  const LineSource src{path, text, warnings};
   std::size_t pos = 0;
   int line_no = 0;
   while (pos < text.size()) {
@@ -221,45 +288,45 @@ std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& pat
     const std::string_view line = text.substr(pos, (terminated ? end : text.size()) - pos);
     pos = terminated ? end + 1 : text.size();
     ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     nlohmann::json j;
-    try {
-      // The callback bounds the nesting depth (a value nested 100000 deep would overflow the
-      // stack when copied or printed later).
-      j = nlohmann::json::parse(line, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-        if (depth > kMaxJsonDepth) {
-          throw InputError(fmt::format("{}:{}: JSON nested deeper than {} levels; not a collbench record", path,
-                                       line_no, kMaxJsonDepth));
-        }
-        return true;
-      });
-    } catch (const nlohmann::json::parse_error& e) {
-      if (const auto nf = find_non_finite(line)) {
-        throw InputError(
-            fmt::format("{}:{}: key '{}': {} is not a JSON number; times and rates are finite numbers >= 0", path,
-                        line_no, nf->key, nf->token));
-      }
-      // A run killed mid-write leaves a last line without its newline: skip it, say so.
-      if (!terminated) {
-        warnings.push_back(
-            fmt::format("{}:{}: skipped a truncated last line (the run was probably interrupted)", path, line_no));
-        continue;
-      }
-      if (out.empty()) check_not_a_json_document(text, line, path, line_no);
-      throw InputError(fmt::format("{}:{}: invalid JSON {}", path, line_no, parse_error_text(e)));
-    } catch (const nlohmann::json::out_of_range& e) {
-      // A number beyond double's range ("1e315"): not something collbench writes.
-      throw InputError(fmt::format("{}:{}: invalid JSON: a number out of range ({})", path, line_no, e.what()));
-    }
-    if (!j.is_object()) throw InputError(fmt::format("{}:{}: a record must be a JSON object", path, line_no));
-    try {
-      check_case_values(j);
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("{}:{}: {}", path, line_no, e.what()));
-    }
-    out.push_back({line_no, std::move(j)});
+    if (parse_line(line, terminated, out.empty(), line_no, src, j)) out.push_back({line_no, std::move(j)});
   }
   return out;
+}
+
+void for_each_jsonl_line(const std::string& path, std::string_view what, std::string_view expected,
+                         std::vector<std::string>& warnings, const std::function<void(JsonlLine&&)>& on_line) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw InputError(fmt::format("{} '{}' is a directory; give {}", what, path, expected));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)));
+  constexpr std::size_t kBlock = std::size_t{1} << 20;  // at least the 64 KiB head parse_jsonl's messages read
+  std::string head;
+  std::string pending;  // read, not yet split: at most one block and one line
+  std::vector<char> block(kBlock);
+  const LineSource src{path, head, warnings};
+  int line_no = 0;
+  bool first = true;
+  const auto take = [&](std::string_view line, bool terminated) {
+    JsonlLine l{++line_no, {}};
+    if (!parse_line(line, terminated, first, line_no, src, l.object)) return;
+    first = false;
+    on_line(std::move(l));
+  };
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (head.size() < 65536) head.append(block.data(), std::min(got, 65536 - head.size()));
+    pending.append(block.data(), got);
+    std::size_t pos = 0;
+    for (std::size_t end; (end = pending.find('\n', pos)) != std::string::npos; pos = end + 1) {
+      take(std::string_view(pending).substr(pos, end - pos), true);
+    }
+    pending.erase(0, pos);
+  }
+  if (in.bad()) throw InputError(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)));
+  if (!pending.empty()) take(pending, false);
 }
 
 std::vector<nlohmann::json> read_jsonl_objects(const std::string& path, std::vector<std::string>& warnings) {

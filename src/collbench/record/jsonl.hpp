@@ -26,6 +26,12 @@ class JsonlWriter {
   JsonlWriter& operator=(const JsonlWriter&) = delete;
   ~JsonlWriter();
   void write(const nlohmann::json& object);  // one line, one write(2), fsync
+  // The same line and write(2) without the fsync, and the fsync alone: a writer of many records
+  // that can be written again (import) syncs once per batch and at its end instead of per line.
+  // A crash then still leaves whole lines and at most a torn last one; a power loss may lose the
+  // lines written since the last sync.
+  void write_unsynced(const nlohmann::json& object);
+  void sync();
   // Rewrites the file's first line (the run header) as `edit` leaves it, for what is known only
   // when the run ends (its communicators): the whole file goes to PATH.collbench-tmp, is fsync'd
   // and renamed over PATH, so a crash leaves the old file or the new one, never a mix; writes

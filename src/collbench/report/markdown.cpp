@@ -16,88 +16,101 @@ namespace collbench::report {
 
 using record::CaseRecord;
 
-std::string markdown_case_table(const std::vector<CaseRecord>& records) {
-  const bool root_column = needs_root_column(records);  // after redop, as in the console table
-  std::string out = fmt::format(
+std::string markdown_case_head(bool root_column) {
+  return fmt::format(
       "| collective | size (B) | count | type | redop |{} algo | scope | place | ranks | domains | time p50 (us) | "
       "p99 (us) | algbw (GB/s) | busbw (GB/s) | #wrong | samples | % bound | status |\n"
       "|---|---:|---:|---|---|{}---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
       root_column ? " root |" : "", root_column ? "---:|" : "");
-  for (const auto& r : records) {
-    const std::string algo = r.algo_used ? *r.algo_used : r.algo_requested;
-    const std::string redop = r.redop.value_or("–") + (root_column ? " | " + root_text(r, "–") : std::string());
-    const std::string place = r.in_place ? "in" : "out";
-    if (!r.time_us) {
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | – | – | – | – | – | – | – | {}: {} |\n",
-                         r.collective, r.bytes, r.count, r.dtype, redop, md_escape(algo), r.scope, place, r.num_ranks,
-                         domains_text(r.domain_sizes), r.status, md_escape(r.reason.value_or("")));
-      continue;
-    }
-    const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
-    const std::string pct = r.model ? fmt::format("{:.1f}", 100.0 * r.model->efficiency) : "–";
-    out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | "
-        "{} | {} |\n",
-        r.collective, r.bytes, r.count, r.dtype, redop, md_escape(algo), r.scope, place, r.num_ranks,
-        domains_text(r.domain_sizes), r.time_us->p50, r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations,
-        pct, r.status == "ok" ? "ok" : md_escape(r.status + ": " + r.reason.value_or("")));
+}
+
+std::string markdown_case_row(const CaseRecord& r, bool root_column) {
+  const std::string algo = r.algo_used ? *r.algo_used : r.algo_requested;
+  const std::string redop = r.redop.value_or("–") + (root_column ? " | " + root_text(r, "–") : std::string());
+  const std::string place = r.in_place ? "in" : "out";
+  if (!r.time_us) {
+    return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | – | – | – | – | – | – | – | {}: {} |\n",
+                       r.collective, r.bytes, r.count, r.dtype, redop, md_escape(algo), r.scope, place, r.num_ranks,
+                       domains_text(r.domain_sizes), r.status, md_escape(r.reason.value_or("")));
   }
-  // Overlap mode (docs/overlap.md): the record's overlap object, one row per case that has one.
+  const std::string wrong = r.checked ? std::to_string(r.wrong_total) : "N/A";
+  const std::string pct = r.model ? fmt::format("{:.1f}", 100.0 * r.model->efficiency) : "–";
+  return fmt::format(
+      "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | "
+      "{} | {} |\n",
+      r.collective, r.bytes, r.count, r.dtype, redop, md_escape(algo), r.scope, place, r.num_ranks,
+      domains_text(r.domain_sizes), r.time_us->p50, r.time_us->p99, r.algbw_gbps, r.busbw_gbps, wrong, r.iterations,
+      pct, r.status == "ok" ? "ok" : md_escape(r.status + ": " + r.reason.value_or("")));
+}
+
+// Overlap mode (docs/overlap.md): the record's overlap object, one row per case that has one.
+std::string markdown_overlap_row(const CaseRecord& r) {
+  const auto& o = r.overlap;
+  if (!o.is_object()) return {};
+  const auto num = [&o](const char* key) -> std::optional<double> {
+    return o.contains(key) && o[key].is_number() ? std::optional<double>(o[key].get<double>()) : std::nullopt;
+  };
+  std::string load = "–";
+  if (o.contains("compute") && o["compute"].contains("description") && o["compute"]["description"].is_string()) {
+    load = o["compute"]["description"].get<std::string>() + " on " + o["compute"].value("device", std::string("?"));
+  }
+  std::string pipeline = "–";
+  if (o.contains("pipeline") && o["pipeline"].is_object()) {
+    const auto& p = o["pipeline"];
+    pipeline = fmt::format(
+        "{} chunks: ideal {} us, step/ideal {}", p.value("chunks", 0),
+        number_text(p.contains("ideal_us") ? std::optional<double>(p["ideal_us"].get<double>()) : std::nullopt, 2),
+        number_text(p.contains("step_over_ideal") && p["step_over_ideal"].is_number()
+                        ? std::optional<double>(p["step_over_ideal"].get<double>())
+                        : std::nullopt,
+                    3));
+  }
+  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.bytes, md_escape(load),
+                     number_text(num("t_comm_us"), 2), number_text(num("t_compute_us"), 2),
+                     number_text(num("t_both_us"), 2), md_escape(overlap_exposed_text(o, 2)),
+                     md_escape(overlap_efficiency_text(o, 3)), md_escape(pipeline));
+}
+
+std::string markdown_overlap_section(const std::string& overlap_rows) {
+  if (overlap_rows.empty()) return {};
+  return "\nOverlap (collective beside a compute load; docs/overlap.md):\n\n"
+         "| collective | size (B) | compute | t_comm (us) | t_compute (us) | t_both (us) | exposed (us) | "
+         "efficiency | pipeline |\n|---|---:|---|---:|---:|---:|---:|---:|---|\n" +
+         overlap_rows;
+}
+
+std::string markdown_case_table(const std::vector<CaseRecord>& records) {
+  const bool root_column = needs_root_column(records);  // after redop, as in the console table
+  std::string out = markdown_case_head(root_column);
+  for (const auto& r : records) out += markdown_case_row(r, root_column);
   std::string overlap_rows;
-  for (const auto& r : records) {
-    const auto& o = r.overlap;
-    if (!o.is_object()) continue;
-    const auto num = [&o](const char* key) -> std::optional<double> {
-      return o.contains(key) && o[key].is_number() ? std::optional<double>(o[key].get<double>()) : std::nullopt;
-    };
-    std::string load = "–";
-    if (o.contains("compute") && o["compute"].contains("description") && o["compute"]["description"].is_string()) {
-      load = o["compute"]["description"].get<std::string>() + " on " + o["compute"].value("device", std::string("?"));
+  for (const auto& r : records) overlap_rows += markdown_overlap_row(r);
+  return out + markdown_overlap_section(overlap_rows);
+}
+
+std::string markdown_file_head(const InputFile& f) {
+  std::string out = fmt::format("## {}\n\n", md_escape(f.path));
+  if (f.header) {
+    const auto& h = *f.header;
+    std::string system = "none";
+    if (h.system.is_object() && h.system.contains("name") && h.system["name"].is_string()) {
+      system = h.system["name"].get<std::string>();
     }
-    std::string pipeline = "–";
-    if (o.contains("pipeline") && o["pipeline"].is_object()) {
-      const auto& p = o["pipeline"];
-      pipeline = fmt::format(
-          "{} chunks: ideal {} us, step/ideal {}", p.value("chunks", 0),
-          number_text(p.contains("ideal_us") ? std::optional<double>(p["ideal_us"].get<double>()) : std::nullopt, 2),
-          number_text(p.contains("step_over_ideal") && p["step_over_ideal"].is_number()
-                          ? std::optional<double>(p["step_over_ideal"].get<double>())
-                          : std::nullopt,
-                      3));
-    }
-    overlap_rows += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.bytes,
-                                md_escape(load), number_text(num("t_comm_us"), 2), number_text(num("t_compute_us"), 2),
-                                number_text(num("t_both_us"), 2), md_escape(overlap_exposed_text(o, 2)),
-                                md_escape(overlap_efficiency_text(o, 3)), md_escape(pipeline));
+    out += fmt::format("run `{}`, started {}, collbench {} (git {}), launcher {}, {} rank(s) on {}, system {}\n\n",
+                       h.run_id, h.started_at, h.tool_version, h.git_sha, h.launcher, h.hosts.size(),
+                       h.hosts.empty() ? std::string("unknown hosts") : fmt::format("host {}", h.hosts.front().host),
+                       system);
+  } else {
+    out += "no run header\n\n";
   }
-  if (!overlap_rows.empty()) {
-    out +=
-        "\nOverlap (collective beside a compute load; docs/overlap.md):\n\n"
-        "| collective | size (B) | compute | t_comm (us) | t_compute (us) | t_both (us) | exposed (us) | "
-        "efficiency | pipeline |\n|---|---:|---|---:|---:|---:|---:|---:|---|\n" +
-        overlap_rows;
-  }
+  for (const auto& w : f.warnings) out += fmt::format("> warning: {}\n\n", w);
   return out;
 }
 
 std::string render_cases_markdown(const std::vector<InputFile>& files) {
   std::string out;
   for (const auto& f : files) {
-    out += fmt::format("## {}\n\n", md_escape(f.path));
-    if (f.header) {
-      const auto& h = *f.header;
-      std::string system = "none";
-      if (h.system.is_object() && h.system.contains("name") && h.system["name"].is_string()) {
-        system = h.system["name"].get<std::string>();
-      }
-      out += fmt::format("run `{}`, started {}, collbench {} (git {}), launcher {}, {} rank(s) on {}, system {}\n\n",
-                         h.run_id, h.started_at, h.tool_version, h.git_sha, h.launcher, h.hosts.size(),
-                         h.hosts.empty() ? std::string("unknown hosts") : fmt::format("host {}", h.hosts.front().host),
-                         system);
-    } else {
-      out += "no run header\n\n";
-    }
-    for (const auto& w : f.warnings) out += fmt::format("> warning: {}\n\n", w);
+    out += markdown_file_head(f);
     if (f.cases.empty()) {
       out += "no cases\n\n";
       continue;

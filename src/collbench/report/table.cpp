@@ -110,10 +110,12 @@ bool needs_new_header(const CaseRecord& prev, const CaseRecord& next) {
          prev.domain_sizes != next.domain_sizes || prev.timing != next.timing || prev.simulated != next.simulated;
 }
 
+bool needs_root_column(const CaseRecord& r) {
+  return record::rooted_collective(r.collective) && r.root && *r.root != 0;
+}
+
 bool needs_root_column(const std::vector<CaseRecord>& records) {
-  return std::any_of(records.begin(), records.end(), [](const CaseRecord& r) {
-    return record::rooted_collective(r.collective) && r.root && *r.root != 0;
-  });
+  return std::any_of(records.begin(), records.end(), [](const CaseRecord& r) { return needs_root_column(r); });
 }
 
 std::string root_text(const CaseRecord& r, std::string_view none) {
@@ -153,23 +155,28 @@ std::string table_row(const CaseRecord& r, bool root_column) {
          workload_line(r) + overlap_line(r) + concurrent_line(r) + repeats_line(r);
 }
 
-std::string table_footer(const std::vector<CaseRecord>& records) {
-  std::uint64_t wrong = 0;
-  double busbw_sum = 0.0;
-  std::size_t measured = 0;
-  std::size_t waived = 0;
-  for (const auto& r : records) {
-    wrong += r.wrong_total;
-    if (r.time_us) {
-      busbw_sum += r.busbw_gbps;
-      ++measured;
-    }
-    if (r.status == "waived") ++waived;
+void TableTotals::add(const CaseRecord& r) {
+  wrong += r.wrong_total;
+  if (r.time_us) {
+    busbw_sum += r.busbw_gbps;
+    ++measured;
   }
+  if (r.status == "waived") ++waived;
+}
+
+std::string table_footer(const TableTotals& totals) {
+  const std::uint64_t wrong = totals.wrong;
   std::string out = fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
-  out += fmt::format("# Avg bus bandwidth    : {:.6g}\n", measured ? busbw_sum / static_cast<double>(measured) : 0.0);
-  if (waived) out += fmt::format("# Waived cases         : {}\n", waived);
+  out += fmt::format("# Avg bus bandwidth    : {:.6g}\n",
+                     totals.measured ? totals.busbw_sum / static_cast<double>(totals.measured) : 0.0);
+  if (totals.waived) out += fmt::format("# Waived cases         : {}\n", totals.waived);
   return out;
+}
+
+std::string table_footer(const std::vector<CaseRecord>& records) {
+  TableTotals totals;
+  for (const auto& r : records) totals.add(r);
+  return table_footer(totals);
 }
 
 std::string render_table(const std::vector<CaseRecord>& records) {
