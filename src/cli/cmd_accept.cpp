@@ -54,8 +54,8 @@ struct AcceptFlags {
   const CLI::Option* progress_option = nullptr;  // given on the command line?
 };
 
-const std::vector<std::string> kOurFiles{"verdict.json",          "verdict.md", "verdict.html", "junit.xml",
-                                         "collbench_accept.prom", "records-*"};
+const std::vector<std::string> kAcceptOutDirFiles{"verdict.json",          "verdict.md", "verdict.html", "junit.xml",
+                                                  "collbench_accept.prom", "records-*"};
 
 void print_plan(const accept::AcceptanceProfile& profile, const std::vector<accept::PlacementGroup>& groups) {
   std::printf("# acceptance profile '%s' (%s): %zu check(s)\n", profile.name.c_str(), profile.source.c_str(),
@@ -272,7 +272,7 @@ int run_accept(const AcceptFlags& f) {
     if (control.rank() == 0) print_plan(effective, groups);
     return 0;
   }
-  if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kOurFiles);
+  if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kAcceptOutDirFiles);
 
   // 2. Run each placement group.
   const Started started{run::utc_now_iso8601(), backend::sim::now_seconds()};
@@ -296,7 +296,7 @@ int run_accept(const AcceptFlags& f) {
       control, [&] { return judge_and_write(f, effective, system, info, results, record_files, started, faults); });
 }
 
-Action setup(CLI::App& app) {
+Action setup_accept(CLI::App& app) {
   auto f = std::make_shared<AcceptFlags>();
   app.add_option("profile", f->profile, "Acceptance profile: a name from profiles/acceptance/ or a YAML path");
   app.add_flag("--list", f->list, "List the shipped acceptance profiles");
@@ -337,6 +337,6 @@ Action setup(CLI::App& app) {
 }  // namespace
 
 CB_REGISTER_SUBCOMMAND(Subcommand{
-    "accept", "Run an acceptance profile: PASS/FAIL per check with reasons (under mpiexec)", 45, &setup, true});
+    "accept", "Run an acceptance profile: PASS/FAIL per check with reasons (under mpiexec)", 45, &setup_accept, true});
 
 }  // namespace collbench::cli

@@ -118,7 +118,7 @@ int run_calibration(const CalibrateFlags& f) {
   return 0;
 }
 
-Action setup(CLI::App& app) {
+Action setup_calibrate(CLI::App& app) {
   auto f = std::make_shared<CalibrateFlags>();
   app.add_option("--out", f->out, "Profile file to write (default: $XDG_CONFIG_HOME/collbench/cpu-local.yaml)");
   app.add_option("--repetitions", f->repetitions, "Repetitions per measurement; the best is kept")->default_str("10");
@@ -129,7 +129,8 @@ Action setup(CLI::App& app) {
 
 }  // namespace
 
-CB_REGISTER_SUBCOMMAND(Subcommand{
-    "calibrate", "Measure this host and write the cpu-local system profile (under mpiexec)", 80, &setup, true});
+CB_REGISTER_SUBCOMMAND(Subcommand{"calibrate",
+                                  "Measure this host and write the cpu-local system profile (under mpiexec)", 80,
+                                  &setup_calibrate, true});
 
 }  // namespace collbench::cli

@@ -105,7 +105,7 @@ int run_import(const ImportFlags& f) {
   return 0;
 }
 
-Action setup(CLI::App& app) {
+Action setup_import(CLI::App& app) {
   auto f = std::make_shared<ImportFlags>();
   app.add_option("logs", f->logs, "nccl-tests console logs or -J JSON files")->required();
   app.add_option("--out,-o", f->out, "Output results file (JSONL)")->required();
@@ -137,6 +137,6 @@ Action setup(CLI::App& app) {
 }  // namespace
 
 CB_REGISTER_SUBCOMMAND(Subcommand{"import", "Convert nccl-tests logs (text or -J JSON) into collbench records", 70,
-                                  &setup, false});
+                                  &setup_import, false});
 
 }  // namespace collbench::cli

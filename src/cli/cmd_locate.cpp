@@ -60,7 +60,7 @@ struct LocateFlags {
   PlacementFlags placement;
 };
 
-const std::vector<std::string> kOurFiles{"locate.json", "pairwise-matrix.csv", "records-*"};
+const std::vector<std::string> kLocateOutDirFiles{"locate.json", "pairwise-matrix.csv", "records-*"};
 const std::vector<std::string> kMethods{"skew", "pairwise", "bisect"};
 
 struct Methods {
@@ -389,7 +389,7 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
     throw InputError("--pair-bytes and --bisect-bytes take one size each");
   }
   base_case(f, "allreduce", 8);  // validates --max-time and --backend before anything runs
-  if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kOurFiles);
+  if (f.out_dir) prepare_out_dir(control, *f.out_dir, f.force, kLocateOutDirFiles);
   // One watchdog for every phase, the barriers and the analysis between them: a stop signal
   // there ends the job with exit 3 (MPI_Abort), as during a phase (issue 37 item 5).
   run::Watchdog watchdog(run::host_names(info));
@@ -406,7 +406,7 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
   return agreed_code(control, [&] { return finish(f, rep); });
 }
 
-Action setup(CLI::App& app) {
+Action setup_locate(CLI::App& app) {
   auto f = std::make_shared<LocateFlags>();
   app.add_option("--results", f->results, "Analyse these results files (JSONL) instead of measuring");
   app.add_option("--methods", f->methods, "Comma list of skew, pairwise, bisect")->default_str("skew,pairwise,bisect");
@@ -453,7 +453,7 @@ Action setup(CLI::App& app) {
     const Methods methods = parse_methods(f->methods);
     if (!f->results.empty()) {
       const run::Control control;
-      if (f->out_dir) prepare_out_dir(control, *f->out_dir, f->force, kOurFiles);
+      if (f->out_dir) prepare_out_dir(control, *f->out_dir, f->force, kLocateOutDirFiles);
       if (control.rank() != 0) return 0;  // reading files needs one process
       return locate_from_files(*f, methods);
     }
@@ -464,6 +464,6 @@ Action setup(CLI::App& app) {
 }  // namespace
 
 CB_REGISTER_SUBCOMMAND(Subcommand{
-    "locate", "Find the slow rank or link: skew, pairwise matrix, bisection (under mpiexec)", 50, &setup, true});
+    "locate", "Find the slow rank or link: skew, pairwise matrix, bisection (under mpiexec)", 50, &setup_locate, true});
 
 }  // namespace collbench::cli

@@ -185,10 +185,6 @@ std::vector<report::ModelRow> build_rows(const ModelFlags& f, const model::Syste
 // ---------------------------------------------------------------------------------------------
 // MoE: the message sizes of one dispatch and combine per GPU, per EP size (docs/hardware-context.md section 6).
 
-bool is_moe(std::string_view collective) {
-  return is_moe_collective(collective);
-}
-
 int parse_positive(const std::string& flag, const std::string& item) {
   int v = 0;
   if (const auto why = count_problem(item, kMaxRanks, v))
@@ -432,7 +428,7 @@ int run_collective_model(const ModelFlags& f) {
   return 0;
 }
 
-Action setup(CLI::App& app) {
+Action setup_model(CLI::App& app) {
   auto f = std::make_shared<ModelFlags>();
   app.add_option("collective", f->collective,
                  "Collective: " + join(model::modelled_collectives()) +
@@ -464,7 +460,7 @@ Action setup(CLI::App& app) {
       throw InputError("missing COLLECTIVE; accepted: " + join(model::modelled_collectives()) +
                        ", moe-dispatch, moe-combine, moe-roundtrip");
     }
-    if (is_moe(f->collective)) {
+    if (is_moe_collective(f->collective)) {
       coll::find_collective(f->collective);
       return run_moe_model(*f);
     }
@@ -475,6 +471,6 @@ Action setup(CLI::App& app) {
 }  // namespace
 
 CB_REGISTER_SUBCOMMAND(Subcommand{"model", "Bounds and expected values on a system profile (no mpiexec needed)", 30,
-                                  &setup, false});
+                                  &setup_model, false});
 
 }  // namespace collbench::cli

@@ -256,7 +256,7 @@ CLI::App* add_accept_report(CLI::App& app, AcceptReportFlags& a) {
   return acc;
 }
 
-Action setup(CLI::App& app) {
+Action setup_report(CLI::App& app) {
   auto f = std::make_shared<ReportFlags>();
   auto w = std::make_shared<WeakScalingFlags>();
   auto a = std::make_shared<AcceptReportFlags>();
@@ -273,6 +273,6 @@ Action setup(CLI::App& app) {
 }  // namespace
 
 CB_REGISTER_SUBCOMMAND(Subcommand{"report", "Tables, comparisons and weak-scaling reports from result files", 60,
-                                  &setup, false});
+                                  &setup_report, false});
 
 }  // namespace collbench::cli

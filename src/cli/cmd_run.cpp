@@ -65,10 +65,6 @@ struct RunFlags {
   std::vector<NamedOption> size_options;
 };
 
-bool is_moe(std::string_view collective) {
-  return is_moe_collective(collective);
-}
-
 // A --routing value as the flow-YAML map the MoE parameters take: `{popularity: lognormal,
 // sigma: 0.5}` as is; `popularity=lognormal,sigma=0.5` as key=value pairs, optionally led by a
 // bare popularity name (`lognormal,sigma=0.5`); a bare name (`uniform`, `lognormal`, `zipf`,
@@ -121,7 +117,7 @@ std::vector<std::map<std::string, std::string>> moe_param_sets(const RunFlags& f
   list_axis("--rows", "rows", m.rows);
   list_axis("--counts-exchange", "counts_exchange", m.counts_exchange);
 
-  if (!is_moe(f.collective)) {
+  if (!is_moe_collective(f.collective)) {
     if (!axes.empty()) {
       throw InputError(
           fmt::format("{} applies only to the MoE collectives (moe-dispatch, moe-combine, "
@@ -226,7 +222,7 @@ void print_list_json(int max_ranks) {
     const auto first = std::find_if(domains.begin(), domains.end(), [](int d) { return d > 0; });
     const bool runs = first != domains.end();
     out["collectives"].push_back({{"name", std::string(c->name())},
-                                  {"sizes", is_moe(c->name()) ? "tokens" : "bytes"},
+                                  {"sizes", is_moe_collective(c->name()) ? "tokens" : "bytes"},
                                   {"has_redop", c->has_redop()},
                                   {"in_place", c->supports_in_place()},
                                   {"uses_levels", c->uses_levels()},
@@ -308,7 +304,7 @@ plan::Sweep build_sweep(const RunFlags& f) {
   coll::find_collective(f.collective);
   const auto param_sets = param_sets_of(f);
   // MoE cases carry no requested size (0): the workload sets it, and the record says what ran.
-  const auto sizes = is_moe(f.collective) ? std::vector<std::uint64_t>{0} : size_series(f.sizes);
+  const auto sizes = is_moe_collective(f.collective) ? std::vector<std::uint64_t>{0} : size_series(f.sizes);
   const RunAxes axes = run_axes(f);
   plan::Case base;
   base.collective = f.collective;
@@ -421,7 +417,7 @@ void add_moe_options(CLI::App& app, RunFlags& f) {
   app.add_option("--rows", f.moe.rows, "copy (one row per token-expert) or dedup (per token-rank)")->group(moe_group);
 }
 
-Action setup(CLI::App& app) {
+Action setup_run(CLI::App& app) {
   auto f = std::make_shared<RunFlags>();
   app.add_option("collective", f->collective, "Collective: " + join(coll::collective_names()));
   add_size_options(app, *f);
@@ -475,6 +471,7 @@ Action setup(CLI::App& app) {
 
 }  // namespace
 
-CB_REGISTER_SUBCOMMAND(Subcommand{"run", "Measure one collective over a size range (under mpiexec)", 10, &setup, true});
+CB_REGISTER_SUBCOMMAND(Subcommand{"run", "Measure one collective over a size range (under mpiexec)", 10, &setup_run,
+                                  true});
 
 }  // namespace collbench::cli

@@ -63,7 +63,7 @@ int run_platform(const PlatformFlags& f) {
   return 0;
 }
 
-Action setup(CLI::App& app) {
+Action setup_simulate(CLI::App& app) {
   app.require_subcommand(1);
   CLI::App* plat = app.add_subcommand("platform", "Write a SimGrid platform (XML) and host file for a system profile");
   auto f = std::make_shared<PlatformFlags>();
@@ -89,6 +89,6 @@ Action setup(CLI::App& app) {
 }  // namespace
 
 CB_REGISTER_SUBCOMMAND(Subcommand{"simulate", "Simulation inputs for SimGrid SMPI (platforms from system profiles)", 80,
-                                  &setup, false});
+                                  &setup_simulate, false});
 
 }  // namespace collbench::cli

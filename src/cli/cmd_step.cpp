@@ -129,7 +129,7 @@ int run_step(const StepFlags& f) {
   return 0;
 }
 
-Action setup(CLI::App& app) {
+Action setup_step(CLI::App& app) {
   auto f = std::make_shared<StepFlags>();
   app.add_option("--workload", f->workload, "Workload profile with the architecture keys")->capture_default_str();
   app.add_option("--layout", f->layout,
@@ -159,7 +159,8 @@ Action setup(CLI::App& app) {
   return [f] { return run_step(*f); };
 }
 
-CB_REGISTER_SUBCOMMAND(Subcommand{"step", "Training step from collective times: delivered TFLOP/s per GPU", 35, setup});
+CB_REGISTER_SUBCOMMAND(Subcommand{"step", "Training step from collective times: delivered TFLOP/s per GPU", 35,
+                                  setup_step});
 
 }  // namespace
 }  // namespace collbench::cli

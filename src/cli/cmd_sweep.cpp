@@ -114,7 +114,7 @@ void print_dry_run(const plan::Sweep& sweep, int num_ranks, int repeats) {
   }
 }
 
-Action setup(CLI::App& app) {
+Action setup_sweep(CLI::App& app) {
   auto f = std::make_shared<SweepFlags>();
   app.add_option("file", f->file, "Sweep file (YAML)")->required();
   app.add_flag("--dry-run", f->dry_run, "Print the cases, estimated time and memory; run nothing");
@@ -145,6 +145,6 @@ Action setup(CLI::App& app) {
 }  // namespace
 
 // --dry-run needs no MPI, but a sweep does; MPI singleton init is harmless for --dry-run.
-CB_REGISTER_SUBCOMMAND(Subcommand{"sweep", "Run a YAML sweep of many cases (under mpiexec)", 20, &setup, true});
+CB_REGISTER_SUBCOMMAND(Subcommand{"sweep", "Run a YAML sweep of many cases (under mpiexec)", 20, &setup_sweep, true});
 
 }  // namespace collbench::cli

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/cli_docs.hpp"
@@ -158,7 +159,8 @@ int main(int argc, char** argv) {
       "  collbench model alltoall --system gb300-nvl72 --ranks 256,512,1024 --ranks-per-domain 72");
 
   auto& registry = cli::subcommand_registry();
-  std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  std::sort(registry.begin(), registry.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.order, a.name) < std::tie(b.order, b.name); });
   std::vector<CLI::App*> subs;
   std::vector<cli::Action> actions(registry.size());
   for (std::size_t i = 0; i < registry.size(); ++i) {

@@ -33,7 +33,7 @@ struct SubcommandRegistrar {
 
 #define CB_CLI_CONCAT2(a, b) a##b
 #define CB_CLI_CONCAT(a, b) CB_CLI_CONCAT2(a, b)
-#define CB_REGISTER_SUBCOMMAND(...)                                                            \
-  static const ::collbench::cli::SubcommandRegistrar CB_CLI_CONCAT(cb_subcommand_, __LINE__) { \
-    __VA_ARGS__                                                                                \
+#define CB_REGISTER_SUBCOMMAND(...)                                                               \
+  static const ::collbench::cli::SubcommandRegistrar CB_CLI_CONCAT(cb_subcommand_, __COUNTER__) { \
+    __VA_ARGS__                                                                                   \
   }

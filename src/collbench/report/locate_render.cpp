@@ -183,10 +183,9 @@ std::string render_locate_text(const LocateReport& r) {
                        s.cases.size(), s.cases_skipped);
     for (const auto& c : s.cases) {
       std::string waits;
-      for (std::size_t i = 0; i < c.wait_us.size(); ++i) {
+      for (std::size_t i = 0; i < c.wait_us.size(); ++i)
         waits += fmt::format("{}{}:{}", waits.empty() ? "" : " ", c.first_rank + static_cast<int>(i),
                              locate_duration_text(c.wait_us[i]));
-      }
       std::string leading;
       for (int rank : c.leading) leading += fmt::format("{}{}", leading.empty() ? "" : ",", rank);
       out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, locate_duration_text(c.p50_us), waits,
