@@ -124,6 +124,35 @@ TEST(MoeParams, SweepEntriesBecomeParams) {
   for (const auto& k : moe_param_keys()) EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
 }
 
+// A case entry that names an MoE key for a collective that ignores it is refused at that key's
+// line, also when the entry lists an MoE collective beside it; an entry of MoE collectives only
+// keeps its keys.
+TEST(MoeParams, SweepRefusesMoeKeysOnOtherCollectives) {
+  const std::string entry =
+      "name: t\n"
+      "cases:\n"
+      "  - collective: moe-dispatch\n"
+      "    workload: deepseek-v3\n"
+      "  - collective: [moe-combine, allreduce]\n"
+      "    bytes: [8]\n"
+      "    workload: nosuch\n";
+  try {
+    (void)plan::parse_sweep(entry, "t.yaml");
+    FAIL() << "accepted 'workload' on allreduce";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "t.yaml:7: key 'workload': applies only to the MoE collectives (moe-dispatch, moe-combine, "
+                 "moe-roundtrip), not allreduce");
+  }
+  const auto ok = plan::parse_sweep(
+      "name: t\ncases:\n  - collective: [moe-dispatch, moe-combine]\n    workload: deepseek-v3\n"
+      "  - collective: allreduce\n    bytes: [8]\n",
+      "t.yaml");
+  ASSERT_EQ(ok.cases.size(), 3u);
+  EXPECT_EQ(ok.cases[1].params.at("workload"), "deepseek-v3");
+  EXPECT_TRUE(ok.cases[2].params.empty());
+}
+
 TEST(MoeParams, KeysAreTheDocumentedOnes) {
   EXPECT_EQ(moe_param_keys(), (std::vector<std::string>{"workload", "tokens", "routing", "ep_size", "imbalance", "seed",
                                                         "rows", "counts_exchange"}));

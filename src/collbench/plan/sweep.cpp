@@ -2,6 +2,7 @@
 #include "collbench/plan/sweep.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -352,6 +353,24 @@ void expand(const std::vector<std::vector<AxisSetter>>& axes, const Case& defaul
   }
 }
 
+// The collective parameters a case entry names (the keys without a case setting: workload, tokens,
+// ...) are the MoE harness's: on another collective of the entry the runner would ignore them, so
+// the sweep is refused where it names them, as `run --workload` is for a non-MoE collective.
+void check_parameters_apply(const YAML::Node& entry, const Ctx& ctx, const std::vector<Case>& cases,
+                            std::size_t first) {
+  for (const auto& kv : entry) {
+    const auto key = key_text(kv.first, ctx);
+    if (key == "bytes" || case_setters().count(key) != 0) continue;
+    for (std::size_t i = first; i < cases.size(); ++i) {
+      if (is_moe_collective(cases[i].collective)) continue;
+      throw InputError(ctx.where(kv.first, key) +
+                       fmt::format(": applies only to the MoE collectives ({}), not {}",
+                                   fmt::join(collective_names_where(&CollectiveFacts::moe), ", "),
+                                   cases[i].collective));
+    }
+  }
+}
+
 }  // namespace
 
 Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) {
@@ -371,7 +390,9 @@ Sweep parse_sweep(const std::string& yaml_text, const std::string& source_name) 
   for (const auto& entry : cases) {
     const auto axes = entry_axes(entry, ctx);
     check_expansion(axes, sweep.cases.size(), entry, ctx);
+    const std::size_t first = sweep.cases.size();
     expand(axes, defaults, sweep.cases);
+    check_parameters_apply(entry, ctx, sweep.cases, first);
   }
   return sweep;
 }
