@@ -337,6 +337,8 @@ Action setup_accept(CLI::App& app) {
 }  // namespace
 
 CB_REGISTER_SUBCOMMAND(Subcommand{
-    "accept", "Run an acceptance profile: PASS/FAIL per check with reasons (under mpiexec)", 45, &setup_accept, true});
+    "accept", "Run an acceptance profile: PASS/FAIL per check with reasons (under mpiexec)", 45, &setup_accept, true,
+    "no verdict is written; with --out-dir, the records of the cases finished before it stay in its "
+    "records-*.jsonl (run accept again with --force to start over)"});
 
 }  // namespace collbench::cli

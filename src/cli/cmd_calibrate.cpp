@@ -131,6 +131,6 @@ Action setup_calibrate(CLI::App& app) {
 
 CB_REGISTER_SUBCOMMAND(Subcommand{"calibrate",
                                   "Measure this host and write the cpu-local system profile (under mpiexec)", 80,
-                                  &setup_calibrate, true});
+                                  &setup_calibrate, true, "no profile is written; run calibrate again"});
 
 }  // namespace collbench::cli

@@ -464,6 +464,8 @@ Action setup_locate(CLI::App& app) {
 }  // namespace
 
 CB_REGISTER_SUBCOMMAND(Subcommand{
-    "locate", "Find the slow rank or link: skew, pairwise matrix, bisection (under mpiexec)", 50, &setup_locate, true});
+    "locate", "Find the slow rank or link: skew, pairwise matrix, bisection (under mpiexec)", 50, &setup_locate, true,
+    "no report is written; with --out-dir, the records of the cases finished before it stay in its "
+    "records-*.jsonl (run locate again with --force to start over)"});
 
 }  // namespace collbench::cli

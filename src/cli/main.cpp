@@ -110,7 +110,10 @@ std::optional<int> parse_arguments(CLI::App& app, int argc, char** argv) {
 int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& argc, char**& argv) {
   std::unique_ptr<run::MpiSession> session;
   try {
-    if (sub.needs_mpi) session = std::make_unique<run::MpiSession>(&argc, &argv);
+    if (sub.needs_mpi) {
+      run::set_stop_outcome(sub.stop_outcome.empty() ? std::string(run::kRunStopOutcome) : sub.stop_outcome);
+      session = std::make_unique<run::MpiSession>(&argc, &argv);
+    }
     const int code = action();
     check_stdout();  // a full disk or /dev/full under `> file` is exit 3, not a lost output
     return code;

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace collbench::cli {
@@ -14,6 +15,15 @@ namespace collbench::cli {
 using Action = std::function<int()>;
 
 struct Subcommand {
+  Subcommand(std::string name_, std::string description_, int order_, std::function<Action(CLI::App& app)> setup_,
+             bool needs_mpi_ = false, std::string stop_outcome_ = {})
+      : name(std::move(name_)),
+        description(std::move(description_)),
+        order(order_),
+        setup(std::move(setup_)),
+        needs_mpi(needs_mpi_),
+        stop_outcome(std::move(stop_outcome_)) {}
+
   std::string name;
   std::string description;
   int order;  // position in --help
@@ -21,6 +31,9 @@ struct Subcommand {
   // action to run when this subcommand is chosen.
   std::function<Action(CLI::App& app)> setup;
   bool needs_mpi = false;  // main initialises MPI before the action (run under mpiexec)
+  // What the job leaves when a signal or a dead rank stops it (run/signals.hpp); empty: run's
+  // ("... --resume measures the rest").
+  std::string stop_outcome;
 };
 
 std::vector<Subcommand>& subcommand_registry();

@@ -86,6 +86,18 @@ TEST(WatchdogReports, DeadRankMessage) {
       "--resume measures the rest");
 }
 
+// A subcommand without --resume says what it leaves instead (cli/subcommand.hpp stop_outcome).
+TEST(WatchdogReports, StopMessagesSayWhatTheSubcommandLeaves) {
+  set_stop_outcome("no report is written");
+  EXPECT_EQ(signal_stop_message(SIGTERM, 1, "", 7, "between cases"),
+            "rank 1 (pid 7) received SIGTERM between cases; stopping the run (exit 3): no report is written");
+  EXPECT_EQ(dead_rank_message(2, "h0", 99, "between cases"),
+            "rank 2 (host h0, pid 99) died (its process is gone) between cases; the run cannot go on without it "
+            "(exit 3): no report is written");
+  set_stop_outcome(kRunStopOutcome);
+  EXPECT_EQ(stop_outcome(), "every case finished before it stays in the results file, and --resume measures the rest");
+}
+
 TEST(WatchdogReports, HangInWarmUpIsItsOwnFault) {
   const auto f = FaultPlan::parse("hang:rank=1,case=2,warmup=0");
   EXPECT_TRUE(f.hang_in_warmup(1, 2, 0));

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 namespace collbench::run {
 namespace {
@@ -64,12 +65,25 @@ void set_signal_watcher(bool watching) noexcept {
   g_watched.store(watching, std::memory_order_relaxed);
 }
 
+namespace {
+std::string& stop_outcome_text() {
+  static std::string text = kRunStopOutcome;
+  return text;
+}
+}  // namespace
+
+void set_stop_outcome(std::string text) {
+  stop_outcome_text() = std::move(text);
+}
+
+const std::string& stop_outcome() {
+  return stop_outcome_text();
+}
+
 std::string signal_stop_message(int signum, int rank, const std::string& host, long pid, const std::string& where) {
-  return fmt::format(
-      "rank {} ({}pid {}) received {}{}; stopping the run (exit 3): every case finished before it stays in the "
-      "results file, and --resume measures the rest",
-      rank, host.empty() ? std::string() : "host " + host + ", ", pid, signal_name(signum),
-      where.empty() ? std::string() : " " + where);
+  return fmt::format("rank {} ({}pid {}) received {}{}; stopping the run (exit 3): {}", rank,
+                     host.empty() ? std::string() : "host " + host + ", ", pid, signal_name(signum),
+                     where.empty() ? std::string() : " " + where, stop_outcome());
 }
 
 StopSignals::StopSignals(int rank) {

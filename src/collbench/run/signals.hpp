@@ -21,9 +21,18 @@ std::string signal_name(int signum);
 // While a thread polls pending_stop_signal() (the watchdog's), the handler leaves the stop to it.
 void set_signal_watcher(bool watching) noexcept;
 
+// What a job stopped by a signal or a dead rank leaves, said after "(exit 3): " in both messages.
+// The default is run's and sweep's (kRunStopOutcome); a subcommand without --resume sets its own
+// before the MPI session starts (cli/subcommand.hpp `stop_outcome`), as the signal handler's
+// fallback lines are written when the session installs it.
+inline constexpr const char* kRunStopOutcome =
+    "every case finished before it stays in the results file, and --resume measures the rest";
+void set_stop_outcome(std::string text);
+[[nodiscard]] const std::string& stop_outcome();
+
 // "rank 1 (host h1, pid 4242) received SIGTERM during case 3 (allreduce 1024 B float32)
-//  iteration 12; stopping the run (exit 3): every case finished before it stays in the results
-//  file, and --resume measures the rest"; an empty `host` or `where` is left out.
+//  iteration 12; stopping the run (exit 3): " + stop_outcome(); an empty `host` or `where` is left
+//  out.
 std::string signal_stop_message(int signum, int rank, const std::string& host, long pid, const std::string& where);
 
 // Installs the SIGINT and SIGTERM handlers for its lifetime and restores the previous ones after.

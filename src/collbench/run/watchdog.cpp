@@ -132,9 +132,8 @@ std::string watchdog_message(const std::vector<RankPosition>& positions, int cas
 
 std::string dead_rank_message(int dead_rank, const std::string& host, long pid, const std::string& where) {
   return fmt::format(
-      "rank {} (host {}, pid {}) died (its process is gone) {}; the run cannot go on without it (exit 3): every case "
-      "finished before it stays in the results file, and --resume measures the rest",
-      dead_rank, host, pid, where);
+      "rank {} (host {}, pid {}) died (its process is gone) {}; the run cannot go on without it (exit 3): {}",
+      dead_rank, host, pid, where, stop_outcome());
 }
 
 Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
