@@ -111,7 +111,7 @@ PostedExchange post_alltoallv(MPI_Comm comm, int rank, const void* send, std::sp
               varying_blocks(recv_counts, recv_displs, elem), dtype);
 }
 
-void wait_posted(std::vector<MPI_Request>& requests, Progress progress) {
+void mpi_wait_all(std::vector<MPI_Request>& requests, Progress progress) {
   if (requests.empty()) return;
   const int n = static_cast<int>(requests.size());
   if (progress == Progress::spin) {

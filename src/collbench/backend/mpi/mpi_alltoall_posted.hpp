@@ -45,9 +45,10 @@ struct PostedExchange {
                                             std::span<const std::size_t> recv_counts,
                                             std::span<const std::size_t> recv_displs, Dtype dtype);
 
-// Waits for every request of an exchange: MPI_Waitall (spin; in a simulation one MPI_Wait per
-// request in order, the same completion, because SMPI 3.32's MPI_Waitall rescans every pending
-// request per completion) or MPI_Testall and sched_yield (yield).
-void wait_posted(std::vector<MPI_Request>& requests, Progress progress);
+// Completes every request together, for a posted exchange and for a group's operations alike:
+// MPI_Waitall (spin; in a simulation one MPI_Wait per request in order, the same completion,
+// because SMPI 3.32's MPI_Waitall rescans every pending request per completion) or MPI_Testall
+// and sched_yield (yield).
+void mpi_wait_all(std::vector<MPI_Request>& requests, Progress progress);
 
 }  // namespace collbench::backend

@@ -61,26 +61,6 @@ void mpi_wait(MPI_Request& request, Progress progress) {
   }
 }
 
-namespace {
-
-// Completes every request together: MPI_Waitall (spin), or MPI_Testall and sched_yield (yield).
-void mpi_wait_all(std::vector<MPI_Request>& requests, Progress progress) {
-  if (requests.empty()) return;
-  const int n = static_cast<int>(requests.size());
-  if (progress == Progress::spin) {
-    CB_CHECK_MPI(MPI_Waitall(n, requests.data(), MPI_STATUSES_IGNORE));
-    return;
-  }
-  int done = 0;
-  for (;;) {
-    CB_CHECK_MPI(MPI_Testall(n, requests.data(), &done, MPI_STATUSES_IGNORE));
-    if (done != 0) return;
-    sched_yield();
-  }
-}
-
-}  // namespace
-
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
@@ -444,7 +424,7 @@ class MpiComm final : public Comm {
   }
   // Waits for a posted exchange now, or leaves its requests (and staged sends) to group_end().
   void finish_posted(PostedExchange ex) {
-    if (!group_->open) return wait_posted(ex.requests, progress_);
+    if (!group_->open) return mpi_wait_all(ex.requests, progress_);
     group_->pending.insert(group_->pending.end(), ex.requests.begin(), ex.requests.end());
     if (!ex.staged.empty()) group_->staged.push_back(std::move(ex.staged));
   }
