@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collbench/report/gate_writers.hpp"
 #include "collbench/report/markdown.hpp"
 #include "collbench/report/table.hpp"
 
@@ -78,14 +79,14 @@ const WriterRegistry<CasesOutput>& cases_writers() {
   return registry;
 }
 
-const WriterRegistry<GateReport>& gate_writers() {
-  static const WriterRegistry<GateReport> registry = [] {
-    WriterRegistry<GateReport> r("gate format");
+const WriterRegistry<gate::GateReport>& gate_writers() {
+  static const WriterRegistry<gate::GateReport> registry = [] {
+    WriterRegistry<gate::GateReport> r("gate format");
     r.add("table", render_gate_table);
-    r.add("json", [](const GateReport& g) { return json_text(gate_to_json(g)); });
+    r.add("json", [](const gate::GateReport& g) { return json_text(gate_to_json(g)); });
     r.add("markdown", render_gate_markdown);
     r.add("junit", render_gate_junit);
-    r.add("none", [](const GateReport&) { return nothing(); });
+    r.add("none", [](const gate::GateReport&) { return nothing(); });
     return r;
   }();
   return registry;

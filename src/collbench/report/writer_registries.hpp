@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/gate/gate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/report/compare.hpp"
-#include "collbench/report/gate.hpp"
 #include "collbench/report/html.hpp"
 #include "collbench/report/locate.hpp"
 #include "collbench/report/model_table.hpp"
@@ -30,7 +30,7 @@ struct CasesOutput {
 const WriterRegistry<CasesOutput>& cases_writers();
 
 // table, json, markdown, junit.
-const WriterRegistry<GateReport>& gate_writers();
+const WriterRegistry<gate::GateReport>& gate_writers();
 
 // text, json.
 const WriterRegistry<LocateReport>& locate_writers();
