@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collbench/report/gate_writers.hpp"
+#include "collbench/report/locate_render.hpp"
 #include "collbench/report/markdown.hpp"
 #include "collbench/report/table.hpp"
 
@@ -92,12 +93,12 @@ const WriterRegistry<gate::GateReport>& gate_writers() {
   return registry;
 }
 
-const WriterRegistry<LocateReport>& locate_writers() {
-  static const WriterRegistry<LocateReport> registry = [] {
-    WriterRegistry<LocateReport> r("locate format");
+const WriterRegistry<locate::LocateReport>& locate_writers() {
+  static const WriterRegistry<locate::LocateReport> registry = [] {
+    WriterRegistry<locate::LocateReport> r("locate format");
     r.add("text", render_locate_text);
-    r.add("json", [](const LocateReport& l) { return json_text(locate_to_json(l)); });
-    r.add("none", [](const LocateReport&) { return nothing(); });
+    r.add("json", [](const locate::LocateReport& l) { return json_text(locate_to_json(l)); });
+    r.add("none", [](const locate::LocateReport&) { return nothing(); });
     return r;
   }();
   return registry;
