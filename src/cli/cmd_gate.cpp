@@ -21,8 +21,9 @@
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/input_file.hpp"
+#include "collbench/gate/gate.hpp"
 #include "collbench/record/jsonl.hpp"
-#include "collbench/report/gate.hpp"
+#include "collbench/report/gate_writers.hpp"
 #include "collbench/report/writer_registries.hpp"
 
 namespace collbench::cli {
@@ -75,15 +76,15 @@ int run_gate_command(const GateFlags& f) {
   const std::vector<report::OutputTarget> targets = gate_targets(f);
   const std::string started_at = utc_now_text();
   const auto started = std::chrono::steady_clock::now();
-  const report::GatePolicy policy =
-      f.policy ? report::parse_gate_policy(read_text_file(*f.policy, "policy file"), *f.policy) : report::GatePolicy{};
+  const gate::GatePolicy policy =
+      f.policy ? gate::parse_gate_policy(read_text_file(*f.policy, "policy file"), *f.policy) : gate::GatePolicy{};
   std::size_t grouped_baseline = 0, grouped_current = 0;
   const record::ResultFile baseline = record::group_repetitions(record::read_results(f.baseline), grouped_baseline);
   const record::ResultFile current = record::group_repetitions(record::read_results(f.current), grouped_current);
   for (const auto* file : {&baseline, &current}) {
     for (const auto& w : file->warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
   }
-  report::GateReport rep = report::run_gate(baseline, current, policy, {f.allow_faults, f.allow_simulated});
+  gate::GateReport rep = gate::run_gate(baseline, current, policy, {f.allow_faults, f.allow_simulated});
   for (const auto& [file, n] : {std::pair{&baseline, grouped_baseline}, std::pair{&current, grouped_current}}) {
     if (n == 0) continue;
     rep.notes.push_back(fmt::format(
@@ -94,14 +95,14 @@ int run_gate_command(const GateFlags& f) {
   rep.started_at = started_at;  // the JUnit suite's timestamp and time
   rep.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  report::WriterMultiplex<report::GateReport>(report::gate_writers(), targets).write(rep);
+  report::WriterMultiplex<gate::GateReport>(report::gate_writers(), targets).write(rep);
 
   const int code = rep.exit_code();
   if (code == static_cast<int>(ExitCode::incomparable)) {
     std::fprintf(stderr, "collbench: gate: nothing comparable: every case is MISSING or INCOMPARABLE (exit 4)\n");
   } else if (code == static_cast<int>(ExitCode::check_failed)) {
     std::fprintf(stderr, "collbench: gate: FAILED: %zu regression(s), %zu below floor%s\n",
-                 rep.count(report::Verdict::regression), rep.count(report::Verdict::below_floor),
+                 rep.count(gate::Verdict::regression), rep.count(gate::Verdict::below_floor),
                  policy.fail_on_warn ? " (fail_on_warn: WARN and AMBIGUOUS fail too)" : "");
   }
   return code;

@@ -2,7 +2,7 @@
 // the per-rank skew (and a pairwise matrix if the files hold round-robin rounds); under mpiexec
 // without --results it measures: all-reduce for the skew, round-robin send/recv for the rank x
 // rank matrix, and all-reduce on halves of the suspect set for the bisection. The analysis is
-// report/locate.hpp; this file only runs cases and writes. Exit 0 nothing found, 1 a suspect
+// locate/locate.hpp; this file only runs cases and writes. Exit 0 nothing found, 1 a suspect
 // named, 2 bad input.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -26,8 +26,9 @@
 #include "collbench/core/names.hpp"
 #include "collbench/core/pairing.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/locate/locate.hpp"
 #include "collbench/record/jsonl.hpp"
-#include "collbench/report/locate.hpp"
+#include "collbench/report/locate_render.hpp"
 #include "collbench/report/writer_registries.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/runner.hpp"
@@ -155,8 +156,8 @@ class Measurer {
 };
 
 // Rank 0 computes, every rank receives: the two halves of each repetition of a bisection run.
-std::vector<std::pair<report::HalfTiming, report::HalfTiming>> broadcast_halves(
-    const run::Control& control, const std::vector<std::pair<report::HalfTiming, report::HalfTiming>>& halves,
+std::vector<std::pair<locate::HalfTiming, locate::HalfTiming>> broadcast_halves(
+    const run::Control& control, const std::vector<std::pair<locate::HalfTiming, locate::HalfTiming>>& halves,
     const std::string& error) {
   const std::string message = control.broadcast_string(error);
   if (!message.empty()) throw RuntimeFailure(message);
@@ -184,7 +185,7 @@ std::vector<std::pair<report::HalfTiming, report::HalfTiming>> broadcast_halves(
   }
   MPI_Bcast(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, 0, control.comm());
   const auto half = [&v](std::size_t o) {
-    report::HalfTiming t;
+    locate::HalfTiming t;
     t.first_rank = static_cast<int>(v[o]);
     t.num_ranks = static_cast<int>(v[o + 1]);
     t.p50_us = v[o + 2];
@@ -193,29 +194,29 @@ std::vector<std::pair<report::HalfTiming, report::HalfTiming>> broadcast_halves(
     t.busbw_factor = v[o + 5];
     return t;
   };
-  std::vector<std::pair<report::HalfTiming, report::HalfTiming>> out;
+  std::vector<std::pair<locate::HalfTiming, locate::HalfTiming>> out;
   for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i)
     out.emplace_back(half(i * kPer), half(i * kPer + 6));
   return out;
 }
 
-void write_outputs(const LocateFlags& f, const report::LocateReport& rep) {
+void write_outputs(const LocateFlags& f, const locate::LocateReport& rep) {
   if (!f.out_dir) return;
   const std::filesystem::path dir(*f.out_dir);
   write_file_atomic((dir / "locate.json").string(), report::locate_to_json(rep).dump(2) + "\n");
   if (rep.pairwise)
-    write_file_atomic((dir / "pairwise-matrix.csv").string(), report::pairwise_matrix_csv(rep.pairwise->matrix));
+    write_file_atomic((dir / "pairwise-matrix.csv").string(), locate::pairwise_matrix_csv(rep.pairwise->matrix));
 }
 
-int finish(const LocateFlags& f, report::LocateReport& rep) {
-  report::collect_suspects(rep);
-  report::WriterMultiplex<report::LocateReport>(report::locate_writers(), f.targets).write(rep);
+int finish(const LocateFlags& f, locate::LocateReport& rep) {
+  locate::collect_suspects(rep);
+  report::WriterMultiplex<locate::LocateReport>(report::locate_writers(), f.targets).write(rep);
   write_outputs(f, rep);
   return rep.suspects.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
 }
 
-report::SkewOptions skew_options(const LocateFlags& f) {
-  report::SkewOptions o;
+locate::SkewOptions skew_options(const LocateFlags& f) {
+  locate::SkewOptions o;
   o.min_lead_fraction = f.min_lead;
   o.min_consistency = f.consistency;
   return o;
@@ -224,9 +225,9 @@ report::SkewOptions skew_options(const LocateFlags& f) {
 // Analysis of existing results files: skew, and a pairwise matrix when round-robin rounds of
 // one size are present.
 int locate_from_files(const LocateFlags& f, const Methods& methods) {
-  report::LocateReport rep;
+  locate::LocateReport rep;
   std::vector<record::CaseRecord> all;
-  std::map<std::pair<std::uint64_t, int>, std::vector<report::PairwiseRound>> rounds;
+  std::map<std::pair<std::uint64_t, int>, std::vector<locate::PairwiseRound>> rounds;
   for (const auto& path : f.results) {
     record::ResultFile file = record::read_results(path);
     for (const auto& w : file.warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
@@ -238,14 +239,14 @@ int locate_from_files(const LocateFlags& f, const Methods& methods) {
     }
     for (auto& r : file.cases) {
       rep.num_ranks = std::max(rep.num_ranks, r.num_ranks);
-      if (const auto round = report::pairwise_round_of(r); round && r.scope == "global") {
+      if (const auto round = locate::pairwise_round_of(r); round && r.scope == "global") {
         rounds[{r.bytes, r.num_ranks}].push_back({*round, r});
       } else {
         all.push_back(std::move(r));
       }
     }
   }
-  if (methods.skew) rep.skew = report::analyse_skew(all, skew_options(f));
+  if (methods.skew) rep.skew = locate::analyse_skew(all, skew_options(f));
   if (methods.pairwise) {
     if (rounds.empty()) {
       rep.notes.push_back(
@@ -254,7 +255,7 @@ int locate_from_files(const LocateFlags& f, const Methods& methods) {
     } else {
       const auto& [key, rs] = *rounds.begin();
       if (rounds.size() > 1) rep.notes.push_back("several pairwise sizes in the files: the smallest is analysed");
-      rep.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rs), {f.slow_link});
+      rep.pairwise = locate::analyse_pairwise(locate::build_pairwise_matrix(rs), {f.slow_link});
     }
   }
   if (methods.bisect)
@@ -276,14 +277,14 @@ class LocateRun {
     rep_.num_ranks = n;
     rep_.clock = backend::sim::active() ? "simulated" : "wall";
   }
-  report::LocateReport& report() { return rep_; }
+  locate::LocateReport& report() { return rep_; }
 
   // Heartbeat skew: all-reduce at each --skew-bytes size.
   void skew(const std::vector<std::uint64_t>& sizes) {
     std::vector<plan::Case> cases;
     for (const auto bytes : sizes) cases.push_back(base_case(f_, "allreduce", bytes));
     const auto records = timed("skew", cases.size(), [&] { return measurer_.run("skew", cases, std::nullopt); });
-    if (root_) rep_.skew = report::analyse_skew(records, skew_options(f_));
+    if (root_) rep_.skew = locate::analyse_skew(records, skew_options(f_));
   }
 
   // Pairwise: send/recv in the round-robin rounds --pair-rounds picks.
@@ -299,18 +300,18 @@ class LocateRun {
     const auto records =
         timed("pairwise", cases.size(), [&] { return measurer_.run("pairwise", cases, std::nullopt); });
     if (!root_) return;
-    std::vector<report::PairwiseRound> rounds;
+    std::vector<locate::PairwiseRound> rounds;
     for (std::size_t i = 0; i < records.size(); ++i) rounds.push_back({picked[i], records[i]});
-    report::PairwiseOptions o{f_.slow_link};
+    locate::PairwiseOptions o{f_.slow_link};
     o.rounds_measured = static_cast<int>(picked.size());
-    rep_.pairwise = report::analyse_pairwise(report::build_pairwise_matrix(rounds), o);
+    rep_.pairwise = locate::analyse_pairwise(locate::build_pairwise_matrix(rounds), o);
   }
 
   // Bisection: all-reduce inside the two halves of the suspect range, halved until one rank.
   void bisect(std::uint64_t bytes) {
     int step = 0;
     const auto measure = [&](int lo, int mid, int hi) {
-      const std::vector<int> sizes = report::bisect_domain_sizes(n_, lo, mid, hi);
+      const std::vector<int> sizes = locate::bisect_domain_sizes(n_, lo, mid, hi);
       plan::Case c = base_case(f_, "allreduce", bytes);
       c.scope = Scope::domain;
       const std::vector<plan::Case> cases(static_cast<std::size_t>(f_.bisect_repetitions), c);
@@ -319,10 +320,10 @@ class LocateRun {
       const Halves h = halves_of(records, step, lo, mid, hi);
       return broadcast_halves(control_, h.timings, h.error);
     };
-    report::BisectOptions o;
+    locate::BisectOptions o;
     o.min_ratio = f_.min_ratio;
     const auto t0 = cluster_clock(control_);
-    rep_.bisection = report::bisect(n_, measure, o);
+    rep_.bisection = locate::bisect(n_, measure, o);
     rep_.costs.push_back({"bisect", cluster_clock(control_) - t0, step * f_.bisect_repetitions});
   }
 
@@ -339,7 +340,7 @@ class LocateRun {
   // Rank 0: the halves' timings of a bisection step's records, or the error when one did not
   // measure (the other ranks: nothing).
   struct Halves {
-    std::vector<std::pair<report::HalfTiming, report::HalfTiming>> timings;
+    std::vector<std::pair<locate::HalfTiming, locate::HalfTiming>> timings;
     std::string error;
   };
   Halves halves_of(const std::vector<record::CaseRecord>& records, int step, int lo, int mid, int hi) const {
@@ -350,7 +351,7 @@ class LocateRun {
         if (r.status != "ok") {
           throw RuntimeFailure(fmt::format("bisection run {} did not measure: {}", step, r.reason.value_or(r.status)));
         }
-        h.timings.push_back(report::halves_from_record(r, lo, mid, hi));
+        h.timings.push_back(locate::halves_from_record(r, lo, mid, hi));
       }
     } catch (const Error& e) {
       h.error = e.what();
@@ -363,7 +364,7 @@ class LocateRun {
   Measurer measurer_;
   int n_;
   bool root_;
-  report::LocateReport rep_;
+  locate::LocateReport rep_;
 };
 
 // The note that pairwise readings swing when ranks share cores; empty when they do not.
@@ -394,7 +395,7 @@ int locate_run(const LocateFlags& f, const Methods& methods) {
   // there ends the job with exit 3 (MPI_Abort), as during a phase (issue 37 item 5).
   run::Watchdog watchdog(run::host_names(info));
   LocateRun run(f, control, n, &watchdog);
-  report::LocateReport& rep = run.report();
+  locate::LocateReport& rep = run.report();
   for (const auto& h : info.hosts) rep.hosts.push_back(h.host);
   if (const auto faults = run::FaultPlan::from_env(); !faults.empty()) rep.fault = faults.text();
   if (methods.pairwise) {

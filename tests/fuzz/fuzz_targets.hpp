@@ -19,6 +19,7 @@
 #include "collbench/core/names.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/gate/gate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/plan/sweep.hpp"
 #include "collbench/record/jsonl.hpp"
@@ -26,7 +27,7 @@
 #include "collbench/record/nccltests_import.hpp"
 #include "collbench/record/record.hpp"
 #include "collbench/report/compare.hpp"
-#include "collbench/report/gate.hpp"
+#include "collbench/report/gate_writers.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/workload/profile.hpp"
@@ -100,7 +101,7 @@ inline void results(std::string_view data) {
     (void)report::render_csv(f.cases);
     for (const auto& c : f.cases) (void)dump_like_writer(record::to_json(c));
     if (f.header) (void)dump_like_writer(record::to_json(*f.header));
-    const report::GateReport g = report::run_gate(f, f, report::GatePolicy{}, {true});
+    const gate::GateReport g = gate::run_gate(f, f, gate::GatePolicy{}, {true});
     (void)report::render_gate_table(g);
     (void)dump_like_writer(report::gate_to_json(g));
   });
@@ -124,7 +125,7 @@ inline void nccl_tests(std::string_view data) {
 
 // Gate policy files (ci/perf-gate.yaml).
 inline void gate_policy(std::string_view data) {
-  accept_or_reject([&] { (void)report::parse_gate_policy(data, "fuzz.yaml"); });
+  accept_or_reject([&] { (void)gate::parse_gate_policy(data, "fuzz.yaml"); });
 }
 
 // Acceptance profiles (profiles/acceptance/*.yaml).

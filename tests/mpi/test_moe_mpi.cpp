@@ -17,7 +17,7 @@
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/moe_plan.hpp"
 #include "collbench/model/traffic.hpp"
-#include "collbench/run/row_gather.hpp"
+#include "collbench/run/control_row_gather.hpp"
 #include "collbench/run/runner.hpp"
 #include "collbench/workload/counts.hpp"
 

@@ -7,11 +7,11 @@
 #include <string>
 
 #include "collbench/core/error.hpp"
-#include "collbench/report/gate.hpp"
+#include "collbench/gate/gate.hpp"
 
 using collbench::InputError;
-using collbench::report::GatePolicy;
-using collbench::report::parse_gate_policy;
+using collbench::gate::GatePolicy;
+using collbench::gate::parse_gate_policy;
 
 namespace {
 

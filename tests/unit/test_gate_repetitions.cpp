@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "collbench/core/error.hpp"
+#include "collbench/gate/gate.hpp"
 #include "collbench/record/jsonl.hpp"
-#include "collbench/report/gate.hpp"
 
 using collbench::record::CaseRecord;
 using collbench::record::ResultFile;
@@ -92,7 +92,7 @@ TEST(GateRepetitions, AFailedRepetitionMakesTheGroupFailedAndOtherFilesStayAsThe
   EXPECT_EQ(grouped, 0u);
   EXPECT_EQ(run.cases.size(), 2u);
   try {
-    (void)collbench::report::run_gate(run, run, {}, {});
+    (void)collbench::gate::run_gate(run, run, {}, {});
     FAIL() << "a repeated key in a run's file must be refused";
   } catch (const collbench::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("case 'A' appears more than once (records 1 and 2)"), std::string::npos);
@@ -105,12 +105,12 @@ TEST(GateRepetitions, TwoRacksAcceptanceRecordsAreGatedBetweenRepeats) {
       file_of({repetition("A", 10.0), repetition("A", 11.0), repetition("A", 12.1)}, true), grouped);
   const ResultFile rack_b = collbench::record::group_repetitions(
       file_of({repetition("A", 15.0), repetition("A", 16.5), repetition("A", 18.15)}, true), grouped);
-  const auto rep = collbench::report::run_gate(rack_a, rack_b, {}, {});
+  const auto rep = collbench::gate::run_gate(rack_a, rack_b, {}, {});
   ASSERT_EQ(rep.cases.size(), 1u);
   const auto& v = rep.cases[0];
   ASSERT_TRUE(v.test.has_value()) << v.reason;
   EXPECT_EQ(v.test->method, "repeats");
-  EXPECT_EQ(v.verdict, collbench::report::Verdict::regression) << v.reason;
+  EXPECT_EQ(v.verdict, collbench::gate::Verdict::regression) << v.reason;
   EXPECT_NEAR(v.test->ratio, 1.5, 1e-12);  // the RepeatGate example, from three records a side
   EXPECT_NEAR(v.test->t, 5.210265, 1e-6);
 }

@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "collbench/core/error.hpp"
+#include "collbench/gate/gate.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/gate.hpp"
+#include "collbench/report/gate_writers.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace {
@@ -95,11 +96,11 @@ ResultFile file(const std::string& path, std::vector<CaseRecord> cases, std::opt
 }
 
 using collbench::InputError;
-using collbench::report::CaseVerdict;
-using collbench::report::GatePolicy;
-using collbench::report::GateReport;
-using collbench::report::run_gate;
-using collbench::report::Verdict;
+using collbench::gate::CaseVerdict;
+using collbench::gate::GatePolicy;
+using collbench::gate::GateReport;
+using collbench::gate::run_gate;
+using collbench::gate::Verdict;
 
 const CaseVerdict& only(const GateReport& r) {
   EXPECT_EQ(r.cases.size(), 1u);

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "collbench/core/error.hpp"
+#include "collbench/gate/gate.hpp"
 #include "collbench/plan/case.hpp"
 #include "collbench/plan/sweep.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/report/compare.hpp"
-#include "collbench/report/gate.hpp"
 #include "collbench/run/fault.hpp"
 
 using namespace collbench;
@@ -178,8 +178,8 @@ TEST(SweepFile, NonScalarKeysAndHugeCrossProductsAreInputErrors) {
 }
 
 TEST(GatePolicy, NonScalarKeysAreInputErrors) {
-  EXPECT_TRUE(has(input_error([] { report::parse_gate_policy("? [alpha]\n: 0.1\n", "p.yaml"); }), "p.yaml:1"));
-  EXPECT_TRUE(has(input_error([] { report::parse_gate_policy("floors:\n  ? [x]\n  : 0.5\n", "p.yaml"); }),
+  EXPECT_TRUE(has(input_error([] { gate::parse_gate_policy("? [alpha]\n: 0.1\n", "p.yaml"); }), "p.yaml:1"));
+  EXPECT_TRUE(has(input_error([] { gate::parse_gate_policy("floors:\n  ? [x]\n  : 0.5\n", "p.yaml"); }),
                   "keys must be plain names"));
 }
 

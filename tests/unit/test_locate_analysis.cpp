@@ -15,11 +15,13 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/pairing.hpp"
 #include "collbench/core/units.hpp"
-#include "collbench/report/locate.hpp"
+#include "collbench/locate/locate.hpp"
+#include "collbench/report/locate_render.hpp"
 
 namespace {
 
 using collbench::record::CaseRecord;
+using namespace collbench::locate;
 using namespace collbench::report;
 
 // ---- pairing ----

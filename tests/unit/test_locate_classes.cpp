@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "collbench/report/locate.hpp"
+#include "collbench/locate/locate.hpp"
 
-using namespace collbench::report;
+using namespace collbench::locate;
 
 namespace {
 

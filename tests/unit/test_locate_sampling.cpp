@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "collbench/core/pairing.hpp"
-#include "collbench/report/locate.hpp"
+#include "collbench/locate/locate.hpp"
+#include "collbench/report/locate_render.hpp"
 
 using namespace collbench;
+using namespace collbench::locate;
 using namespace collbench::report;
 
 namespace {

@@ -1,4 +1,4 @@
-// MoE counts shared over the processes (coll/moe_plan.hpp share_moe_counts, run/row_gather.hpp):
+// MoE counts shared over the processes (coll/moe_plan.hpp share_moe_counts, run/control_row_gather.hpp):
 // the matrix a process assembles from its own routed rows and the others' gathered rows is the
 // matrix the offline generator routes, the workload built from it says so, a gather that returns
 // the wrong amount is refused, and the rows spread over the processes in contiguous blocks.
@@ -16,7 +16,7 @@
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/moe_plan.hpp"
 #include "collbench/model/traffic.hpp"
-#include "collbench/run/row_gather.hpp"
+#include "collbench/run/control_row_gather.hpp"
 #include "collbench/workload/routing.hpp"
 
 using namespace collbench;

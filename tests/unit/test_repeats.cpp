@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "collbench/core/error.hpp"
+#include "collbench/gate/gate.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/gate.hpp"
 #include "collbench/report/repeats_line.hpp"
 #include "collbench/stats/compare.hpp"
 #include "collbench/stats/repeats.hpp"
@@ -281,8 +281,8 @@ collbench::record::ResultFile file_of(const std::string& path, CaseRecord r) {
   return f;
 }
 
-collbench::report::CaseVerdict gate_case(const CaseRecord& baseline, const CaseRecord& current) {
-  const auto report = collbench::report::run_gate(file_of("b.jsonl", baseline), file_of("c.jsonl", current), {}, {});
+collbench::gate::CaseVerdict gate_case(const CaseRecord& baseline, const CaseRecord& current) {
+  const auto report = collbench::gate::run_gate(file_of("b.jsonl", baseline), file_of("c.jsonl", current), {}, {});
   EXPECT_EQ(report.cases.size(), 1u);
   return report.cases.front();
 }
@@ -293,7 +293,7 @@ TEST(RepeatGate, OneAndAHalfTimesSlowerIsARegression) {
   const auto v = gate_case(repeated_record({10.0, 11.0, 12.1}), repeated_record({15.0, 16.5, 18.15}));
   ASSERT_TRUE(v.test.has_value());
   EXPECT_EQ(v.test->method, "repeats");
-  EXPECT_EQ(v.verdict, collbench::report::Verdict::regression) << v.reason;
+  EXPECT_EQ(v.verdict, collbench::gate::Verdict::regression) << v.reason;
   EXPECT_NEAR(v.test->ratio, 1.5, 1e-12);
   EXPECT_NEAR(v.test->t, 5.210265, 1e-6);
   EXPECT_EQ(v.test->df, 4);
@@ -306,12 +306,12 @@ TEST(RepeatGate, OneAndAHalfTimesSlowerIsARegression) {
 
 TEST(RepeatGate, ThirtyPercentSlowerIsARegressionTenPercentIsNot) {
   const auto slower = gate_case(repeated_record({10.0, 11.0, 12.1}), repeated_record({13.0, 14.3, 15.73}));
-  EXPECT_EQ(slower.verdict, collbench::report::Verdict::regression) << slower.reason;
+  EXPECT_EQ(slower.verdict, collbench::gate::Verdict::regression) << slower.reason;
   EXPECT_NEAR(slower.test->t, 3.371406, 1e-6);
   EXPECT_NEAR(slower.test->p_slower, 0.014004, 1e-6);
   // x1.1: t = 1.2247, p = 0.1439 > 0.05 and 9.5% < the 21% minimum effect.
   const auto same = gate_case(repeated_record({10.0, 11.0, 12.1}), repeated_record({11.0, 12.1, 13.31}));
-  EXPECT_EQ(same.verdict, collbench::report::Verdict::pass) << same.reason;
+  EXPECT_EQ(same.verdict, collbench::gate::Verdict::pass) << same.reason;
   EXPECT_NEAR(same.test->p_slower, 0.143932, 1e-6);
 }
 
@@ -319,7 +319,7 @@ TEST(RepeatGate, SignificantButWithinTheRepeatNoiseIsAPass) {
   // Baseline 10, 13, 16.9 (ln 1.3 apart): min effect 2 ln 1.3 -> 69%. Current x1.6: t = ln 1.6 /
   // (ln 1.3 sqrt(2/3)) = 2.19, p = 0.047 <= 0.05, but 60% < 69%: PASS, "within the minimum effect".
   const auto v = gate_case(repeated_record({10.0, 13.0, 16.9}), repeated_record({16.0, 20.8, 27.04}));
-  EXPECT_EQ(v.verdict, collbench::report::Verdict::pass) << v.reason;
+  EXPECT_EQ(v.verdict, collbench::gate::Verdict::pass) << v.reason;
   EXPECT_NEAR(v.test->min_effect, 0.69, 1e-12);
   EXPECT_LE(v.test->p_slower, 0.05);
   EXPECT_NE(v.reason.find("within the minimum effect"), std::string::npos) << v.reason;

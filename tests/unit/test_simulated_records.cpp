@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "collbench/gate/gate.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/gate.hpp"
 #include "record_fixtures.hpp"
 
 namespace collbench {
@@ -43,21 +43,21 @@ TEST(SimulatedRecordsTest, GateRefusesSimulatedAgainstMeasuredUnlessAsked) {
   record::CaseRecord measured = fixtures::allreduce_record(2, 1 << 20, 40.0);
   record::CaseRecord simulated = measured;
   simulated.simulated = true;
-  const auto refused = report::run_gate(file_of(measured), file_of(simulated), report::GatePolicy{});
+  const auto refused = gate::run_gate(file_of(measured), file_of(simulated), gate::GatePolicy{});
   ASSERT_EQ(refused.cases.size(), 1u);
-  EXPECT_EQ(refused.cases[0].verdict, report::Verdict::incomparable);
+  EXPECT_EQ(refused.cases[0].verdict, gate::Verdict::incomparable);
   EXPECT_NE(refused.cases[0].reason.find("current is simulated and baseline measured"), std::string::npos);
   EXPECT_EQ(refused.exit_code(), 4);
 
-  report::GateOptions allow;
+  gate::GateOptions allow;
   allow.allow_simulated = true;
-  const auto compared = report::run_gate(file_of(measured), file_of(simulated), report::GatePolicy{}, allow);
-  EXPECT_NE(compared.cases[0].verdict, report::Verdict::incomparable);
+  const auto compared = gate::run_gate(file_of(measured), file_of(simulated), gate::GatePolicy{}, allow);
+  EXPECT_NE(compared.cases[0].verdict, gate::Verdict::incomparable);
   EXPECT_EQ(compared.exit_code(), 0);
 
   // Two simulated runs compare like two measured ones.
-  const auto both = report::run_gate(file_of(simulated), file_of(simulated), report::GatePolicy{});
-  EXPECT_NE(both.cases[0].verdict, report::Verdict::incomparable);
+  const auto both = gate::run_gate(file_of(simulated), file_of(simulated), gate::GatePolicy{});
+  EXPECT_NE(both.cases[0].verdict, gate::Verdict::incomparable);
 }
 
 }  // namespace

@@ -10,9 +10,9 @@
 
 #include "collbench/accept/profile.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/gate/gate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/plan/sweep.hpp"
-#include "collbench/report/gate.hpp"
 #include "collbench/step/layout.hpp"
 #include "collbench/workload/profile.hpp"
 #include "collbench/yamlio/structure.hpp"
@@ -97,6 +97,6 @@ TEST(YamlStructure, EveryYamlInputRefusesTheBombNamingItsFile) {
   EXPECT_EQ(error_of([&] { (void)workload::parse_workload_profile(bomb, "w.yaml"); }), "w.yaml" + tail);
   EXPECT_EQ(error_of([&] { (void)accept::parse_acceptance_profile(bomb, "a.yaml"); }), "a.yaml" + tail);
   EXPECT_EQ(error_of([&] { (void)step::parse_layout(bomb, "l.yaml"); }), "l.yaml" + tail);
-  EXPECT_EQ(error_of([&] { (void)report::parse_gate_policy(alias_bomb("# policy"), "g.yaml"); }), "g.yaml" + tail);
+  EXPECT_EQ(error_of([&] { (void)gate::parse_gate_policy(alias_bomb("# policy"), "g.yaml"); }), "g.yaml" + tail);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }

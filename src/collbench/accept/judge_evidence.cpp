@@ -10,7 +10,7 @@
 #include "collbench/accept/metric.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/pairing.hpp"
-#include "collbench/report/locate.hpp"
+#include "collbench/locate/locate.hpp"
 
 namespace collbench::accept::judge_detail {
 
@@ -56,7 +56,7 @@ std::optional<WorstPair> worst_pair_of(const record::CaseRecord& r, int round, i
   std::vector<double> times;
   for (const auto& [a, b] : pairs) {
     if (static_cast<std::size_t>(std::max(a, b)) >= t.size()) continue;
-    const double pt = report::pair_time_us(t[static_cast<std::size_t>(a)], t[static_cast<std::size_t>(b)]);
+    const double pt = locate::pair_time_us(t[static_cast<std::size_t>(a)], t[static_cast<std::size_t>(b)]);
     times.push_back(pt);
     if (pt > w.worst_us) {
       w.worst_us = pt;
@@ -70,7 +70,7 @@ std::optional<WorstPair> worst_pair_of(const record::CaseRecord& r, int round, i
 
 }  // namespace
 
-// A pairwise round's numbers from its slowest pair's time (report::pair_time_us: the later-arriving
+// A pairwise round's numbers from its slowest pair's time (locate::pair_time_us: the later-arriving
 // partner's), not from the record's time: the record's time is the maximum over all ranks, which
 // adds the barrier's exit skew to every pair (at 144 simulated ranks it failed a healthy rack).
 // Bandwidths scale with it (same bytes). The record's numbers when the round has no pair times.
@@ -108,21 +108,21 @@ std::vector<std::string> pairwise_matrix_evidence(const std::map<int, Repetition
                                                   const std::vector<std::string>& hosts) {
   std::map<int, int> rank_votes;
   std::map<std::pair<int, int>, int> link_votes;
-  std::map<int, report::PairwiseRankSuspect> rank_example;
-  std::map<std::pair<int, int>, report::LinkSuspect> link_example;
+  std::map<int, locate::PairwiseRankSuspect> rank_example;
+  std::map<std::pair<int, int>, locate::LinkSuspect> link_example;
   double reference = 0.0;
   int analysed = 0;
   for (const auto& [rep, repetition] : reps) {
-    std::vector<report::PairwiseRound> rounds;
+    std::vector<locate::PairwiseRound> rounds;
     bool usable = true;
     for (const auto& [round, rec] : repetition.rounds) {
       if (rec->status != "ok" || !rec->per_rank) usable = false;
       rounds.push_back({round, *rec});
     }
     if (!usable || rounds.empty()) continue;
-    report::PairwiseReport p;
+    locate::PairwiseReport p;
     try {
-      p = report::analyse_pairwise(report::build_pairwise_matrix(rounds));
+      p = locate::analyse_pairwise(locate::build_pairwise_matrix(rounds));
     } catch (const Error&) {
       continue;
     }
@@ -194,7 +194,7 @@ void add_evidence(Row& row, const Check& check, const RowRecords& records, const
   const int first = row.first_rank;
   const int count = row.num_ranks;
   if (!records.all.empty()) {
-    const auto skew = report::analyse_skew(records.all);
+    const auto skew = locate::analyse_skew(records.all);
     for (const auto& s : skew.stragglers) {
       if (s.rank >= first && s.rank < first + count)
         row.evidence.push_back(fmt::format("{} {}", rank_with_host(s.rank, hosts), s.evidence));

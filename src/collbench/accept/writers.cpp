@@ -10,7 +10,7 @@
 #include "collbench/accept/metric.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/report/escape.hpp"
-#include "collbench/report/gate.hpp"
+#include "collbench/report/gate_writers.hpp"
 
 namespace collbench::accept {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "collbench/backend/backend.hpp"
 #include "collbench/backend/operation.hpp"
-#include "collbench/coll/row_gather.hpp"
+#include "collbench/coll/input_row_gather.hpp"
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/dtype.hpp"
 #include "collbench/core/names.hpp"

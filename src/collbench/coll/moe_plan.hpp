@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "collbench/coll/row_gather.hpp"
+#include "collbench/coll/input_row_gather.hpp"
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/model/traffic.hpp"

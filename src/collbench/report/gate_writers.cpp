@@ -1,5 +1,7 @@
 // Gate report writers (JSON, Markdown, JUnit XML, console table) and the Google Benchmark JSON
 // export of any results file. They only render.
+#include "collbench/report/gate_writers.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -9,7 +11,6 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/report/escape.hpp"
-#include "collbench/report/gate.hpp"
 #include "collbench/stats/compare.hpp"
 
 namespace collbench::report {
@@ -25,7 +26,7 @@ nlohmann::json optional_json(const std::optional<std::string>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-nlohmann::json policy_json(const GatePolicy& p) {
+nlohmann::json policy_json(const gate::GatePolicy& p) {
   nlohmann::json floors = nlohmann::json::object();
   for (const auto& [name, value] : p.floors) floors[name] = optional_json(value);
   return {{"source", p.source},
@@ -39,9 +40,9 @@ nlohmann::json policy_json(const GatePolicy& p) {
           {"floors", floors}};
 }
 
-std::string summary_line(const GateReport& r) {
+std::string summary_line(const gate::GateReport& r) {
   std::vector<std::string> parts;
-  for (Verdict v : kAllVerdicts) {
+  for (gate::Verdict v : gate::kAllVerdicts) {
     if (const auto n = r.count(v); n != 0) parts.push_back(fmt::format("{} {}", n, to_string(v)));
   }
   if (parts.empty()) parts.emplace_back("no cases");
@@ -52,12 +53,12 @@ std::string p50_text(const std::optional<double>& v) {
   return v ? fmt::format("{:.4g}", *v) : "-";
 }
 
-std::string case_label(const CaseVerdict& c) {
+std::string case_label(const gate::CaseVerdict& c) {
   return fmt::format("{} {} {} {} n={}", c.collective, c.algo, c.dtype, format_bytes(c.bytes), c.num_ranks);
 }
 
 // The numbers of a case as one line (JUnit messages and bodies).
-std::string numbers_line(const CaseVerdict& c) {
+std::string numbers_line(const gate::CaseVerdict& c) {
   std::string s =
       fmt::format("baseline p50 {} us, current p50 {} us", p50_text(c.baseline_p50_us), p50_text(c.current_p50_us));
   if (c.test) {
@@ -68,9 +69,10 @@ std::string numbers_line(const CaseVerdict& c) {
     s += fmt::format(
         "; {} ratio {} [{}, {}]; {}; p = {:.3g}/{:.3g}, q = {:.3g}/{:.3g} (slower/faster); "
         "noise CV {:.3f}; minimum effect {:.1f}%; {} {} vs {}",
-        repeats ? "geometric-mean" : "HL", ratio_text(t.ratio), ratio_text(t.ratio_ci_low), ratio_text(t.ratio_ci_high),
-        statistic, t.p_slower, t.p_faster, t.q_slower, t.q_faster, t.noise_cv, 100.0 * t.min_effect,
-        repeats ? "repeats" : "repetitions", t.baseline_blocks_us.size(), t.current_blocks_us.size());
+        repeats ? "geometric-mean" : "HL", gate::ratio_text(t.ratio), gate::ratio_text(t.ratio_ci_low),
+        gate::ratio_text(t.ratio_ci_high), statistic, t.p_slower, t.p_faster, t.q_slower, t.q_faster, t.noise_cv,
+        100.0 * t.min_effect, repeats ? "repeats" : "repetitions", t.baseline_blocks_us.size(),
+        t.current_blocks_us.size());
   }
   if (c.floor && c.floor->efficiency) {
     s += fmt::format("; efficiency {:.3f} vs floor {:.3f}", *c.floor->efficiency, c.floor->floor);
@@ -80,9 +82,9 @@ std::string numbers_line(const CaseVerdict& c) {
 
 }  // namespace
 
-nlohmann::json gate_to_json(const GateReport& r) {
+nlohmann::json gate_to_json(const gate::GateReport& r) {
   nlohmann::json counts = nlohmann::json::object();
-  for (Verdict v : kAllVerdicts) counts[std::string(to_string(v))] = r.count(v);
+  for (gate::Verdict v : gate::kAllVerdicts) counts[std::string(to_string(v))] = r.count(v);
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& c : r.cases) {
     nlohmann::json j = {{"case_key", c.case_key},
@@ -139,7 +141,7 @@ nlohmann::json gate_to_json(const GateReport& r) {
           {"cases", cases}};
 }
 
-std::string render_gate_markdown(const GateReport& r) {
+std::string render_gate_markdown(const gate::GateReport& r) {
   std::string out = "## collbench gate\n\n";
   out += fmt::format(
       "Baseline `{}`, current `{}`, policy `{}` (alpha {:g}, {} repetitions, minimum effect {:g}%, "
@@ -153,8 +155,8 @@ std::string render_gate_markdown(const GateReport& r) {
   for (const auto& c : r.cases) {
     std::string ratio = "-", q = "-", effect = "-";
     if (c.test) {
-      ratio = fmt::format("{} [{}, {}]", ratio_text(c.test->ratio), ratio_text(c.test->ratio_ci_low),
-                          ratio_text(c.test->ratio_ci_high));
+      ratio = fmt::format("{} [{}, {}]", gate::ratio_text(c.test->ratio), gate::ratio_text(c.test->ratio_ci_low),
+                          gate::ratio_text(c.test->ratio_ci_high));
       q = fmt::format("{:.2g} / {:.2g}", c.test->q_slower, c.test->q_faster);
       effect = fmt::format("{:.1f}%", 100.0 * c.test->min_effect);
     }
@@ -171,7 +173,7 @@ std::string junit_timestamp(std::string_view iso_utc) {
   return std::string(iso_utc);
 }
 
-std::string render_gate_junit(const GateReport& r) {
+std::string render_gate_junit(const gate::GateReport& r) {
   std::size_t failures = 0, skipped = 0;
   for (const auto& c : r.cases) {
     if (is_failure(c.verdict, r.policy.fail_on_warn))
@@ -208,7 +210,7 @@ std::string render_gate_junit(const GateReport& r) {
   return out;
 }
 
-std::string render_gate_table(const GateReport& r) {
+std::string render_gate_table(const gate::GateReport& r) {
   std::string out = fmt::format("# collbench gate: baseline {}{} vs current {}{}\n", r.baseline_path,
                                 r.baseline_run_id ? " (run " + *r.baseline_run_id + ")" : "", r.current_path,
                                 r.current_run_id ? " (run " + *r.current_run_id + ")" : "");
@@ -223,8 +225,8 @@ std::string render_gate_table(const GateReport& r) {
   for (const auto& c : r.cases) {
     std::string ratio = "-", ci = "-", q = "-", effect = "-";
     if (c.test) {
-      ratio = ratio_text(c.test->ratio);
-      ci = fmt::format("[{}, {}]", ratio_text(c.test->ratio_ci_low), ratio_text(c.test->ratio_ci_high));
+      ratio = gate::ratio_text(c.test->ratio);
+      ci = fmt::format("[{}, {}]", gate::ratio_text(c.test->ratio_ci_low), gate::ratio_text(c.test->ratio_ci_high));
       q = fmt::format("{:.2g}", c.test->q_slower);
       effect = fmt::format("{:.1f}%", 100.0 * c.test->min_effect);
     }

@@ -1,13 +1,14 @@
 // Locate output: locate.json (schema collbench.locate/1) and the console text. Writers only
-// render: every judgement is made in locate.cpp.
+// render: every judgement is made in locate/locate.cpp.
+#include "collbench/report/locate_render.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <string>
 
 #include "collbench/core/units.hpp"
-#include "collbench/report/locate.hpp"
-#include "collbench/report/locate_detail.hpp"
+#include "collbench/locate/locate_detail.hpp"
 
 namespace collbench::report {
 namespace {
@@ -18,18 +19,18 @@ nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
-nlohmann::json half_json(const HalfTiming& h) {
+nlohmann::json half_json(const locate::HalfTiming& h) {
   return {{"first_rank", h.first_rank}, {"num_ranks", h.num_ranks},     {"p50_us", h.p50_us},
           {"ci95_low_us", h.ci_low_us}, {"ci95_high_us", h.ci_high_us}, {"busbw_factor", h.busbw_factor}};
 }
 
-std::string order_name(HalfOrder o) {
+std::string order_name(locate::HalfOrder o) {
   switch (o) {
-    case HalfOrder::first_slower:
+    case locate::HalfOrder::first_slower:
       return "first_slower";
-    case HalfOrder::second_slower:
+    case locate::HalfOrder::second_slower:
       return "second_slower";
-    case HalfOrder::neither:
+    case locate::HalfOrder::neither:
       break;
   }
   return "neither";
@@ -45,7 +46,7 @@ std::string seconds_text(double s) {
 using json = nlohmann::json;
 
 // Time spent per method and in all, on the report's clock.
-json cost_json(const LocateReport& r) {
+json cost_json(const locate::LocateReport& r) {
   json costs = json::array();
   double total = 0.0;
   for (const auto& c : r.costs) {
@@ -56,7 +57,7 @@ json cost_json(const LocateReport& r) {
 }
 
 // The suspects merged over the methods: a rank, or the two ranks of a link or a group (first and last).
-json suspects_json(const std::vector<Suspect>& suspects) {
+json suspects_json(const std::vector<locate::Suspect>& suspects) {
   json out = json::array();
   for (const auto& s : suspects) {
     json j{{"kind", s.kind}, {"found_by", s.found_by}, {"evidence", s.evidence}, {"host", s.host}};
@@ -69,7 +70,7 @@ json suspects_json(const std::vector<Suspect>& suspects) {
 }
 
 // One analysed case of the skew method; a non-finite lead is null.
-json skew_case_json(const CaseSkew& c) {
+json skew_case_json(const locate::CaseSkew& c) {
   json lead = json::array();
   for (double v : c.lead_us) lead.push_back(finite_or_null(v));
   return {{"case_key", c.case_key}, {"label", c.label},     {"first_rank", c.first_rank}, {"p50_us", c.p50_us},
@@ -78,7 +79,7 @@ json skew_case_json(const CaseSkew& c) {
 }
 
 // The skew method: its cases, stragglers and observations.
-json skew_json(const SkewReport& skew) {
+json skew_json(const locate::SkewReport& skew) {
   json cases = json::array();
   for (const auto& c : skew.cases) cases.push_back(skew_case_json(c));
   json stragglers = json::array();
@@ -97,7 +98,7 @@ json skew_json(const SkewReport& skew) {
 }
 
 // The n x n matrix of one figure (GB/s or time) as rows; a non-finite cell is null.
-json matrix_rows(const PairwiseMatrix& m, double (PairwiseMatrix::*at)(int, int) const) {
+json matrix_rows(const locate::PairwiseMatrix& m, double (locate::PairwiseMatrix::*at)(int, int) const) {
   json rows = json::array();
   for (int a = 0; a < m.num_ranks; ++a) {
     json row = json::array();
@@ -108,21 +109,21 @@ json matrix_rows(const PairwiseMatrix& m, double (PairwiseMatrix::*at)(int, int)
 }
 
 // Ranks of the pairwise method with their slow links and links.
-json rank_suspects_json(const std::vector<PairwiseRankSuspect>& ranks) {
+json rank_suspects_json(const std::vector<locate::PairwiseRankSuspect>& ranks) {
   json out = json::array();
   for (const auto& s : ranks) out.push_back({{"rank", s.rank}, {"slow_links", s.slow_links}, {"links", s.links}});
   return out;
 }
 
 // The pairwise method: the matrix, the reference rates, the slow and suspect links and ranks.
-json pairwise_json(const PairwiseReport& p) {
+json pairwise_json(const locate::PairwiseReport& p) {
   json slow = json::array(), links = json::array();
   for (const auto& l : p.slow_links)
     slow.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}, {"fraction", l.fraction_of_reference}});
   for (const auto& l : p.suspect_links) links.push_back({{"ranks", {l.a, l.b}}, {"gbps", l.gbps}});
   return {{"bytes", p.matrix.bytes},
-          {"matrix_gbps", matrix_rows(p.matrix, &PairwiseMatrix::at_gbps)},
-          {"matrix_time_us", matrix_rows(p.matrix, &PairwiseMatrix::at_time)},
+          {"matrix_gbps", matrix_rows(p.matrix, &locate::PairwiseMatrix::at_gbps)},
+          {"matrix_time_us", matrix_rows(p.matrix, &locate::PairwiseMatrix::at_time)},
           {"median_gbps", p.median_gbps},
           {"reference_gbps", p.reference_gbps},
           {"cross_reference_gbps", p.cross_reference_gbps ? json(*p.cross_reference_gbps) : json(nullptr)},
@@ -135,7 +136,7 @@ json pairwise_json(const PairwiseReport& p) {
 }
 
 // One bisection step: each repetition's halves, and the step's decision.
-json bisect_step_json(const BisectStep& s) {
+json bisect_step_json(const locate::BisectStep& s) {
   json reps = json::array();
   for (const auto& c : s.repetitions) {
     reps.push_back({{"first", half_json(c.first)},
@@ -147,7 +148,7 @@ json bisect_step_json(const BisectStep& s) {
 }
 
 // The bisection: its steps and the final suspect range.
-json bisection_json(const BisectReport& b) {
+json bisection_json(const locate::BisectReport& b) {
   json steps = json::array();
   for (const auto& s : b.steps) steps.push_back(bisect_step_json(s));
   return {{"steps", steps},
@@ -160,7 +161,7 @@ json bisection_json(const BisectReport& b) {
 
 }  // namespace
 
-nlohmann::json locate_to_json(const LocateReport& r) {
+nlohmann::json locate_to_json(const locate::LocateReport& r) {
   json out{{"schema", kLocateSchema},
            {"num_ranks", r.num_ranks},
            {"hosts", r.hosts},
@@ -174,7 +175,7 @@ nlohmann::json locate_to_json(const LocateReport& r) {
   return out;
 }
 
-std::string render_locate_text(const LocateReport& r) {
+std::string render_locate_text(const locate::LocateReport& r) {
   std::string out = fmt::format("# collbench locate: {} ranks{}\n", r.num_ranks,
                                 r.fault ? fmt::format(" (injected fault: {})", *r.fault) : std::string());
   if (r.skew) {
@@ -185,10 +186,10 @@ std::string render_locate_text(const LocateReport& r) {
       std::string waits;
       for (std::size_t i = 0; i < c.wait_us.size(); ++i)
         waits += fmt::format("{}{}:{}", waits.empty() ? "" : " ", c.first_rank + static_cast<int>(i),
-                             locate_duration_text(c.wait_us[i]));
+                             locate::locate_duration_text(c.wait_us[i]));
       std::string leading;
       for (int rank : c.leading) leading += fmt::format("{}{}", leading.empty() ? "" : ",", rank);
-      out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, locate_duration_text(c.p50_us), waits,
+      out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, locate::locate_duration_text(c.p50_us), waits,
                          leading.empty() ? "" : "  late: rank " + leading, c.spike ? "  SPIKE" : "");
     }
     for (const auto& st : s.stragglers) out += fmt::format("  -> rank {}: {}\n", st.rank, st.evidence);
@@ -217,7 +218,7 @@ std::string render_locate_text(const LocateReport& r) {
           kMaxConsoleMatrix);
     }
     out += fmt::format("  median link {:.3g} GB/s, {}, {} link(s) measured\n", p.median_gbps,
-                       pairwise_reference_text(p), p.links_measured);
+                       locate::pairwise_reference_text(p), p.links_measured);
     constexpr std::size_t kMaxConsoleLinks = 24;  // the rest are in locate.json
     for (std::size_t i = 0; i < p.slow_links.size() && i < kMaxConsoleLinks; ++i) {
       const auto& l = p.slow_links[i];

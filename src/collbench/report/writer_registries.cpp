@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collbench/report/gate_writers.hpp"
+#include "collbench/report/locate_render.hpp"
 #include "collbench/report/markdown.hpp"
 #include "collbench/report/table.hpp"
 
@@ -78,25 +80,25 @@ const WriterRegistry<CasesOutput>& cases_writers() {
   return registry;
 }
 
-const WriterRegistry<GateReport>& gate_writers() {
-  static const WriterRegistry<GateReport> registry = [] {
-    WriterRegistry<GateReport> r("gate format");
+const WriterRegistry<gate::GateReport>& gate_writers() {
+  static const WriterRegistry<gate::GateReport> registry = [] {
+    WriterRegistry<gate::GateReport> r("gate format");
     r.add("table", render_gate_table);
-    r.add("json", [](const GateReport& g) { return json_text(gate_to_json(g)); });
+    r.add("json", [](const gate::GateReport& g) { return json_text(gate_to_json(g)); });
     r.add("markdown", render_gate_markdown);
     r.add("junit", render_gate_junit);
-    r.add("none", [](const GateReport&) { return nothing(); });
+    r.add("none", [](const gate::GateReport&) { return nothing(); });
     return r;
   }();
   return registry;
 }
 
-const WriterRegistry<LocateReport>& locate_writers() {
-  static const WriterRegistry<LocateReport> registry = [] {
-    WriterRegistry<LocateReport> r("locate format");
+const WriterRegistry<locate::LocateReport>& locate_writers() {
+  static const WriterRegistry<locate::LocateReport> registry = [] {
+    WriterRegistry<locate::LocateReport> r("locate format");
     r.add("text", render_locate_text);
-    r.add("json", [](const LocateReport& l) { return json_text(locate_to_json(l)); });
-    r.add("none", [](const LocateReport&) { return nothing(); });
+    r.add("json", [](const locate::LocateReport& l) { return json_text(locate_to_json(l)); });
+    r.add("none", [](const locate::LocateReport&) { return nothing(); });
     return r;
   }();
   return registry;

@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/gate/gate.hpp"
+#include "collbench/locate/locate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/report/compare.hpp"
-#include "collbench/report/gate.hpp"
 #include "collbench/report/html.hpp"
-#include "collbench/report/locate.hpp"
 #include "collbench/report/model_table.hpp"
 #include "collbench/report/writer.hpp"
 
@@ -30,10 +30,10 @@ struct CasesOutput {
 const WriterRegistry<CasesOutput>& cases_writers();
 
 // table, json, markdown, junit.
-const WriterRegistry<GateReport>& gate_writers();
+const WriterRegistry<gate::GateReport>& gate_writers();
 
 // text, json.
-const WriterRegistry<LocateReport>& locate_writers();
+const WriterRegistry<locate::LocateReport>& locate_writers();
 
 // `model COLLECTIVE` for a regular collective: its rows on the profile, and how far the model has
 // been checked there (one line per rank count; docs/model.md "Validated range").

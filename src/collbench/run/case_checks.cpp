@@ -9,9 +9,9 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/run/control_row_gather.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/memory_budget.hpp"
-#include "collbench/run/row_gather.hpp"
 
 namespace collbench::run {
 namespace {

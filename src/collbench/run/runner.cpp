@@ -30,11 +30,11 @@
 #include "collbench/run/case_checks.hpp"
 #include "collbench/run/case_waivers.hpp"
 #include "collbench/run/comm_sets.hpp"
+#include "collbench/run/control_row_gather.hpp"
 #include "collbench/run/fault.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/repeats.hpp"
 #include "collbench/run/results_file.hpp"
-#include "collbench/run/row_gather.hpp"
 #include "collbench/run/watchdog.hpp"
 
 namespace collbench::run {

@@ -1,5 +1,5 @@
 // Locate analysis: skew, pairwise matrix, bisection decisions and the merged report.
-#include "collbench/report/locate.hpp"
+#include "collbench/locate/locate.hpp"
 
 #include <fmt/format.h>
 
@@ -12,11 +12,11 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/pairing.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/locate/locate_detail.hpp"
 #include "collbench/model/estimate.hpp"
-#include "collbench/report/locate_detail.hpp"
 #include "collbench/stats/summary.hpp"
 
-namespace collbench::report {
+namespace collbench::locate {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -596,4 +596,4 @@ void collect_suspects(LocateReport& report) {
   }
 }
 
-}  // namespace collbench::report
+}  // namespace collbench::locate

@@ -9,7 +9,8 @@
 //             most of its links' slowness is named instead of each link.
 //   bisection all-reduce on the two halves of the suspect set at once (scope domain); the half
 //             that is clearly slower keeps the suspicion; at most ceil(log2 n) runs.
-// The measuring is done by the runner (src/cli/cmd_locate.cpp); nothing here needs MPI.
+// The measuring is done by the runner (src/cli/cmd_locate.cpp); nothing here needs MPI. The
+// writers of the findings: report/locate_render.hpp.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +22,7 @@
 
 #include "collbench/record/record.hpp"
 
-namespace collbench::report {
-
-inline constexpr const char* kLocateSchema = "collbench.locate/1";
+namespace collbench::locate {
 
 // ---- skew ----------------------------------------------------------------------------------
 
@@ -259,7 +258,4 @@ struct LocateReport {
 // suspect with both pieces of evidence).
 void collect_suspects(LocateReport& report);
 
-nlohmann::json locate_to_json(const LocateReport& report);
-std::string render_locate_text(const LocateReport& report);
-
-}  // namespace collbench::report
+}  // namespace collbench::locate

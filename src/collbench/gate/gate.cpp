@@ -1,7 +1,7 @@
 // The CI performance gate: verdicts, comparability, the relative test, compare() (see gate.hpp;
 // the method is derived in docs/gate.md). Policy files: gate_policy.cpp; writers and the Google
-// Benchmark export: gate_writers.cpp.
-#include "collbench/report/gate.hpp"
+// Benchmark export: report/gate_writers.cpp.
+#include "collbench/gate/gate.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,7 +14,7 @@
 #include "collbench/core/error.hpp"
 #include "collbench/stats/compare.hpp"
 
-namespace collbench::report {
+namespace collbench::gate {
 
 // ---- verdicts ------------------------------------------------------------------------------
 
@@ -459,4 +459,4 @@ GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile
   return report;
 }
 
-}  // namespace collbench::report
+}  // namespace collbench::gate

@@ -1,5 +1,5 @@
-// Rows of shared case inputs spread over the control communicator (row_gather.hpp).
-#include "collbench/run/row_gather.hpp"
+// Rows of shared case inputs spread over the control communicator (control_row_gather.hpp).
+#include "collbench/run/control_row_gather.hpp"
 
 #include <fmt/format.h>
 

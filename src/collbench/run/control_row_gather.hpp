@@ -2,7 +2,7 @@
 // control communicator in contiguous blocks, assembled on every process with MPI_Allgatherv.
 #pragma once
 
-#include "collbench/coll/row_gather.hpp"
+#include "collbench/coll/input_row_gather.hpp"
 #include "collbench/plan/sweep.hpp"
 #include "collbench/run/session.hpp"
 

@@ -8,10 +8,10 @@
 
 #include "collbench/core/collective_facts.hpp"
 #include "collbench/core/error.hpp"
-#include "collbench/report/gate.hpp"
+#include "collbench/gate/gate.hpp"
 #include "collbench/yamlio/reader.hpp"
 
-namespace collbench::report {
+namespace collbench::gate {
 
 // ---- policy --------------------------------------------------------------------------------
 
@@ -162,4 +162,4 @@ GatePolicy parse_gate_policy(std::string_view yaml_text, const std::string& sour
   return p;
 }
 
-}  // namespace collbench::report
+}  // namespace collbench::gate
