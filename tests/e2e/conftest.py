@@ -13,6 +13,33 @@ MPIEXEC = os.environ.get("MPIEXEC", "mpiexec")
 SCHEMA_PATH = SOURCE_DIR / "results" / "schema" / "collbench.result-1.schema.json"
 
 
+def quick_accept_profile(name, description):
+    """An acceptance profile of two quick all-reduce checks (latency, bandwidth) on the MPI backend."""
+    return f"""\
+name: {name}
+description: {description}
+progress: yield
+defaults:
+  backend: mpi
+  dtype: float32
+  repetitions: 1
+  warmup: 1
+  max_time: 50ms
+checks:
+  - name: latency
+    collective: allreduce
+    bytes: 8
+    threshold:
+      max_time_us: 1000000
+  - name: bandwidth
+    collective: allreduce
+    bytes: 64K
+    threshold:
+      fraction_of_expected: 0.05
+      min_busbw_gbps: 0.000001
+"""
+
+
 _EMPTY_CONFIG = tempfile.mkdtemp(prefix="collbench-test-config-")
 
 

@@ -11,33 +11,11 @@ import subprocess
 
 import pytest
 
-from conftest import SCHEMA_PATH, SOURCE_DIR, run
+from conftest import SCHEMA_PATH, SOURCE_DIR, run, quick_accept_profile
 
 BASELINE = SOURCE_DIR / "results" / "baselines" / "cpu-2rank.jsonl"
 
-PROFILE = """\
-name: formats
-description: two quick checks for the output-format tests
-progress: yield
-defaults:
-  backend: mpi
-  dtype: float32
-  repetitions: 1
-  warmup: 1
-  max_time: 50ms
-checks:
-  - name: latency
-    collective: allreduce
-    bytes: 8
-    threshold:
-      max_time_us: 1000000
-  - name: bandwidth
-    collective: allreduce
-    bytes: 64K
-    threshold:
-      fraction_of_expected: 0.05
-      min_busbw_gbps: 0.000001
-"""
+PROFILE = quick_accept_profile("formats", "two quick checks for the output-format tests")
 
 
 @pytest.fixture(scope="module")

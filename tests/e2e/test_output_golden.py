@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, SOURCE_DIR, run
+from conftest import BIN, SOURCE_DIR, run, quick_accept_profile
 
 # COLLBENCH_GOLDEN_DIR: another folder of goldens (scripts/compare-outputs writes an old binary's there).
 GOLDEN = Path(os.environ.get("COLLBENCH_GOLDEN_DIR", SOURCE_DIR / "tests" / "data" / "golden"))
@@ -34,29 +34,7 @@ STEP_DATA = "tests/data/step"
 STEP = ["step", "--workload", f"{STEP_DATA}/tiny-workload.yaml", "--layout", f"{STEP_DATA}/tiny-layout.yaml",
         "--system", f"{STEP_DATA}/tiny-cpu.yaml", "--gpus", "2,4"]
 RUN = ["run", "allreduce", "-b", "8", "-e", "4K", "-f", "8", "--iters", "5", "-w", "1"]
-ACCEPT_PROFILE = """\
-name: golden
-description: two quick checks for the golden output test
-progress: yield
-defaults:
-  backend: mpi
-  dtype: float32
-  repetitions: 1
-  warmup: 1
-  max_time: 50ms
-checks:
-  - name: latency
-    collective: allreduce
-    bytes: 8
-    threshold:
-      max_time_us: 1000000
-  - name: bandwidth
-    collective: allreduce
-    bytes: 64K
-    threshold:
-      fraction_of_expected: 0.05
-      min_busbw_gbps: 0.000001
-"""
+ACCEPT_PROFILE = quick_accept_profile("golden", "two quick checks for the golden output test")
 
 # name, arguments ({tmp} is the case's scratch folder, {accept} the accept profile), files the
 # command writes into {tmp}, masked?, mpiexec ranks (None: a singleton).

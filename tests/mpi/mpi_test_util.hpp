@@ -26,6 +26,13 @@ inline int world_rank() {
   return r;
 }
 
+// v summed over every rank of the world (a count of wrong elements, say).
+inline std::uint64_t sum_over_ranks(std::uint64_t v) {
+  std::uint64_t total = 0;
+  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
 // One case of `collective` at `bytes`: exactly `iters` timed iterations after one warm-up.
 inline plan::Case fixed_case(const std::string& collective, std::uint64_t bytes, int iters,
                              Scope scope = Scope::global) {

@@ -21,12 +21,6 @@ namespace {
 
 using namespace collbench;
 
-std::uint64_t sum_over_ranks(std::uint64_t v) {
-  std::uint64_t total = 0;
-  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  return total;
-}
-
 // The value rank `from` sends to rank `to` at element i of their block.
 std::int64_t value(int from, int to, std::size_t i) {
   return 1'000'000 * from + 1'000 * to + static_cast<std::int64_t>(i);
@@ -107,7 +101,7 @@ TEST_F(PostedAlltoallMpi, UniformBlocksArriveExactlyOnTwoAndThreeRanksInAndOutOf
     EXPECT_EQ(comm->algo_used(), "linear");
     for (std::size_t per_peer : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{4099}}) {
       for (bool in_place : {false, true}) {
-        const auto wrong = sum_over_ranks(wrong_uniform(*comm, per_peer, in_place));
+        const auto wrong = mpitest::sum_over_ranks(wrong_uniform(*comm, per_peer, in_place));
         EXPECT_EQ(wrong, 0u) << comm->size() << " ranks, " << per_peer << " per peer" << (in_place ? ", in place" : "");
       }
     }
@@ -132,7 +126,7 @@ TEST_F(PostedAlltoallMpi, EveryDtypeVerifiesThroughTheAlltoallCollective) {
           ctx.rank = comm->rank();
           ctx.num_ranks = comm->size();
           ctx.in_place = in_place;
-          const auto wrong = sum_over_ranks(run_and_verify(c, *comm, ctx, bytes));
+          const auto wrong = mpitest::sum_over_ranks(run_and_verify(c, *comm, ctx, bytes));
           EXPECT_EQ(wrong, 0u) << comm->size() << " ranks " << d.name << " " << bytes << " B"
                                << (in_place ? " in place" : "");
         }
@@ -174,7 +168,7 @@ std::uint64_t wrong_uneven(backend::Comm& comm) {
 
 TEST_F(PostedAlltoallMpi, UnevenCountsWithZerosArriveExactly) {
   for (auto& comm : small_comms()) {
-    EXPECT_EQ(sum_over_ranks(wrong_uneven(*comm)), 0u) << comm->size() << " ranks";
+    EXPECT_EQ(mpitest::sum_over_ranks(wrong_uneven(*comm)), 0u) << comm->size() << " ranks";
   }
 }
 
@@ -196,7 +190,7 @@ TEST_F(PostedAlltoallMpi, InsideAGroupTheExchangeCompletesAtGroupEnd) {
     for (std::size_t i = 0; i < per_peer; ++i)
       wrong += buf[static_cast<std::size_t>(p) * per_peer + i] != value(p, r, i);
   }
-  EXPECT_EQ(sum_over_ranks(wrong), 0u);
+  EXPECT_EQ(mpitest::sum_over_ranks(wrong), 0u);
 }
 
 TEST_F(PostedAlltoallMpi, TheLibrarysScheduleSaysNothingAndTheBoundCallRunsThePostedOne) {
@@ -211,7 +205,7 @@ TEST_F(PostedAlltoallMpi, TheLibrarysScheduleSaysNothingAndTheBoundCallRunsThePo
   call();
   std::uint64_t wrong = 0;
   for (int p = 0; p < n; ++p) wrong += recv[static_cast<std::size_t>(p)] != value(p, r, 0);
-  EXPECT_EQ(sum_over_ranks(wrong), 0u);
+  EXPECT_EQ(mpitest::sum_over_ranks(wrong), 0u);
 }
 
 }  // namespace

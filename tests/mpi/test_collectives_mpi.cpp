@@ -9,16 +9,11 @@
 #include "collbench/backend/registry.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/pattern.hpp"
+#include "mpi_test_util.hpp"
 
 namespace {
 
 using namespace collbench;
-
-std::uint64_t sum_over_ranks(std::uint64_t v) {
-  std::uint64_t total = 0;
-  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  return total;
-}
 
 // Runs one case and returns this rank's wrong-element count.
 std::uint64_t run_and_verify(backend::Backend& be, backend::Comm& comm, const coll::Collective& c, Dtype dtype,
@@ -84,7 +79,8 @@ TEST_F(CollectivesMpi, EveryCollectiveDtypeAndPlacementVerifies) {
         for (bool in_place : {false, true}) {
           if (in_place && !c->supports_in_place()) continue;
           for (auto bytes : sizes) {
-            const auto wrong = sum_over_ranks(run_and_verify(*backend_, *world_, *c, d.dtype, r, in_place, bytes));
+            const auto wrong =
+                mpitest::sum_over_ranks(run_and_verify(*backend_, *world_, *c, d.dtype, r, in_place, bytes));
             EXPECT_EQ(wrong, 0u) << c->name() << " " << d.name << " " << to_string(r) << (in_place ? " in-place " : " ")
                                  << bytes << " B";
             ++cases;
@@ -147,7 +143,8 @@ TEST_F(CollectivesMpi, YieldProgressGivesTheSameResults) {
   auto comm = be->world();
   for (const char* name : {"allreduce", "alltoall", "alltoallv", "reducescatter", "allgather"}) {
     const auto& c = coll::find_collective(name);
-    EXPECT_EQ(sum_over_ranks(run_and_verify(*be, *comm, c, Dtype::float32, Redop::sum, false, 8192)), 0u) << name;
+    EXPECT_EQ(mpitest::sum_over_ranks(run_and_verify(*be, *comm, c, Dtype::float32, Redop::sum, false, 8192)), 0u)
+        << name;
   }
 }
 

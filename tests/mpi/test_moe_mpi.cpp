@@ -20,17 +20,12 @@
 #include "collbench/run/control_row_gather.hpp"
 #include "collbench/run/runner.hpp"
 #include "collbench/workload/counts.hpp"
+#include "mpi_test_util.hpp"
 
 namespace {
 
 using namespace collbench;
 using Params = std::map<std::string, std::string>;
-
-std::uint64_t sum_over_ranks(std::uint64_t v) {
-  std::uint64_t total = 0;
-  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  return total;
-}
 
 const char* const kUniform = "{popularity: uniform}";
 // Strongly skewed: the experts of local rank 1 of every EP group are 6x as popular.
@@ -113,7 +108,7 @@ TEST_F(MoeMpi, EveryOpVerifiesForUniformAndSkewedRoutingFlatAndHierarchical) {
       for (const char* algo : {"flat", "hierarchical"}) {
         const Params p{{"tokens", "12"}, {"routing", routing}};
         const auto r = run(op, algo, p);
-        EXPECT_EQ(sum_over_ranks(r.wrong), 0u) << op << " " << routing << " " << algo;
+        EXPECT_EQ(mpitest::sum_over_ranks(r.wrong), 0u) << op << " " << routing << " " << algo;
         EXPECT_GT(r.shape.bytes_max_rank.value_or(0), 0u);
         ++cases;
       }
@@ -135,7 +130,7 @@ TEST_F(MoeMpi, CopyRowsBf16DispatchUntimedCountsAndEpGroupsVerify) {
       const auto r = run("moe-roundtrip", algo, p);
       std::string what;
       for (const auto& [k, v] : p) what += k + "=" + v + " ";
-      EXPECT_EQ(sum_over_ranks(r.wrong), 0u) << what << algo;
+      EXPECT_EQ(mpitest::sum_over_ranks(r.wrong), 0u) << what << algo;
     }
   }
 }
@@ -162,7 +157,7 @@ TEST_F(MoeMpi, HierarchicalExchangeInsideEpGroupsOfTwoDomainsVerifies) {
   for (const char* op : {"moe-dispatch", "moe-combine", "moe-roundtrip"}) {
     const Params p{{"tokens", "9"}, {"ep_size", "2"}, {"seed", "7"}, {"routing", kLognormal}};
     const auto r = run(op, "hierarchical", p);
-    EXPECT_EQ(sum_over_ranks(r.wrong), 0u) << op;
+    EXPECT_EQ(mpitest::sum_over_ranks(r.wrong), 0u) << op;
   }
 }
 
@@ -186,7 +181,7 @@ TEST_F(MoeMpi, CorruptedReceiveBufferIsCaughtOnItsRank) {
   const auto r = run("moe-dispatch", "flat", {{"tokens", "8"}}, [&](unsigned char* buf, std::size_t) {
     if (rank_ == victim) buf[0] ^= 0x02;
   });
-  EXPECT_EQ(sum_over_ranks(r.wrong), 1u);
+  EXPECT_EQ(mpitest::sum_over_ranks(r.wrong), 1u);
   if (rank_ == victim) {
     EXPECT_EQ(r.wrong, 1u);
   }
@@ -229,7 +224,7 @@ TEST_F(MoeMpi, PerClassBytesMatchTheCountsMatrix) {
         }
       }
     }
-    const std::uint64_t total_off = sum_over_ranks(off_domain);
+    const std::uint64_t total_off = mpitest::sum_over_ranks(off_domain);
     EXPECT_EQ(total_off, traffic.bytes_off_domain);
     if (algo == coll::MoeAlgo::flat) {
       EXPECT_EQ(in_domain, traffic.per_rank[mine].send_in_domain);
