@@ -16,10 +16,11 @@
 #include <vector>
 
 #include "collbench/model/system_profile.hpp"
+#include "collbench/record/input_file.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/compare.hpp"
 #include "collbench/report/markdown.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/report/weak_scaling_json.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace {
@@ -140,7 +141,7 @@ void BM_ReadResults1024(benchmark::State& state) {
   const auto& in = inputs();
   state.counters["file_MiB"] = static_cast<double>(fs::file_size(in.paths.back())) / (1024.0 * 1024.0);
   for (auto _ : state) {
-    auto f = report::load_input(in.paths.back());
+    auto f = record::load_input(in.paths.back());
     benchmark::DoNotOptimize(f.cases.data());
   }
   report_peak_rss(state);
@@ -150,14 +151,14 @@ void BM_ReadResults1024(benchmark::State& state) {
 // bootstrap E(N) and % of bound, project to 2,048 ranks, write JSON and Markdown.
 void BM_WeakScalingReport(benchmark::State& state) {
   const auto& in = inputs();
-  report::WeakScalingOptions opt;
+  scaling::WeakScalingOptions opt;
   opt.requested_ranks = {256, 512, 1024, 2048};
   opt.system = model::load_system_profile("gb300-nvl72");
   std::size_t groups = 0;
   for (auto _ : state) {
-    std::vector<report::InputFile> files;
-    for (const auto& p : in.paths) files.push_back(report::load_input(p));
-    const auto rep = report::build_weak_scaling(files, opt);
+    std::vector<record::InputFile> files;
+    for (const auto& p : in.paths) files.push_back(record::load_input(p));
+    const auto rep = scaling::build_weak_scaling(files, opt);
     const std::string json = report::weak_scaling_json(rep).dump(2);
     const std::string md = report::render_weak_scaling_markdown(rep, report::PlotLinks{});
     benchmark::DoNotOptimize(json.data());

@@ -79,11 +79,11 @@ void print_plan(const accept::AcceptanceProfile& profile, const std::vector<acce
 
 // The HTML page, with the run headers of the record files just written for provenance.
 std::string verdict_html(const accept::AcceptReport& report, const std::vector<std::string>& command) {
-  std::vector<report::InputFile> records;
+  std::vector<record::InputFile> records;
   std::vector<std::string> notes;
   for (const auto& path : report.record_files) {
     try {
-      records.push_back(report::load_input(path));
+      records.push_back(record::load_input(path));
     } catch (const Error& e) {
       notes.push_back(fmt::format("record file '{}' not read ({}): its provenance is missing", path, e.what()));
     }

@@ -16,12 +16,12 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/git_sha.hpp"
 #include "collbench/core/names.hpp"
+#include "collbench/model/placement_model.hpp"
 #include "collbench/model/profile_overrides.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/nccltests_convert.hpp"
 #include "collbench/record/nccltests_import.hpp"
-#include "collbench/report/placement_model.hpp"
 #include "collbench/run/session.hpp"
 
 namespace collbench::cli {
@@ -43,7 +43,7 @@ void add_models(record::NcclTestsImport& imp, const model::SystemProfile& system
   imp.header.system = nlohmann::json{{"name", system.name}, {"digest", system.digest}, {"path", system.path}};
   for (auto& r : imp.cases) {
     std::string why;
-    if (auto mf = report::model_fields_for(system, r, why)) {
+    if (auto mf = model::model_fields_for(system, r, why)) {
       r.model = std::move(mf);
     } else {
       r.extra["model_note"] = why;
@@ -72,7 +72,7 @@ int run_import(const ImportFlags& f) {
   std::optional<model::SystemProfile> system;
   if (f.system) system = model::load_system_profile(*f.system, f.sets);
   if (!f.system && !f.sets.empty()) throw InputError("--set needs --system NAME|FILE: the profile it overrides");
-  const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
+  const auto domains = model::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
   opt.ranks_per_domain = domains.ranks_per_domain;
   opt.placement_from = domains.from;
 

@@ -31,21 +31,21 @@
 #include "cli/subcommand.hpp"
 #include "collbench/accept/html.hpp"
 #include "collbench/accept/writers.hpp"
+#include "collbench/compare/compare.hpp"
 #include "collbench/core/build_info.hpp"
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/git_sha.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/paths.hpp"
+#include "collbench/model/placement_model.hpp"
 #include "collbench/model/profile_overrides.hpp"
 #include "collbench/model/system_profile.hpp"
-#include "collbench/report/compare.hpp"
 #include "collbench/report/html.hpp"
 #include "collbench/report/markdown.hpp"
-#include "collbench/report/placement_model.hpp"
 #include "collbench/report/table.hpp"
-#include "collbench/report/weak_scaling.hpp"
 #include "collbench/report/writer_registries.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -71,12 +71,12 @@ struct AcceptReportFlags {
 
 }  // namespace
 
-std::vector<report::InputFile> load_all(const std::vector<std::string>& paths) {
+std::vector<record::InputFile> load_all(const std::vector<std::string>& paths) {
   if (paths.empty()) throw InputError("give one or more results files (JSONL written by collbench run/sweep/import)");
-  std::vector<report::InputFile> files;
+  std::vector<record::InputFile> files;
   files.reserve(paths.size());
   for (const auto& p : paths) {
-    files.push_back(report::load_input(p));
+    files.push_back(record::load_input(p));
     for (const auto& w : files.back().warnings) std::fprintf(stderr, "collbench: warning: %s\n", w.c_str());
   }
   return files;
@@ -122,11 +122,11 @@ void add_html_target(std::vector<report::OutputTarget>& targets, const std::opti
 int run_tables(const ReportFlags& f) {
   std::vector<report::OutputTarget> targets =
       report::parse_output_targets(f.formats, report::cases_writers().names(), "table");
-  std::optional<report::CompareBy> by;
+  std::optional<compare::CompareBy> by;
   if (f.compare_by == "auto") {
-    if (f.files.size() >= 2) by = report::CompareBy::run;
+    if (f.files.size() >= 2) by = compare::CompareBy::run;
   } else if (f.compare_by != "none") {
-    by = report::parse_compare_by(f.compare_by);
+    by = compare::parse_compare_by(f.compare_by);
   }
   if (f.baseline && !by) throw InputError("--baseline needs a comparison (--compare-by run|backend|algo)");
   check_html_path(f.html);
@@ -134,13 +134,13 @@ int run_tables(const ReportFlags& f) {
   std::optional<model::SystemProfile> system;
   if (f.system) system = model::load_system_profile(*f.system, f.sets);
   if (!f.system && !f.sets.empty()) throw InputError("--set needs --system NAME|FILE: the profile it overrides");
-  const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
+  const auto domains = model::choose_ranks_per_domain(f.ranks_per_domain, system ? &*system : nullptr);
   if (!by && tables_can_stream(targets))
     return print_streamed_tables(f.files, targets, domains, system ? &*system : nullptr);
   auto files = load_all(f.files);
-  report::place_and_model(files, domains, system ? &*system : nullptr);
-  std::optional<report::Comparison> comparison;
-  if (by) comparison = report::compare(files, *by, f.baseline);
+  model::place_and_model(files, domains, system ? &*system : nullptr);
+  std::optional<compare::Comparison> comparison;
+  if (by) comparison = compare::compare_files(files, *by, f.baseline);
 
   const report::CasesOutput output{&files, comparison ? &*comparison : nullptr, html_context()};
   report::WriterMultiplex<report::CasesOutput>(report::cases_writers(), targets).write(output);
@@ -183,7 +183,7 @@ int run_accept_report(const AcceptReportFlags& f) {
   const accept::AcceptReport rep = accept::accept_from_json(j, verdict_path.string());
 
   // Record files for provenance: as written (relative to where accept ran), else next to verdict.json.
-  std::vector<report::InputFile> records;
+  std::vector<record::InputFile> records;
   std::vector<std::string> notes;
   for (const auto& rf : rep.record_files) {
     fs::path p(rf);
@@ -194,7 +194,7 @@ int run_accept_report(const AcceptReportFlags& f) {
       continue;
     }
     try {
-      records.push_back(report::load_input(p.string()));
+      records.push_back(record::load_input(p.string()));
     } catch (const InputError& e) {
       notes.push_back(fmt::format("record file '{}' not read ({}): its provenance is missing", p.string(), e.what()));
     }

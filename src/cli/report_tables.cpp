@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "collbench/core/error.hpp"
-#include "collbench/report/input_stream.hpp"
+#include "collbench/record/input_file.hpp"
 #include "collbench/report/tables_stream.hpp"
 
 namespace collbench::cli {
@@ -49,17 +49,17 @@ bool tables_can_stream(const std::vector<report::OutputTarget>& targets) {
 }
 
 int print_streamed_tables(const std::vector<std::string>& paths, const std::vector<report::OutputTarget>& targets,
-                          const report::DomainChoice& domains, const model::SystemProfile* system) {
+                          const model::DomainChoice& domains, const model::SystemProfile* system) {
   if (paths.empty()) throw InputError("give one or more results files (JSONL written by collbench run/sweep/import)");
   std::vector<StreamedTarget> outs;
   for (const auto& t : targets)
     if (const auto format = streamed(t.format)->format) outs.push_back({t, report::StreamedTables(*format)});
-  std::vector<report::InputFile> batch(1);
+  std::vector<record::InputFile> batch(1);
   for (const auto& path : paths) {
     for (auto& o : outs) o.tables.begin_file(path);
-    const report::InputFile file = report::stream_input(path, kBatch, [&](report::InputFile& f) {
+    const record::InputFile file = record::stream_input(path, kBatch, [&](record::InputFile& f) {
       std::swap(batch.front().cases, f.cases);
-      report::place_and_model(batch, domains, system);
+      model::place_and_model(batch, domains, system);
       for (auto& r : batch.front().cases)
         for (std::size_t i = 0; i < outs.size(); ++i)
           outs[i].tables.add(i + 1 == outs.size() ? std::move(r) : record::CaseRecord(r));

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "collbench/model/placement_model.hpp"
 #include "collbench/model/system_profile.hpp"
-#include "collbench/report/placement_model.hpp"
 #include "collbench/report/writer.hpp"
 
 namespace collbench::cli {
@@ -21,6 +21,6 @@ namespace collbench::cli {
 // or a model get them from `domains` and `system` as place_and_model gives. 0, or the InputError
 // of the first bad file. Needs tables_can_stream(targets).
 int print_streamed_tables(const std::vector<std::string>& paths, const std::vector<report::OutputTarget>& targets,
-                          const report::DomainChoice& domains, const model::SystemProfile* system);
+                          const model::DomainChoice& domains, const model::SystemProfile* system);
 
 }  // namespace collbench::cli

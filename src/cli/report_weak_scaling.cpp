@@ -24,12 +24,13 @@
 #include "collbench/core/limits.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/core/paths.hpp"
+#include "collbench/model/placement_model.hpp"
 #include "collbench/model/profile_overrides.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/report/html.hpp"
 #include "collbench/report/markdown.hpp"
-#include "collbench/report/placement_model.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/report/weak_scaling_json.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 
 namespace collbench::cli {
 namespace {
@@ -164,16 +165,16 @@ std::vector<std::string> plot(const Plotter& p, const std::vector<std::string>& 
 }
 
 // The report's options from the flags (profiles loaded, --set applied where it belongs).
-report::WeakScalingOptions weak_scaling_options(const WeakScalingFlags& f) {
-  report::WeakScalingOptions opt;
+scaling::WeakScalingOptions weak_scaling_options(const WeakScalingFlags& f) {
+  scaling::WeakScalingOptions opt;
   opt.requested_ranks = parse_ranks(f.ranks);
-  opt.metric = report::parse_metric(f.metric);
+  opt.metric = scaling::parse_metric(f.metric);
   opt.seed = f.seed;
   opt.resamples = f.resamples;
   opt.calibrate_at = f.calibrate_at;
   opt.base = f.base;
   opt.anomaly_below_pct = f.anomaly_below;  // default: 40 on GPU profiles, off on CPU ones
-  opt.packing = report::parse_packing(f.packing);
+  opt.packing = scaling::parse_packing(f.packing);
   opt.allow_mixed_progress = f.allow_mixed_progress;
   // --set overrides the profile projections use (--project-onto's, else --system's).
   if (f.system)
@@ -187,7 +188,7 @@ report::WeakScalingOptions weak_scaling_options(const WeakScalingFlags& f) {
 
 // The busbw and per-rank plots, only where the records hold what they draw (imports have no
 // per-rank times), so that a failure of the plotting package is always worth a warning.
-void draw_record_plots(const Plotter& plotter, const std::vector<report::InputFile>& files, const fs::path& dir,
+void draw_record_plots(const Plotter& plotter, const std::vector<record::InputFile>& files, const fs::path& dir,
                        report::PlotLinks& links, std::vector<std::string>& written, std::vector<std::string>& notes) {
   std::vector<std::string> inputs;
   for (const auto& file : files) inputs.push_back(file.path);
@@ -214,8 +215,8 @@ void draw_record_plots(const Plotter& plotter, const std::vector<report::InputFi
 
 // Every plot of the report (unless --no-plots or no plotting package): links for the Markdown,
 // paths into `written`.
-report::PlotLinks draw_plots(const WeakScalingFlags& f, const report::WeakScalingReport& rep,
-                             const std::vector<report::InputFile>& files, const fs::path& dir,
+report::PlotLinks draw_plots(const WeakScalingFlags& f, const scaling::WeakScalingReport& rep,
+                             const std::vector<record::InputFile>& files, const fs::path& dir,
                              const fs::path& json_path, std::vector<std::string>& written) {
   report::PlotLinks links;
   links.weak_scaling.assign(rep.groups.size(), "");
@@ -250,13 +251,13 @@ report::PlotLinks draw_plots(const WeakScalingFlags& f, const report::WeakScalin
 }  // namespace
 
 int run_weak_scaling(const WeakScalingFlags& f) {
-  const report::WeakScalingOptions opt = weak_scaling_options(f);
+  const scaling::WeakScalingOptions opt = weak_scaling_options(f);
   check_html_path(f.html);
-  const auto domains = report::choose_ranks_per_domain(f.ranks_per_domain, opt.system ? &*opt.system : nullptr);
+  const auto domains = model::choose_ranks_per_domain(f.ranks_per_domain, opt.system ? &*opt.system : nullptr);
   auto files = load_all(f.files);
   // Placement only: the report computes bounds from --system itself (and says so per point).
-  report::place_and_model(files, domains, nullptr);
-  const report::WeakScalingReport rep = report::build_weak_scaling(files, opt);
+  model::place_and_model(files, domains, nullptr);
+  const scaling::WeakScalingReport rep = scaling::build_weak_scaling(files, opt);
 
   const fs::path dir(f.out);
   std::error_code ec;

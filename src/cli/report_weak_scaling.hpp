@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "collbench/report/compare.hpp"
+#include "collbench/record/input_file.hpp"
 #include "collbench/report/html.hpp"
 
 namespace collbench::cli {
@@ -39,7 +39,7 @@ CLI::App* add_weak_scaling(CLI::App& app, WeakScalingFlags& w);
 int run_weak_scaling(const WeakScalingFlags& f);
 
 // Every results file read (its warnings on stderr); InputError without any.
-std::vector<report::InputFile> load_all(const std::vector<std::string>& paths);
+std::vector<record::InputFile> load_all(const std::vector<std::string>& paths);
 // The generator line and time of an HTML page.
 report::HtmlContext html_context();
 // --html FILE checked before anything runs.

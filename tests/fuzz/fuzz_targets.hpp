@@ -22,11 +22,11 @@
 #include "collbench/gate/gate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/plan/sweep.hpp"
+#include "collbench/record/input_file.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/nccltests_convert.hpp"
 #include "collbench/record/nccltests_import.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/compare.hpp"
 #include "collbench/report/gate_writers.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/run/fault.hpp"
@@ -105,7 +105,7 @@ inline void results(std::string_view data) {
     (void)report::render_gate_table(g);
     (void)dump_like_writer(report::gate_to_json(g));
   });
-  accept_or_reject([&] { (void)report::parse_input(data, "fuzz.jsonl"); });
+  accept_or_reject([&] { (void)record::parse_input(data, "fuzz.jsonl"); });
 }
 
 // nccl-tests console logs and -J JSON, and their conversion into records.

@@ -15,12 +15,13 @@
 #include "collbench/record/record.hpp"
 #include "collbench/report/html.hpp"
 #include "collbench/report/svg.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 #include "collbench/stats/summary.hpp"
 #include "record_fixtures.hpp"
 
 using namespace collbench;
 using namespace collbench::report;
+using namespace collbench::scaling;
 using record::CaseRecord;
 
 namespace {
@@ -40,8 +41,9 @@ CaseRecord make_case(int n, std::uint64_t bytes, double p50_us) {
 
 using fixtures::set_model;
 
-InputFile make_file(const std::string& path, std::vector<CaseRecord> cases, const std::vector<std::string>& hosts) {
-  InputFile f;
+record::InputFile make_file(const std::string& path, std::vector<CaseRecord> cases,
+                            const std::vector<std::string>& hosts) {
+  record::InputFile f;
   f.path = path;
   record::RunHeader h;
   h.run_id = cases.front().run_id;
@@ -65,7 +67,7 @@ InputFile make_file(const std::string& path, std::vector<CaseRecord> cases, cons
 }
 
 // Four sizes at 2 ranks with model fields, one failed case, one waived case.
-InputFile sweep_file() {
+record::InputFile sweep_file() {
   std::vector<CaseRecord> cases;
   for (std::uint64_t b : {1024ull, 8192ull, 65536ull, 524288ull}) {
     auto r = make_case(2, b, 5.0 + static_cast<double>(b) / 1e4);
@@ -105,7 +107,7 @@ TEST(HtmlReport, EscapesEveryMarkupCharacter) {
 }
 
 TEST(HtmlReport, HostNamesAndDescriptionsCannotInjectMarkup) {
-  const std::vector<InputFile> files{sweep_file()};
+  const std::vector<record::InputFile> files{sweep_file()};
   const std::string page = render_cases_html(files, nullptr, ctx());
   EXPECT_EQ(count(page, "<script"), 0u) << "a host name became markup";
   EXPECT_EQ(count(page, "<img"), 0u) << "a YAML description became markup";
@@ -122,7 +124,7 @@ TEST(HtmlReport, HostNamesAndDescriptionsCannotInjectMarkup) {
 // ---- case pages ------------------------------------------------------------------------------------
 
 TEST(HtmlReport, CasePageHasOneRowPerCaseChartsAndProvenance) {
-  const std::vector<InputFile> files{sweep_file()};
+  const std::vector<record::InputFile> files{sweep_file()};
   const std::string page = render_cases_html(files, nullptr, ctx());
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_EQ(count(page, "<tr class=\"case\">"), 6u);
@@ -146,11 +148,11 @@ TEST(HtmlReport, CasePageHasOneRowPerCaseChartsAndProvenance) {
 }
 
 TEST(HtmlReport, ComparisonSectionHasARowPerMatchedCase) {
-  InputFile a = sweep_file(), b = sweep_file();
+  record::InputFile a = sweep_file(), b = sweep_file();
   b.path = "after.jsonl";
   for (auto& r : b.cases) r.run_id = "run-b";
-  const std::vector<InputFile> files{a, b};
-  const Comparison c = compare(files, CompareBy::run);
+  const std::vector<record::InputFile> files{a, b};
+  const compare::Comparison c = compare::compare_files(files, compare::CompareBy::run);
   const std::string page = render_cases_html(files, &c, ctx());
   EXPECT_EQ(count(page, "<tr class=\"comparison-row\">"), c.rows.size());
   EXPECT_EQ(c.rows.size(), 4u);
@@ -160,7 +162,7 @@ TEST(HtmlReport, ComparisonSectionHasARowPerMatchedCase) {
 // ---- weak scaling ----------------------------------------------------------------------------------
 
 TEST(HtmlReport, WeakScalingShowsMeasuredSolidAndProjectedHollowAndLabelled) {
-  std::vector<InputFile> files;
+  std::vector<record::InputFile> files;
   for (const int n : {2, 4, 8}) {
     auto r = make_case(n, 1000000, 10.0 + 5.0 * (n / 2 - 1));
     set_model(r, "gb300-nvl72", 0.25 * r.time_us->p50, 0.5 * r.time_us->p50);

@@ -18,8 +18,8 @@
 #include "collbench/gate/gate.hpp"
 #include "collbench/plan/case.hpp"
 #include "collbench/plan/sweep.hpp"
+#include "collbench/record/input_file.hpp"
 #include "collbench/record/jsonl.hpp"
-#include "collbench/report/compare.hpp"
 #include "collbench/run/fault.hpp"
 
 using namespace collbench;
@@ -104,7 +104,7 @@ TEST(ResultsReader, DeepNestingIsRefusedBeforeItCanOverflowTheStack) {
   const std::string text = records[0].dump() + "\n{\"kind\": " + deep + "}\n";
   const std::string message = input_error([&] { record::parse_results(text, "d.jsonl"); });
   EXPECT_TRUE(has(message, "d.jsonl:2: JSON nested deeper than")) << message;
-  EXPECT_TRUE(has(input_error([&] { report::parse_input(text, "d.jsonl"); }), "d.jsonl:2:"));
+  EXPECT_TRUE(has(input_error([&] { record::parse_input(text, "d.jsonl"); }), "d.jsonl:2:"));
 }
 
 TEST(ResultsReader, NumberBeyondDoubleRangeIsAnInputError) {
@@ -114,7 +114,7 @@ TEST(ResultsReader, NumberBeyondDoubleRangeIsAnInputError) {
   const std::string text = records[0].dump() + "\n{\"kind\": \"case\", \"bytes\": 1e315}\n";
   const std::string message = input_error([&] { record::parse_results(text, "n.jsonl"); });
   EXPECT_TRUE(has(message, "n.jsonl:2: invalid JSON: a number out of range")) << message;
-  EXPECT_TRUE(has(input_error([&] { report::parse_input(text, "n.jsonl"); }), "n.jsonl:2:"));
+  EXPECT_TRUE(has(input_error([&] { record::parse_input(text, "n.jsonl"); }), "n.jsonl:2:"));
 }
 
 TEST(ResultsReader, TruncatedLastLineIsAWarningBrokenMiddleLineAnError) {

@@ -7,7 +7,7 @@
 
 #include "collbench/core/error.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/compare.hpp"
+#include "collbench/report/compare_render.hpp"
 #include "collbench/report/markdown.hpp"
 
 using namespace collbench;
@@ -59,17 +59,17 @@ std::string header_line() {
   return record::to_json(h).dump() + "\n";
 }
 
-InputFile file_of(const std::string& path, const std::vector<CaseRecord>& cases) {
+record::InputFile file_of(const std::string& path, const std::vector<CaseRecord>& cases) {
   std::string text = header_line();
   for (const auto& c : cases) text += record::to_json(c).dump() + "\n";
-  return parse_input(text, path);
+  return record::parse_input(text, path);
 }
 
 }  // namespace
 
 TEST(ReportInput, ReadsHeaderAndCasesWithTheirLines) {
   std::string text = header_line() + "\n" + record::to_json(make_case(1024, 10)).dump() + "\n";
-  const auto f = parse_input(text, "a.jsonl");
+  const auto f = record::parse_input(text, "a.jsonl");
   ASSERT_TRUE(f.header);
   EXPECT_EQ(f.header_line, 1);
   ASSERT_EQ(f.cases.size(), 1u);
@@ -80,7 +80,7 @@ TEST(ReportInput, BadLinesAreNamedWithFileAndLine) {
   const std::string good = record::to_json(make_case(1024, 10)).dump();
   const auto message = [](const std::string& text) {
     try {
-      parse_input(text, "bad.jsonl");
+      record::parse_input(text, "bad.jsonl");
     } catch (const InputError& e) {
       return std::string(e.what());
     }
@@ -97,17 +97,18 @@ TEST(ReportInput, BadLinesAreNamedWithFileAndLine) {
   EXPECT_NE(m.find("bad.jsonl:3:"), std::string::npos) << m;
   EXPECT_NE(m.find("busbw_gbps"), std::string::npos) << m;
   // A truncated last line (no newline) is a warning, not an error.
-  const auto f = parse_input(header_line() + good + "\n" + good.substr(0, 40), "cut.jsonl");
+  const auto f = record::parse_input(header_line() + good + "\n" + good.substr(0, 40), "cut.jsonl");
   EXPECT_EQ(f.cases.size(), 1u);
   ASSERT_EQ(f.warnings.size(), 1u);
   EXPECT_NE(f.warnings[0].find("cut.jsonl:3"), std::string::npos);
-  EXPECT_THROW(load_input("/nonexistent/results.jsonl"), InputError);
+  EXPECT_THROW(record::load_input("/nonexistent/results.jsonl"), InputError);
 }
 
 TEST(ReportCompare, RunsMatchPerSizeWithRatioAndPercentChange) {
-  std::vector<InputFile> files{file_of("a.jsonl", {make_case(1024, 10), make_case(8192, 20), make_case(65536, 40)}),
-                               file_of("b.jsonl", {make_case(1024, 8), make_case(8192, 25), make_case(1 << 20, 90)})};
-  const auto c = compare(files, CompareBy::run);
+  std::vector<record::InputFile> files{
+      file_of("a.jsonl", {make_case(1024, 10), make_case(8192, 20), make_case(65536, 40)}),
+      file_of("b.jsonl", {make_case(1024, 8), make_case(8192, 25), make_case(1 << 20, 90)})};
+  const auto c = compare::compare_files(files, compare::CompareBy::run);
   EXPECT_EQ(c.baseline, "a.jsonl");
   ASSERT_EQ(c.others, std::vector<std::string>{"b.jsonl"});
   ASSERT_EQ(c.rows.size(), 2u);
@@ -133,23 +134,23 @@ TEST(ReportCompare, RunsMatchPerSizeWithRatioAndPercentChange) {
   EXPECT_NE(md.find("| 0.800 | -20.0 |"), std::string::npos) << md;
 
   // An explicit baseline flips the ratios.
-  const auto flipped = compare(files, CompareBy::run, std::string("b.jsonl"));
+  const auto flipped = compare::compare_files(files, compare::CompareBy::run, std::string("b.jsonl"));
   EXPECT_NEAR(flipped.rows[0].time_ratio, 1.25, 1e-12);
-  EXPECT_THROW(compare(files, CompareBy::run, std::string("c.jsonl")), InputError);
+  EXPECT_THROW(compare::compare_files(files, compare::CompareBy::run, std::string("c.jsonl")), InputError);
 }
 
 TEST(ReportCompare, BackendsAndAlgorithmsMatchOnEverythingElse) {
-  std::vector<InputFile> files{
+  std::vector<record::InputFile> files{
       file_of("all.jsonl", {make_case(1024, 10, "mpi", "ring"), make_case(1024, 5, "nccl", "ring"),
                             make_case(1024, 4, "nccl", "tree"), make_case(2048, 6, "nccl", "tree")})};
-  const auto by_backend = compare(files, CompareBy::backend);
+  const auto by_backend = compare::compare_files(files, compare::CompareBy::backend);
   EXPECT_EQ(by_backend.baseline, "mpi");
   ASSERT_EQ(by_backend.rows.size(), 1u);  // only ring exists for both backends
   EXPECT_EQ(by_backend.rows[0].other, "nccl");
   EXPECT_NEAR(by_backend.rows[0].time_ratio, 0.5, 1e-12);
   EXPECT_NEAR(*by_backend.rows[0].busbw_ratio, 2.0, 1e-12);
 
-  const auto by_algo = compare(files, CompareBy::algo, std::string("ring"));
+  const auto by_algo = compare::compare_files(files, compare::CompareBy::algo, std::string("ring"));
   ASSERT_EQ(by_algo.rows.size(), 1u);  // nccl ring vs nccl tree at 1 KiB
   EXPECT_EQ(by_algo.rows[0].other, "tree");
   EXPECT_EQ(by_algo.rows[0].backend, "nccl");
@@ -157,26 +158,26 @@ TEST(ReportCompare, BackendsAndAlgorithmsMatchOnEverythingElse) {
 }
 
 TEST(ReportCompare, NeedsTwoValuesAndSkipsUnmeasuredCases) {
-  std::vector<InputFile> one{file_of("a.jsonl", {make_case(1024, 10)})};
-  EXPECT_THROW(compare(one, CompareBy::run), InputError);
-  EXPECT_THROW(compare(one, CompareBy::backend), InputError);
+  std::vector<record::InputFile> one{file_of("a.jsonl", {make_case(1024, 10)})};
+  EXPECT_THROW(compare::compare_files(one, compare::CompareBy::run), InputError);
+  EXPECT_THROW(compare::compare_files(one, compare::CompareBy::backend), InputError);
   auto waived = make_case(1024, 10);
   waived.status = "waived";
   waived.time_us.reset();
-  std::vector<InputFile> files{file_of("a.jsonl", {waived}), file_of("b.jsonl", {make_case(1024, 8)})};
-  const auto c = compare(files, CompareBy::run);
+  std::vector<record::InputFile> files{file_of("a.jsonl", {waived}), file_of("b.jsonl", {make_case(1024, 8)})};
+  const auto c = compare::compare_files(files, compare::CompareBy::run);
   EXPECT_TRUE(c.rows.empty());
   ASSERT_FALSE(c.notes.empty());
   EXPECT_NE(c.notes[0].find("not compared"), std::string::npos);
   // Different rank counts never match; the note points at weak scaling.
-  std::vector<InputFile> scales{file_of("n2.jsonl", {make_case(1024, 10, "mpi", "auto", 2)}),
-                                file_of("n4.jsonl", {make_case(1024, 10, "mpi", "auto", 4)})};
-  const auto s = compare(scales, CompareBy::run);
+  std::vector<record::InputFile> scales{file_of("n2.jsonl", {make_case(1024, 10, "mpi", "auto", 2)}),
+                                        file_of("n4.jsonl", {make_case(1024, 10, "mpi", "auto", 4)})};
+  const auto s = compare::compare_files(scales, compare::CompareBy::run);
   EXPECT_TRUE(s.rows.empty());
   bool pointed = false;
   for (const auto& n : s.notes) pointed |= n.find("weak-scaling") != std::string::npos;
   EXPECT_TRUE(pointed);
-  EXPECT_THROW(parse_compare_by("size"), InputError);
+  EXPECT_THROW(compare::parse_compare_by("size"), InputError);
 }
 
 TEST(ReportMarkdown, CaseTablesRenderRecordFields) {
@@ -185,7 +186,7 @@ TEST(ReportMarkdown, CaseTablesRenderRecordFields) {
   EXPECT_NE(md.find("| allreduce | 1024 | 256 | float32 | sum | auto | global | out | 4 | 4 | 12.50 |"),
             std::string::npos)
       << md;
-  std::vector<InputFile> files{file_of("a.jsonl", {r})};
+  std::vector<record::InputFile> files{file_of("a.jsonl", {r})};
   const auto all = render_cases_markdown(files);
   EXPECT_NE(all.find("## a.jsonl"), std::string::npos);
   EXPECT_NE(all.find("launcher mpiexec"), std::string::npos);

@@ -9,16 +9,18 @@
 #include <vector>
 
 #include "collbench/model/system_profile.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/report/weak_scaling_json.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 #include "record_fixtures.hpp"
 
 using namespace collbench;
 using namespace collbench::report;
+using namespace collbench::scaling;
 
 namespace {
 
-InputFile file_with(record::CaseRecord c, const std::string& path) {
-  InputFile f;
+record::InputFile file_with(record::CaseRecord c, const std::string& path) {
+  record::InputFile f;
   f.path = path;
   f.case_lines.push_back(1);
   f.cases.push_back(std::move(c));
@@ -27,7 +29,7 @@ InputFile file_with(record::CaseRecord c, const std::string& path) {
 
 // All-reduce of 1 MB per rank at n ranks in domains of 4, with the record's bound at `bound_frac` of
 // its p50 (so % bound = 100 x bound_frac) and samples spread by +-`spread` around p50.
-InputFile point(int n, double p50_us, double bound_frac, double spread = 0.0) {
+record::InputFile point(int n, double p50_us, double bound_frac, double spread = 0.0) {
   std::vector<int> domains(static_cast<std::size_t>(n / 4), 4);
   auto c = fixtures::allreduce_record(n, 1000000, p50_us, domains);
   if (spread > 0) {
@@ -88,8 +90,8 @@ TEST(ProjectedInterval, PropertyReportJsonNeverPromisesMoreThanTheBound) {
     o.system = system;
     o.requested_ranks = {16, 32, 64, 128};
     o.resamples = 200;
-    const std::vector<InputFile> files{point(4, t(rng), frac(rng), spread(rng)),
-                                       point(8, t(rng), frac(rng), spread(rng))};
+    const std::vector<record::InputFile> files{point(4, t(rng), frac(rng), spread(rng)),
+                                               point(8, t(rng), frac(rng), spread(rng))};
     const auto rep = build_weak_scaling(files, o);
     const auto j = weak_scaling_json(rep);
     const auto& pts = j["groups"][0]["points"];
@@ -109,7 +111,8 @@ TEST(ProjectedInterval, CalibrateAtProjectsBesideMeasuredPointsAndModelOnlyBeyon
   o.system = model::load_system_profile("gb300-nvl72");
   o.requested_ranks = {8, 16, 64};
   o.calibrate_at = 4;
-  const std::vector<InputFile> files{point(4, 10.0, 0.5, 0.05), point(8, 14.0, 0.45, 0.05), point(16, 20.0, 0.4, 0.05)};
+  const std::vector<record::InputFile> files{point(4, 10.0, 0.5, 0.05), point(8, 14.0, 0.45, 0.05),
+                                             point(16, 20.0, 0.4, 0.05)};
   const auto rep = build_weak_scaling(files, o);
   const auto& g = rep.groups[0];
   EXPECT_EQ(g.calibration_ranks, 4);

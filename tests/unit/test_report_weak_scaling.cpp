@@ -13,13 +13,15 @@
 #include "collbench/model/estimate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/report/weak_scaling_json.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 #include "collbench/stats/compare.hpp"
 #include "collbench/stats/summary.hpp"
 #include "record_fixtures.hpp"
 
 using namespace collbench;
 using namespace collbench::report;
+using namespace collbench::scaling;
 using record::CaseRecord;
 
 namespace {
@@ -31,9 +33,9 @@ CaseRecord make_case(int n, double p50_us, std::vector<int> domain_sizes = {}) {
   return fixtures::allreduce_record(n, kBytes, p50_us, std::move(domain_sizes));
 }
 
-InputFile make_file(const std::string& path, std::vector<CaseRecord> cases,
-                    const std::vector<std::string>& hosts = {}) {
-  InputFile f;
+record::InputFile make_file(const std::string& path, std::vector<CaseRecord> cases,
+                            const std::vector<std::string>& hosts = {}) {
+  record::InputFile f;
   f.path = path;
   if (!hosts.empty()) {
     record::RunHeader h;
@@ -52,8 +54,8 @@ using fixtures::set_model;
 
 // 2, 4, 8 ranks at 10, 15, 20 us: algbw 100, 66.67, 50 GB/s; busbw = algbw x 2(n-1)/n = 100, 100,
 // 87.5 GB/s, so E(4) = 1.0 and E(8) = 0.875 (busbw); 10/15 and 10/20 by time.
-std::vector<InputFile> synthetic_set() {
-  std::vector<InputFile> files;
+std::vector<record::InputFile> synthetic_set() {
+  std::vector<record::InputFile> files;
   files.push_back(make_file("n2.jsonl", {make_case(2, 10.0)}));
   files.push_back(make_file("n4.jsonl", {make_case(4, 15.0)}));
   auto c8 = make_case(8, 20.0, {4, 4});
@@ -161,7 +163,7 @@ TEST(ReportWeakScaling, GroupsByCollectiveSizeAndPlacement) {
 }
 
 TEST(ReportWeakScaling, NothingToReportIsAnInputError) {
-  std::vector<InputFile> files{make_file("empty.jsonl", {})};
+  std::vector<record::InputFile> files{make_file("empty.jsonl", {})};
   EXPECT_THROW(build_weak_scaling(files, no_projection()), InputError);
 }
 

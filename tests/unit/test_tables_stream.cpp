@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "collbench/core/error.hpp"
+#include "collbench/record/input_file.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/jsonl_stream.hpp"
-#include "collbench/report/input_stream.hpp"
 #include "collbench/report/markdown.hpp"
 #include "collbench/report/table.hpp"
 #include "collbench/report/tables_stream.hpp"
@@ -51,7 +51,7 @@ std::vector<CaseRecord> mixed_records() {
   return v;
 }
 
-std::string streamed(report::TableFormat format, const std::vector<report::InputFile>& files) {
+std::string streamed(report::TableFormat format, const std::vector<record::InputFile>& files) {
   report::StreamedTables tables(format);
   for (const auto& f : files) {
     tables.begin_file(f.path);
@@ -61,8 +61,8 @@ std::string streamed(report::TableFormat format, const std::vector<report::Input
   return tables.text().str();
 }
 
-report::InputFile file_of(const std::string& path, std::vector<CaseRecord> cases) {
-  report::InputFile f;
+record::InputFile file_of(const std::string& path, std::vector<CaseRecord> cases) {
+  record::InputFile f;
   f.path = path;
   f.cases = std::move(cases);
   f.warnings = {path + ":9: skipped a truncated last line (the run was probably interrupted)"};
@@ -94,7 +94,7 @@ TEST(TablesStream, TotalsAreTheSumsOfTheRecords) {
 }
 
 TEST(TablesStream, ConsoleTableIsTheWholeFileTable) {
-  const std::vector<report::InputFile> files{file_of("a.jsonl", mixed_records()), file_of("b.jsonl", {})};
+  const std::vector<record::InputFile> files{file_of("a.jsonl", mixed_records()), file_of("b.jsonl", {})};
   const std::string text = streamed(report::TableFormat::table, files);
   EXPECT_EQ(text, "# file: a.jsonl\n" + report::render_table(files[0].cases) + "# file: b.jsonl\n# (no cases)\n");
   EXPECT_NE(text.find("# Avg bus bandwidth    : 2\n# Waived cases         : 1\n# file: b.jsonl"), std::string::npos);
@@ -104,7 +104,7 @@ TEST(TablesStream, ConsoleTableIsTheWholeFileTable) {
 TEST(TablesStream, ARootMetLateAddsTheColumnToEarlierRows) {
   auto cases = mixed_records();
   cases.push_back(row("broadcast", 2048, 1.0, 1));  // the last record needs the column
-  const std::vector<report::InputFile> files{file_of("a.jsonl", cases)};
+  const std::vector<record::InputFile> files{file_of("a.jsonl", cases)};
   ASSERT_TRUE(report::needs_root_column(cases));
   const std::string text = streamed(report::TableFormat::table, files);
   EXPECT_EQ(text, "# file: a.jsonl\n" + report::render_table(cases));
@@ -119,7 +119,7 @@ TEST(TablesStream, MarkdownAndCsvAreTheWholeFileOutputs) {
   overlap.overlap = {{"t_comm_us", 10.0}, {"t_compute_us", 20.0}, {"t_both_us", 25.0}};
   auto cases = mixed_records();
   cases.push_back(overlap);
-  const std::vector<report::InputFile> files{
+  const std::vector<record::InputFile> files{
       file_of("a.jsonl", cases), file_of("x,\"y\".jsonl", {row("alltoall", 8, 1)}), file_of("empty.jsonl", {})};
   const std::string md = streamed(report::TableFormat::markdown, files);
   EXPECT_EQ(md, "# collbench report\n\n" + report::render_cases_markdown(files));
@@ -158,11 +158,11 @@ TEST(TablesStream, BatchedReadingGivesTheCasesOfLoadInput) {
     }
     out << "{\"schema\": \"collbench.result/1\", \"kind\": \"ca";  // a torn last line
   }
-  const report::InputFile whole = report::load_input(path.string());
+  const record::InputFile whole = record::load_input(path.string());
   std::vector<std::size_t> batch_sizes;
   std::vector<CaseRecord> cases;
   std::vector<int> lines;
-  const report::InputFile rest = report::stream_input(path.string(), 3, [&](report::InputFile& f) {
+  const record::InputFile rest = record::stream_input(path.string(), 3, [&](record::InputFile& f) {
     batch_sizes.push_back(f.cases.size());
     for (auto& r : f.cases) cases.push_back(std::move(r));
     lines.insert(lines.end(), f.case_lines.begin(), f.case_lines.end());
@@ -188,7 +188,7 @@ TEST(TablesStream, ABadLineIsNamedWithItsLineAndEndsTheRead) {
   }
   std::size_t handed = 0;
   try {
-    report::stream_input(path.string(), 1, [&](report::InputFile& f) { handed += f.cases.size(); });
+    record::stream_input(path.string(), 1, [&](record::InputFile& f) { handed += f.cases.size(); });
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(path.string() + ":2: invalid JSON at column", 0), 0U) << e.what();

@@ -12,15 +12,19 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/model/estimate.hpp"
+#include "collbench/model/placement_model.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/record/nccltests_convert.hpp"
 #include "collbench/record/nccltests_import.hpp"
-#include "collbench/report/placement_model.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/report/weak_scaling_json.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 #include "record_fixtures.hpp"
 
 using namespace collbench;
 using namespace collbench::report;
+using namespace collbench::scaling;
+using model::choose_ranks_per_domain;
+using model::place_and_model;
 using record::CaseRecord;
 
 namespace {
@@ -46,8 +50,8 @@ std::string with_line_after_first(std::string text, const std::string& line) {
   return text.insert(text.find('\n') + 1, line + "\n");
 }
 
-InputFile make_file(const std::string& path, std::vector<CaseRecord> cases) {
-  InputFile f;
+record::InputFile make_file(const std::string& path, std::vector<CaseRecord> cases) {
+  record::InputFile f;
   f.path = path;
   for (std::size_t i = 0; i < cases.size(); ++i) f.case_lines.push_back(static_cast<int>(i) + 2);
   f.cases = std::move(cases);
@@ -56,8 +60,8 @@ InputFile make_file(const std::string& path, std::vector<CaseRecord> cases) {
 
 // 2, 4, 8 ranks at 10, 15, 20 us (busbw 100, 100, 87.5 GB/s), 8 as 4 + 4; bounds at 0.5, 0.5 and
 // 0.25 of p50: the N=8 point runs at 25% of its bound.
-std::vector<InputFile> anomaly_set() {
-  std::vector<InputFile> files;
+std::vector<record::InputFile> anomaly_set() {
+  std::vector<record::InputFile> files;
   int i = 0;
   for (const auto& [n, p50, frac] :
        std::vector<std::tuple<int, double, double>>{{2, 10, 0.5}, {4, 15, 0.5}, {8, 20, 0.25}}) {
@@ -138,7 +142,7 @@ TEST(ReportPlacement, RanksPerDomainComesFromTheFlagOrTheProfile) {
 TEST(ReportPlacement, ImportedRecordsArePlacedAndModelled) {
   const auto log = record::parse_nccl_tests_log(read_file(kFixtures + "all_reduce_8xH100.txt"), "a.txt");
   auto conv = record::convert_nccl_tests_log(log, record::NcclTestsConvertOptions{});
-  std::vector<InputFile> files{make_file("a.jsonl", conv.cases)};
+  std::vector<record::InputFile> files{make_file("a.jsonl", conv.cases)};
   const auto h100 = model::load_system_profile("h100-hgx");
   const auto got = place_and_model(files, choose_ranks_per_domain(4, &h100), &h100);
   EXPECT_EQ(got.placed, static_cast<int>(conv.cases.size()));
@@ -298,8 +302,8 @@ namespace {
 
 // All-reduce of 1 GB per rank measured at 144 (2 x 72) and 1,440 (20 x 72) GPUs, at 95% and 45.5%
 // of their bounds (as CoreWeave's imports: 0.950 and 0.455).
-std::vector<InputFile> two_rack_counts() {
-  std::vector<InputFile> files;
+std::vector<record::InputFile> two_rack_counts() {
+  std::vector<record::InputFile> files;
   for (const auto& [n, frac] : std::vector<std::pair<int, double>>{{144, 0.95}, {1440, 0.455}}) {
     auto r = fixtures::allreduce_record(n, 1000000000, 10000.0, std::vector<int>(static_cast<std::size_t>(n / 72), 72));
     r.backend = "nccl";

@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 #include "record_fixtures.hpp"
 
 using namespace collbench;
-using namespace collbench::report;
+using namespace collbench::scaling;
 
 namespace {
 
-InputFile file_at(int n, double p50_us, const std::string& progress) {
-  InputFile f;
+record::InputFile file_at(int n, double p50_us, const std::string& progress) {
+  record::InputFile f;
   f.path = "n" + std::to_string(n) + ".jsonl";
   auto r = fixtures::allreduce_record(n, 1000000, p50_us, {});
   if (!progress.empty()) r.extra["progress"] = progress;
@@ -25,7 +25,7 @@ InputFile file_at(int n, double p50_us, const std::string& progress) {
 }
 
 // N=2 spin at 10 us, N=4 yield at 15 us, N=8 spin at 20 us: E(4) = 1.0, E(8) = 0.875 by busbw.
-std::vector<InputFile> mixed(const std::string& at4) {
+std::vector<record::InputFile> mixed(const std::string& at4) {
   return {file_at(2, 10.0, "spin"), file_at(4, 15.0, at4), file_at(8, 20.0, "spin")};
 }
 

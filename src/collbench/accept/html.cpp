@@ -210,7 +210,7 @@ AcceptReport accept_from_json(const json& j, const std::string& path) {
   return r;
 }
 
-std::string render_accept_html(const AcceptReport& r, const std::vector<report::InputFile>& records,
+std::string render_accept_html(const AcceptReport& r, const std::vector<record::InputFile>& records,
                                const report::HtmlContext& ctx, const std::vector<std::string>& notes) {
   const bool pass = r.exit_code() == 0;
   const std::size_t n_pass = r.count(Verdict::pass), n_fail = r.count(Verdict::fail),

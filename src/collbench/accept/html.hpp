@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "collbench/accept/judge.hpp"
-#include "collbench/report/compare.hpp"
+#include "collbench/record/input_file.hpp"
 #include "collbench/report/html.hpp"
 
 namespace collbench::accept {
@@ -22,7 +22,7 @@ AcceptReport accept_from_json(const nlohmann::json& j, const std::string& path);
 
 // `records`: the run's record files (records-*.jsonl) as read back, for provenance; may be empty
 // (then the page says that provenance is unavailable). `notes`: what the caller could not read.
-std::string render_accept_html(const AcceptReport& report, const std::vector<report::InputFile>& records,
+std::string render_accept_html(const AcceptReport& report, const std::vector<record::InputFile>& records,
                                const report::HtmlContext& ctx, const std::vector<std::string>& notes = {});
 
 }  // namespace collbench::accept

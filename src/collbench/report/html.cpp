@@ -315,7 +315,7 @@ std::string hosts_and_env(const record::RunHeader& h) {
 
 namespace html {
 
-std::string provenance_section(const std::vector<InputFile>& files, std::string_view heading) {
+std::string provenance_section(const std::vector<record::InputFile>& files, std::string_view heading) {
   std::string out = fmt::format("<section class=\"provenance\"><h2>{}</h2>\n", esc(heading));
   for (const auto& f : files) {
     out += fmt::format("<h3><code>{}</code></h3>\n", esc(f.path));
@@ -373,7 +373,7 @@ std::string case_table(const std::vector<CaseRecord>& records) {
   return out + "</tbody></table></div>\n";
 }
 
-std::string busbw_charts(const InputFile& file) {
+std::string busbw_charts(const record::InputFile& file) {
   // Groups in first-seen order; only measured cases (status ok, with timing).
   std::vector<std::string> order;
   std::map<std::string, std::vector<const CaseRecord*>> groups;
@@ -437,9 +437,9 @@ std::string busbw_charts(const InputFile& file) {
 namespace {
 
 // Charts: busbw vs size of the baseline and the other, per matched group.
-std::string comparison_charts(const Comparison& c, const std::string& other) {
+std::string comparison_charts(const compare::Comparison& c, const std::string& other) {
   std::vector<std::string> order;
-  std::map<std::string, std::vector<const ComparisonRow*>> groups;
+  std::map<std::string, std::vector<const compare::ComparisonRow*>> groups;
   for (const auto& r : c.rows) {
     if (r.other != other) continue;
     const std::string key =
@@ -452,15 +452,15 @@ std::string comparison_charts(const Comparison& c, const std::string& other) {
   for (const auto& key : order) {
     const auto& g = groups[key];
     if (g.size() < 2) continue;
-    const ComparisonRow& f = *g.front();
+    const compare::ComparisonRow& f = *g.front();
     svg::LineChart chart;
     chart.title = fmt::format("{} · {}{} · {} · {} · {} ranks", f.collective, f.dtype, f.redop ? " · " + *f.redop : "",
-                              c.by == CompareBy::algo ? std::string("*") : f.algo, f.scope, f.num_ranks);
+                              c.by == compare::CompareBy::algo ? std::string("*") : f.algo, f.scope, f.num_ranks);
     chart.x_label = "message size (bytes, log2)";
     chart.y_label = "busbw (GB/s)";
     svg::Series base{"baseline: " + c.baseline, {}, svg::Stroke::solid, true, false, "", 0};
     svg::Series oth{other, {}, svg::Stroke::solid, true, false, "", 1};
-    for (const ComparisonRow* r : g) {
+    for (const compare::ComparisonRow* r : g) {
       base.points.push_back({static_cast<double>(r->bytes), r->base_busbw_gbps, std::nullopt, std::nullopt});
       oth.points.push_back({static_cast<double>(r->bytes), r->other_busbw_gbps, std::nullopt, std::nullopt});
     }
@@ -471,7 +471,7 @@ std::string comparison_charts(const Comparison& c, const std::string& other) {
 }
 
 // The matched cases of `other` against the baseline, one row each.
-std::string comparison_table(const Comparison& c, const std::string& other) {
+std::string comparison_table(const compare::Comparison& c, const std::string& other) {
   std::string out;
   out += "<div class=\"table-wrap\"><table class=\"comparison\">";
   out += th_row({{"collective", false},
@@ -498,7 +498,7 @@ std::string comparison_table(const Comparison& c, const std::string& other) {
     const char* time_cls = r.time_change_pct > 0.0 ? "n worse" : r.time_change_pct < 0.0 ? "n better" : "n";
     const char* bw_cls = !r.busbw_change_pct ? "n" : *r.busbw_change_pct < 0.0 ? "n worse" : "n better";
     out += "<tr class=\"comparison-row\">" + td(esc(r.collective)) + td(fmt::format("{}", r.num_ranks), "n") +
-           td(esc(r.dtype)) + td(opt_text(r.redop)) + td(c.by == CompareBy::algo ? "*" : esc(r.algo)) +
+           td(esc(r.dtype)) + td(opt_text(r.redop)) + td(c.by == compare::CompareBy::algo ? "*" : esc(r.algo)) +
            td(esc(r.scope)) + td(r.in_place ? "in" : "out") + size_cell(r.bytes) +
            td(number_text(r.base_p50_us, 2), "n") + td(number_text(r.other_p50_us, 2), "n") +
            td(fmt::format("{:.3f}", r.time_ratio), "n") + td(fmt::format("{:+.1f}", r.time_change_pct), time_cls) +
@@ -511,7 +511,7 @@ std::string comparison_table(const Comparison& c, const std::string& other) {
   return out;
 }
 
-std::string comparison_section(const Comparison& c) {
+std::string comparison_section(const compare::Comparison& c) {
   std::string out = fmt::format("<section class=\"comparison\"><h2>Comparison by {} (baseline: <code>{}</code>)</h2>\n",
                                 esc(to_string(c.by)), esc(c.baseline));
   out +=
@@ -529,7 +529,7 @@ std::string comparison_section(const Comparison& c) {
 
 }  // namespace
 
-std::string render_cases_html(const std::vector<InputFile>& files, const Comparison* comparison,
+std::string render_cases_html(const std::vector<record::InputFile>& files, const compare::Comparison* comparison,
                               const HtmlContext& ctx) {
   std::size_t total = 0, ok = 0, failed = 0, waived = 0, checked = 0, wrong_cases = 0;
   for (const auto& f : files) {

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "collbench/compare/compare.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/compare.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 
 namespace collbench::report {
 
@@ -57,7 +57,7 @@ std::string cards(const std::vector<Card>& items);
 // One card of provenance per results file: run id, start time, collbench version and git sha,
 // the command line, launcher, ranks and hosts, system profile, MPI/CUDA/NCCL versions, backends,
 // injected fault, sweep name and description, environment (collapsed).
-std::string provenance_section(const std::vector<InputFile>& files, std::string_view heading = "Provenance");
+std::string provenance_section(const std::vector<record::InputFile>& files, std::string_view heading = "Provenance");
 
 // The per-case table (the Markdown table's columns plus the correctness check as PASS/FAIL/N/A);
 // one <tr class="case"> per record.
@@ -65,20 +65,20 @@ std::string case_table(const std::vector<record::CaseRecord>& records);
 
 // busbw vs message size (log2 x) per group of cases of one file that differ only in size, with
 // the model's bound (dashed) and expected (dotted) busbw where the records carry `model`.
-std::string busbw_charts(const InputFile& file);
+std::string busbw_charts(const record::InputFile& file);
 
 }  // namespace html
 
 // `collbench report FILES --html`: summary, per file its charts and case table, the comparison
 // (when given), provenance.
-std::string render_cases_html(const std::vector<InputFile>& files, const Comparison* comparison,
+std::string render_cases_html(const std::vector<record::InputFile>& files, const compare::Comparison* comparison,
                               const HtmlContext& ctx);
 
 // `collbench report weak-scaling --html`: summary, per group E(N) and % of bound vs N (measured
 // points solid with their confidence interval, projections hollow, dashed and labelled
 // "projected" with their prediction interval), the measured and projected tables and notes; then
 // busbw vs size per input file and provenance.
-std::string render_weak_scaling_html(const WeakScalingReport& report, const std::vector<InputFile>& files,
-                                     const HtmlContext& ctx);
+std::string render_weak_scaling_html(const scaling::WeakScalingReport& report,
+                                     const std::vector<record::InputFile>& files, const HtmlContext& ctx);
 
 }  // namespace collbench::report

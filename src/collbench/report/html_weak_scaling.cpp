@@ -12,6 +12,13 @@
 #include "collbench/report/svg.hpp"
 
 namespace collbench::report {
+
+using scaling::Interval;
+
+using scaling::MeasuredPoint;
+using scaling::ProjectedPoint;
+using scaling::WeakScalingGroup;
+using scaling::WeakScalingReport;
 namespace {
 
 using html_detail::esc;
@@ -256,7 +263,7 @@ std::string group_section(const WeakScalingGroup& g, std::size_t gi, double warn
 
 }  // namespace
 
-std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::vector<InputFile>& files,
+std::string render_weak_scaling_html(const WeakScalingReport& rep, const std::vector<record::InputFile>& files,
                                      const HtmlContext& ctx) {
   const Counts counts = count_points(rep);
   std::string body = summary_section(rep, counts);

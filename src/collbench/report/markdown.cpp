@@ -14,6 +14,11 @@
 
 namespace collbench::report {
 
+using scaling::MeasuredPoint;
+using scaling::ProjectedPoint;
+using scaling::WeakScalingGroup;
+using scaling::WeakScalingReport;
+
 using record::CaseRecord;
 
 std::string markdown_case_head(bool root_column) {
@@ -88,7 +93,7 @@ std::string markdown_case_table(const std::vector<CaseRecord>& records) {
   return out + markdown_overlap_section(overlap_rows);
 }
 
-std::string markdown_file_head(const InputFile& f) {
+std::string markdown_file_head(const record::InputFile& f) {
   std::string out = fmt::format("## {}\n\n", md_escape(f.path));
   if (f.header) {
     const auto& h = *f.header;
@@ -107,7 +112,7 @@ std::string markdown_file_head(const InputFile& f) {
   return out;
 }
 
-std::string render_cases_markdown(const std::vector<InputFile>& files) {
+std::string render_cases_markdown(const std::vector<record::InputFile>& files) {
   std::string out;
   for (const auto& f : files) {
     out += markdown_file_head(f);
@@ -120,7 +125,7 @@ std::string render_cases_markdown(const std::vector<InputFile>& files) {
   return out;
 }
 
-std::string render_comparison_markdown(const Comparison& c) {
+std::string render_comparison_markdown(const compare::Comparison& c) {
   std::string out = fmt::format("## Comparison by {} (baseline: {})\n\n", to_string(c.by), md_escape(c.baseline));
   out += "time ratio = p50 / baseline p50 (> 1: slower); busbw ratio = busbw / baseline busbw (> 1: faster).\n\n";
   for (const auto& other : c.others) {
@@ -136,9 +141,10 @@ std::string render_comparison_markdown(const Comparison& c) {
       out += fmt::format(
           "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.3f} | {:+.1f} | {:.2f} | "
           "{:.2f} | {} | {} |\n",
-          r.collective, r.num_ranks, r.dtype, r.redop.value_or("–"), c.by == CompareBy::algo ? "*" : md_escape(r.algo),
-          r.scope, r.in_place ? "in" : "out", r.bytes, r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct,
-          r.base_busbw_gbps, r.other_busbw_gbps, r.busbw_ratio ? fmt::format("{:.3f}", *r.busbw_ratio) : "–",
+          r.collective, r.num_ranks, r.dtype, r.redop.value_or("–"),
+          c.by == compare::CompareBy::algo ? "*" : md_escape(r.algo), r.scope, r.in_place ? "in" : "out", r.bytes,
+          r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct, r.base_busbw_gbps, r.other_busbw_gbps,
+          r.busbw_ratio ? fmt::format("{:.3f}", *r.busbw_ratio) : "–",
           r.busbw_change_pct ? fmt::format("{:+.1f}", *r.busbw_change_pct) : "–");
     }
     if (n == 0) out += "| no matching cases | | | | | | | | | | | | | | | |\n";
@@ -242,8 +248,9 @@ std::string ws_overlap_table(const WeakScalingGroup& g) {
                                                ? std::optional<double>(*m.exposed_us / *m.t_comm_us)
                                                : std::nullopt;
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", m.num_ranks, number_text(m.t_comm_us, 2),
-                       number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2), md_escape(m.overlap_exposed_text),
-                       number_text(fraction, 3), md_escape(m.overlap_efficiency_text));
+                       number_text(m.t_compute_us, 2), number_text(m.t_both_us, 2),
+                       md_escape(overlap_exposed_text(m.overlap, 2)), number_text(fraction, 3),
+                       md_escape(overlap_efficiency_text(m.overlap, 3)));
   }
   return out + "\n";
 }

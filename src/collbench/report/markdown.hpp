@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "collbench/record/record.hpp"
-#include "collbench/report/compare.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/report/compare_render.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 
 namespace collbench::report {
 
@@ -22,12 +22,12 @@ std::string markdown_case_row(const record::CaseRecord& r, bool root_column);
 std::string markdown_overlap_row(const record::CaseRecord& r);
 std::string markdown_overlap_section(const std::string& overlap_rows);
 // A file's section up to its table: path, run header in a line, the reader's warnings.
-std::string markdown_file_head(const InputFile& f);
+std::string markdown_file_head(const record::InputFile& f);
 
 // One section per input file: its run header in a line, then its cases.
-std::string render_cases_markdown(const std::vector<InputFile>& files);
+std::string render_cases_markdown(const std::vector<record::InputFile>& files);
 
-std::string render_comparison_markdown(const Comparison& c);
+std::string render_comparison_markdown(const compare::Comparison& c);
 
 // Plot files to link from the weak-scaling report, relative to the report's folder.
 struct PlotLinks {
@@ -36,6 +36,6 @@ struct PlotLinks {
   std::string note;                       // why plots are missing (and how to get them), or empty
 };
 
-std::string render_weak_scaling_markdown(const WeakScalingReport& report, const PlotLinks& plots);
+std::string render_weak_scaling_markdown(const scaling::WeakScalingReport& report, const PlotLinks& plots);
 
 }  // namespace collbench::report

@@ -6,6 +6,8 @@
 
 namespace collbench::report {
 
+using scaling::Interval;
+
 std::string number_text(double v, int digits) {
   if (!std::isfinite(v)) return "–";
   const double smallest = digits >= 3 ? 0.1 : 1.0;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 
 namespace collbench::report {
 
@@ -15,7 +15,7 @@ std::string number_text(double v, int digits);
 // number_text, or "–" when there is no value.
 std::string number_text(const std::optional<double>& v, int digits);
 // "[low, high]", or "–" when there is no interval.
-std::string interval_text(const std::optional<Interval>& i, int digits);
+std::string interval_text(const std::optional<scaling::Interval>& i, int digits);
 // Domain sizes as "18,18,18,18".
 std::string domains_text(const std::vector<int>& sizes);
 

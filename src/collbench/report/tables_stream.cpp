@@ -95,7 +95,7 @@ void StreamedTables::add(record::CaseRecord&& r) {
   }
 }
 
-void StreamedTables::end_file(const InputFile& file) {
+void StreamedTables::end_file(const record::InputFile& file) {
   ChunkedText& rows = file_.root_column ? file_.rooted : file_.plain;
   if (format_ == TableFormat::table) {
     out_.append(fmt::format("# file: {}\n", file.path));

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/record/input_file.hpp"
 #include "collbench/record/record.hpp"
-#include "collbench/report/compare.hpp"
 #include "collbench/report/table.hpp"
 
 namespace collbench::report {
@@ -41,7 +41,7 @@ class StreamedTables {
   // reader returns it (path, header, warnings; its cases are not read).
   void begin_file(const std::string& path);
   void add(record::CaseRecord&& r);
-  void end_file(const InputFile& file);
+  void end_file(const record::InputFile& file);
   // What `report` prints for the files so far (all of them ended).
   [[nodiscard]] const ChunkedText& text() const { return out_; }
 

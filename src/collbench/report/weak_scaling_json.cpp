@@ -1,9 +1,15 @@
 // The weak-scaling report's JSON, as `python3 -m collbench_plot weak-scaling` plots it.
+#include "collbench/report/weak_scaling_json.hpp"
+
 #include <fmt/format.h>
 
-#include "collbench/report/weak_scaling.hpp"
-
 namespace collbench::report {
+
+using scaling::Interval;
+using scaling::MeasuredPoint;
+using scaling::ProjectedPoint;
+using scaling::WeakScalingGroup;
+using scaling::WeakScalingReport;
 
 namespace {
 
@@ -130,7 +136,7 @@ nlohmann::json weak_scaling_json(const WeakScalingReport& rep) {
   } else if (rep.measured_system) {
     system_title = *rep.measured_system;
   }
-  return {{"schema", kWeakScalingSchema},
+  return {{"schema", scaling::kWeakScalingSchema},
           {"title", rep.title},
           {"system", system_title.empty() ? json(nullptr) : json(system_title)},
           {"measured_system", opt_json(rep.measured_system)},
@@ -150,6 +156,10 @@ nlohmann::json weak_scaling_json(const WeakScalingReport& rep) {
           {"warnings", rep.warnings},
           {"notes", rep.notes},
           {"groups", groups}};
+}
+
+std::string weak_scaling_plot_prefix(std::size_t index) {
+  return fmt::format("weak_scaling_{}", index);
 }
 
 }  // namespace collbench::report

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collbench/report/compare_render.hpp"
 #include "collbench/report/gate_writers.hpp"
 #include "collbench/report/locate_render.hpp"
 #include "collbench/report/markdown.hpp"

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/compare/compare.hpp"
 #include "collbench/gate/gate.hpp"
 #include "collbench/locate/locate.hpp"
 #include "collbench/model/system_profile.hpp"
-#include "collbench/report/compare.hpp"
 #include "collbench/report/html.hpp"
 #include "collbench/report/model_table.hpp"
 #include "collbench/report/writer.hpp"
@@ -22,9 +22,9 @@ namespace collbench::report {
 
 // `report FILES`: the files (placed and modelled) and the comparison when one was asked for.
 struct CasesOutput {
-  const std::vector<InputFile>* files = nullptr;
-  const Comparison* comparison = nullptr;  // none: the cases only
-  HtmlContext html;                        // generator, time and command line of the HTML page
+  const std::vector<record::InputFile>* files = nullptr;
+  const compare::Comparison* comparison = nullptr;  // none: the cases only
+  HtmlContext html;                                 // generator, time and command line of the HTML page
 };
 // table, markdown, csv, html.
 const WriterRegistry<CasesOutput>& cases_writers();

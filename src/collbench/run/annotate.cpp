@@ -8,7 +8,7 @@
 
 #include "collbench/core/units.hpp"
 #include "collbench/model/estimate.hpp"
-#include "collbench/report/placement_model.hpp"
+#include "collbench/model/placement_model.hpp"
 #include "collbench/stats/summary.hpp"
 
 namespace collbench::run {
@@ -46,7 +46,7 @@ nlohmann::json per_domain_json(const Measurement& m, const coll::Collective& col
 
 // The model fields of a record from an estimate (of a collective, or of a traffic matrix).
 void set_model(record::CaseRecord& r, const model::SystemProfile& system, const model::Estimate& e) {
-  r.model = report::model_fields_from(system, e, r.time_us->p50);
+  r.model = model::model_fields_from(system, e, r.time_us->p50);
 }
 
 // A run faster than its bound is flagged, never hidden.

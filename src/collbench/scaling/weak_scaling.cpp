@@ -1,7 +1,7 @@
 // Weak-scaling analysis: grouping across rank counts, E(N) with bootstrap intervals, % of bound
 // and stragglers (method: docs/report.md). The model projections with their prediction intervals
 // are in weak_scaling_projection.cpp.
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 
 #include <fmt/format.h>
 
@@ -14,12 +14,11 @@
 #include "collbench/core/names.hpp"
 #include "collbench/model/published.hpp"
 #include "collbench/record/nccltests_convert.hpp"
-#include "collbench/report/overlap_text.hpp"
-#include "collbench/report/weak_scaling_detail.hpp"
+#include "collbench/scaling/weak_scaling_detail.hpp"
 #include "collbench/stats/median_bootstrap.hpp"
 #include "collbench/stats/summary.hpp"
 
-namespace collbench::report {
+namespace collbench::scaling {
 
 using record::CaseRecord;
 using weak_scaling_detail::measured;
@@ -44,17 +43,13 @@ std::string_view efficiency_definition(Metric m) {
                             : "p50(N0) / p50(N) (per-GPU throughput at a fixed size per rank)";
 }
 
-std::string weak_scaling_plot_prefix(std::size_t index) {
-  return fmt::format("weak_scaling_{}", index);
-}
-
 // ---- building the report -----------------------------------------------------------------------
 
 namespace {
 
 struct Entry {
   const CaseRecord* rec;
-  const InputFile* file;
+  const record::InputFile* file;
   int line;
 };
 
@@ -107,7 +102,7 @@ void set_title(WeakScalingReport& rep, const Systems& systems) {
 }
 
 // Groups measured cases that share everything but the rank count (and placement).
-std::vector<std::vector<Entry>> group_cases(const std::vector<InputFile>& files, WeakScalingReport& rep) {
+std::vector<std::vector<Entry>> group_cases(const std::vector<record::InputFile>& files, WeakScalingReport& rep) {
   std::map<GroupKey, std::size_t> index_of;
   std::vector<std::vector<Entry>> members;
   std::map<std::string, std::size_t> left_out;
@@ -191,7 +186,7 @@ void set_bound(MeasuredPoint& m, const CaseRecord& r, const Systems& systems) {
 
 // The slowest rank: the highest mean time per operation (a single worst iteration is mostly
 // scheduler noise; the mean is what the rank pays every step).
-void set_slowest_rank(MeasuredPoint& m, const CaseRecord& r, const InputFile& file) {
+void set_slowest_rank(MeasuredPoint& m, const CaseRecord& r, const record::InputFile& file) {
   if (!r.per_rank || r.per_rank->mean_us.size() <= 1) return;
   const auto& mx = r.per_rank->mean_us;
   const auto it = std::max_element(mx.begin(), mx.end());
@@ -230,8 +225,7 @@ MeasuredPoint measured_fields(const Entry& e) {
   m.exposed_us = overlap_number(r, "exposed_us");
   m.overlap_efficiency = overlap_number(r, "efficiency");
   if (r.overlap.is_object()) {
-    m.overlap_exposed_text = overlap_exposed_text(r.overlap, 2);
-    m.overlap_efficiency_text = overlap_efficiency_text(r.overlap, 3);
+    m.overlap = r.overlap;
   }
   if (m.uneven) {
     m.notes.push_back(
@@ -399,7 +393,7 @@ WeakScalingGroup build_group(std::vector<Entry>& entries, std::size_t gi, WeakSc
 
 }  // namespace
 
-WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const WeakScalingOptions& opt) {
+WeakScalingReport build_weak_scaling(const std::vector<record::InputFile>& files, const WeakScalingOptions& opt) {
   stats::check_bootstrap_args(opt.confidence, opt.resamples);
   WeakScalingReport rep;
   rep.metric = opt.metric;
@@ -433,4 +427,4 @@ WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const 
   return rep;
 }
 
-}  // namespace collbench::report
+}  // namespace collbench::scaling

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "collbench/model/system_profile.hpp"
-#include "collbench/report/compare.hpp"
+#include "collbench/record/input_file.hpp"
 #include "collbench/stats/median_bootstrap.hpp"
 
-namespace collbench::report {
+namespace collbench::scaling {
 
 inline constexpr const char* kWeakScalingSchema = "collbench.weak_scaling/1";
 
@@ -127,7 +127,7 @@ struct MeasuredPoint {
   std::optional<std::string> slowest_host;
   // Overlap mode (record.overlap, docs/overlap.md): the collective beside the group's compute load.
   std::optional<double> t_comm_us, t_compute_us, t_both_us, exposed_us, overlap_efficiency;
-  std::string overlap_exposed_text, overlap_efficiency_text;  // with their intervals (report/overlap_text.hpp)
+  nlohmann::json overlap;  // the record's overlap object (renderers print it with report/overlap_text.hpp)
   std::vector<std::string> notes;
 };
 
@@ -194,13 +194,6 @@ struct WeakScalingReport {
 
 // Builds the report. InputError when nothing can be grouped (no measured ok cases), when records
 // name several systems, or when --system contradicts the records without --project-onto.
-WeakScalingReport build_weak_scaling(const std::vector<InputFile>& files, const WeakScalingOptions& options);
+WeakScalingReport build_weak_scaling(const std::vector<record::InputFile>& files, const WeakScalingOptions& options);
 
-// The JSON that `python3 -m collbench_plot weak-scaling` plots (plotting/README.md), with every
-// measured and projected number of the report.
-nlohmann::json weak_scaling_json(const WeakScalingReport& report);
-
-// The plotting package's stem for group `index` ("weak_scaling_<index>_..."), to find its PNG.
-std::string weak_scaling_plot_prefix(std::size_t index);
-
-}  // namespace collbench::report
+}  // namespace collbench::scaling

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <set>
 
-#include "collbench/report/weak_scaling_detail.hpp"
+#include "collbench/scaling/weak_scaling_detail.hpp"
 
-namespace collbench::report {
+namespace collbench::scaling {
 
 ProjectedInterval projected_interval(double pct_bound, const Interval& rel, double k,
                                      std::optional<double> efficiency) {
@@ -264,4 +264,4 @@ void warn_far_projections(WeakScalingReport& rep, const std::vector<Far>& far, c
 }
 
 }  // namespace weak_scaling_detail
-}  // namespace collbench::report
+}  // namespace collbench::scaling

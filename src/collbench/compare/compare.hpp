@@ -1,8 +1,7 @@
-// Report inputs and comparisons. Result files are read with the line of every record kept, so
-// that a bad file is named with its line (exit code 2). Comparisons match the cases of runs,
-// backends or algorithms on everything but the varied dimension and give, per size, the ratio
-// and % change of the median time and of busbw. Pure C++ (no MPI, no GPU); the renderers here
-// (console table, CSV) and in markdown.hpp only print what compare() computed.
+// Comparisons between runs, backends and algorithms (the files come from record/input_file.hpp).
+// They match the cases of runs, backends or algorithms on everything but the varied dimension and
+// give, per size, the ratio and % change of the median time and of busbw. Pure C++ (no MPI, no GPU); the renderers
+// (report/compare_render.hpp, markdown.hpp, html.hpp) only print what compare_files() computed.
 #pragma once
 
 #include <cstdint>
@@ -11,26 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "collbench/record/input_file.hpp"
 #include "collbench/record/record.hpp"
 
-namespace collbench::report {
-
-// One results file as reports read it.
-struct InputFile {
-  std::string path;
-  std::optional<record::RunHeader> header;
-  int header_line = 0;
-  std::vector<record::CaseRecord> cases;
-  std::vector<int> case_lines;  // 1-based line of cases[i] in the file
-  std::vector<std::string> warnings;
-};
-
-// Reads a JSONL results file. A malformed line, a record of another schema or a record missing
-// keys is an InputError "PATH:LINE: ..."; a truncated last line is skipped with a warning.
-InputFile load_input(const std::string& path);
-
-// The same, over text already in memory (`path` names it in messages).
-InputFile parse_input(std::string_view text, const std::string& path);
+namespace collbench::compare {
 
 enum class CompareBy { run, backend, algo };
 CompareBy parse_compare_by(std::string_view name);  // InputError naming run, backend, algo
@@ -71,11 +54,7 @@ struct Comparison {
 // Compares every value of the varied dimension with the baseline (by default the first value
 // met in input order). Only cases with status ok and timing statistics are compared. An
 // InputError when fewer than two values of the dimension are present, or `baseline` is absent.
-Comparison compare(const std::vector<InputFile>& files, CompareBy by,
-                   const std::optional<std::string>& baseline = std::nullopt);
+Comparison compare_files(const std::vector<record::InputFile>& files, CompareBy by,
+                         const std::optional<std::string>& baseline = std::nullopt);
 
-// Console table (one block per compared value) and CSV.
-std::string render_comparison_table(const Comparison& c);
-std::string render_comparison_csv(const Comparison& c);
-
-}  // namespace collbench::report
+}  // namespace collbench::compare

@@ -1,5 +1,5 @@
 // Placement and model for imported records (placement_model.hpp).
-#include "collbench/report/placement_model.hpp"
+#include "collbench/model/placement_model.hpp"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include "collbench/model/estimate.hpp"
 #include "collbench/record/nccltests_convert.hpp"
 
-namespace collbench::report {
+namespace collbench::model {
 
-DomainChoice choose_ranks_per_domain(std::optional<int> ranks_per_domain, const model::SystemProfile* system) {
+DomainChoice choose_ranks_per_domain(std::optional<int> ranks_per_domain, const SystemProfile* system) {
   DomainChoice c;
   const int system_domain = system && !system->is_cpu() ? system->scale_up.domain_size : 0;
   if (ranks_per_domain) {
@@ -32,8 +32,7 @@ DomainChoice choose_ranks_per_domain(std::optional<int> ranks_per_domain, const 
   return c;
 }
 
-record::ModelFields model_fields_from(const model::SystemProfile& system, const model::Estimate& e,
-                                      std::optional<double> p50_us) {
+record::ModelFields model_fields_from(const SystemProfile& system, const Estimate& e, std::optional<double> p50_us) {
   record::ModelFields mf;
   mf.system = system.name;
   mf.bound_time_us = e.bound_time_us;
@@ -46,7 +45,7 @@ record::ModelFields model_fields_from(const model::SystemProfile& system, const 
   return mf;
 }
 
-std::optional<record::ModelFields> model_fields_for(const model::SystemProfile& system, const record::CaseRecord& r,
+std::optional<record::ModelFields> model_fields_for(const SystemProfile& system, const record::CaseRecord& r,
                                                     std::string& why) {
   model::CaseGeometry g;
   try {
@@ -84,8 +83,8 @@ bool place(record::CaseRecord& r, const DomainChoice& choice) {
 
 }  // namespace
 
-Annotated place_and_model(std::vector<InputFile>& files, const DomainChoice& choice,
-                          const model::SystemProfile* system) {
+Annotated place_and_model(std::vector<record::InputFile>& files, const DomainChoice& choice,
+                          const SystemProfile* system) {
   Annotated out;
   for (auto& f : files) {
     for (auto& r : f.cases) {
@@ -105,4 +104,4 @@ Annotated place_and_model(std::vector<InputFile>& files, const DomainChoice& cho
   return out;
 }
 
-}  // namespace collbench::report
+}  // namespace collbench::model

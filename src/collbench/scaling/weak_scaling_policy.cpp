@@ -8,9 +8,9 @@
 #include "collbench/core/names.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/model/estimate.hpp"
-#include "collbench/report/weak_scaling_detail.hpp"
+#include "collbench/scaling/weak_scaling_detail.hpp"
 
-namespace collbench::report {
+namespace collbench::scaling {
 
 Packing parse_packing(std::string_view name) {
   if (name == "full") return Packing::full;
@@ -175,4 +175,4 @@ void check_base_found(const WeakScalingReport& rep) {
 }
 
 }  // namespace weak_scaling_detail
-}  // namespace collbench::report
+}  // namespace collbench::scaling

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "collbench/model/estimate.hpp"
-#include "collbench/report/weak_scaling.hpp"
+#include "collbench/scaling/weak_scaling.hpp"
 
-namespace collbench::report::weak_scaling_detail {
+namespace collbench::scaling::weak_scaling_detail {
 
 // A record that can be a point: status ok with a positive p50.
 bool measured(const record::CaseRecord& r);
@@ -25,7 +25,7 @@ struct Systems {
 
 // The system the records were measured on, and the profiles for bounds and projections.
 // InputError when the records name several systems, or --system contradicts them.
-Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOptions& opt);
+Systems resolve_systems(const std::vector<record::InputFile>& files, const WeakScalingOptions& opt);
 
 // The model's estimate for a measured or projected case; nullopt with `why` filled otherwise.
 std::optional<model::Estimate> estimate_for(const model::SystemProfile& profile, const std::string& collective,
@@ -75,4 +75,4 @@ std::optional<std::size_t> base_index(const std::vector<int>& ranks, int base);
 // InputError when --base names an N at which no group has a reference point.
 void check_base_found(const WeakScalingReport& rep);
 
-}  // namespace collbench::report::weak_scaling_detail
+}  // namespace collbench::scaling::weak_scaling_detail

@@ -1,6 +1,5 @@
-// Report inputs (line-accurate reading of results files) and comparisons between runs,
-// backends and algorithms.
-#include "collbench/report/compare.hpp"
+// Comparisons between runs, backends and algorithms.
+#include "collbench/compare/compare.hpp"
 
 #include <fmt/format.h>
 
@@ -15,84 +14,10 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/record/jsonl.hpp"
-#include "collbench/record/jsonl_stream.hpp"
-#include "collbench/report/input_stream.hpp"
 
-namespace collbench::report {
+namespace collbench::compare {
 
 using record::CaseRecord;
-
-namespace {
-
-// One object of a results file into `file`: its run header, or one more case.
-void add_object(InputFile& file, int line_no, const nlohmann::json& j) {
-  const std::string& path = file.path;
-  const auto schema_it = j.find("schema");
-  const std::string schema = schema_it != j.end() && schema_it->is_string() ? schema_it->get<std::string>() : "";
-  if (schema != record::kSchema) {
-    throw InputError(fmt::format("{}:{}: record has schema '{}'; this collbench reads '{}'", path, line_no,
-                                 schema.empty() ? "(none)" : schema, record::kSchema));
-  }
-  const auto kind_it = j.find("kind");
-  const std::string kind = kind_it != j.end() && kind_it->is_string() ? kind_it->get<std::string>() : "";
-  try {
-    if (kind == "run_header") {
-      if (file.header) {
-        throw InputError(fmt::format("a second run header (the first is on line {}); reports read one run per file",
-                                     file.header_line));
-      }
-      file.header = record::header_from_json(j);
-      file.header_line = line_no;
-    } else if (kind == "case") {
-      file.cases.push_back(record::case_from_json(j));
-      file.case_lines.push_back(line_no);
-    } else {
-      throw InputError(fmt::format("unknown record kind '{}'; accepted: run_header, case", kind));
-    }
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{}:{}: {}", path, line_no, e.what()));
-  }
-}
-
-}  // namespace
-
-InputFile parse_input(std::string_view text, const std::string& path) {
-  InputFile file;
-  file.path = path;
-  // Line splitting, the torn-last-line rule and the depth bound are the record layer's.
-  for (const auto& [line_no, j] : record::parse_jsonl(text, path, file.warnings)) add_object(file, line_no, j);
-  return file;
-}
-
-InputFile stream_input(const std::string& path, std::size_t batch, const std::function<void(InputFile&)>& on_cases) {
-  InputFile file;
-  file.path = path;
-  const auto hand_over = [&] {
-    if (file.cases.empty()) return;
-    on_cases(file);
-    file.cases.clear();
-    file.case_lines.clear();
-  };
-  record::for_each_jsonl_line(path, "results file", "a JSONL file", file.warnings, [&](record::JsonlLine&& l) {
-    add_object(file, l.line, l.object);
-    if (file.cases.size() >= batch) hand_over();
-  });
-  hand_over();
-  return file;
-}
-
-InputFile load_input(const std::string& path) {
-  InputFile file;
-  std::vector<record::CaseRecord> cases;
-  std::vector<int> lines;
-  file = stream_input(path, SIZE_MAX, [&](InputFile& f) {
-    cases = std::move(f.cases);
-    lines = std::move(f.case_lines);
-  });
-  file.cases = std::move(cases);
-  file.case_lines = std::move(lines);
-  return file;
-}
 
 CompareBy parse_compare_by(std::string_view name) {
   if (name == "run") return CompareBy::run;
@@ -138,7 +63,7 @@ namespace {
 
 struct Located {
   const CaseRecord* rec;
-  const InputFile* file;
+  const record::InputFile* file;
   int line;
 };
 
@@ -155,7 +80,7 @@ struct CaseIndex {
 };
 
 // Adds one file's cases to the index (the first of repeated cases only, with a note).
-void index_file(const InputFile& f, CompareBy by, CaseIndex& idx, std::vector<std::string>& notes) {
+void index_file(const record::InputFile& f, CompareBy by, CaseIndex& idx, std::vector<std::string>& notes) {
   if (by == CompareBy::run && std::find(idx.values.begin(), idx.values.end(), f.path) != idx.values.end()) {
     throw InputError(fmt::format("'{}' is given twice; a run comparison needs distinct files", f.path));
   }
@@ -262,7 +187,8 @@ std::optional<std::string> rank_count_note(const CaseIndex& idx) {
 
 }  // namespace
 
-Comparison compare(const std::vector<InputFile>& files, CompareBy by, const std::optional<std::string>& baseline) {
+Comparison compare_files(const std::vector<record::InputFile>& files, CompareBy by,
+                         const std::optional<std::string>& baseline) {
   Comparison out;
   out.by = by;
   CaseIndex idx;
@@ -285,73 +211,4 @@ Comparison compare(const std::vector<InputFile>& files, CompareBy by, const std:
   return out;
 }
 
-namespace {
-
-std::string place_text(bool in_place) {
-  return in_place ? "in" : "out";
-}
-
-std::string compare_ratio_text(const std::optional<double>& v, const char* fmt_spec) {
-  return v ? fmt::format(fmt::runtime(fmt_spec), *v) : std::string("-");
-}
-
-}  // namespace
-
-std::string render_comparison_table(const Comparison& c) {
-  std::string out;
-  for (const auto& other : c.others) {
-    out += fmt::format("# compare by {}: {}  vs baseline  {}\n", to_string(c.by), other, c.baseline);
-    out += fmt::format(
-        "#{:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8}\n",
-        "collective", "ranks", "type", "redop", "algo", "scope", "place", "size", "base p50", "p50", "time", "time",
-        "base bus", "busbw", "busbw", "busbw");
-    out += fmt::format(
-        "#{:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8}\n", "",
-        "", "", "", "", "", "", "(B)", "(us)", "(us)", "ratio", "%chg", "(GB/s)", "(GB/s)", "ratio", "%chg");
-    std::size_t n = 0;
-    for (const auto& r : c.rows) {
-      if (r.other != other) continue;
-      ++n;
-      out += fmt::format(
-          " {:>13} {:>6} {:>10} {:>5} {:>12} {:>6} {:>5} {:>12} {:>11.2f} {:>11.2f} {:>8.3f} {:>+8.1f} "
-          "{:>9.2f} {:>9.2f} {:>8} {:>8}\n",
-          r.collective, r.num_ranks, r.dtype, r.redop.value_or("-"), c.by == CompareBy::algo ? "*" : r.algo, r.scope,
-          place_text(r.in_place), r.bytes, r.base_p50_us, r.other_p50_us, r.time_ratio, r.time_change_pct,
-          r.base_busbw_gbps, r.other_busbw_gbps, compare_ratio_text(r.busbw_ratio, "{:.3f}"),
-          compare_ratio_text(r.busbw_change_pct, "{:+.1f}"));
-    }
-    if (n == 0) out += "#  no matching cases\n";
-  }
-  out += "# time ratio = p50 / baseline p50 (> 1: slower); busbw ratio = busbw / baseline busbw (> 1: faster)\n";
-  for (const auto& note : c.notes) out += "# note: " + note + "\n";
-  return out;
-}
-
-std::string render_comparison_csv(const Comparison& c) {
-  std::string out =
-      "compare_by,baseline,other,collective,redop,dtype,backend,algo_requested,scope,in_place,timing,bytes,num_ranks,"
-      "domain_sizes,base_p50_us,other_p50_us,time_ratio,time_change_pct,base_busbw_gbps,other_busbw_gbps,busbw_ratio,"
-      "busbw_change_pct\n";
-  const auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char ch : s) {
-      if (ch == '"') q += '"';
-      q += ch;
-    }
-    return q + "\"";
-  };
-  const auto num = [](double v) { return fmt::format("{:.6g}", v); };
-  for (const auto& r : c.rows) {
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(c.by),
-                    quote(c.baseline), quote(r.other), r.collective, r.redop.value_or(""), r.dtype, r.backend, r.algo,
-                    r.scope, r.in_place ? "true" : "false", r.timing, r.bytes, r.num_ranks,
-                    quote(fmt::format("{}", fmt::join(r.domain_sizes, ","))), num(r.base_p50_us), num(r.other_p50_us),
-                    num(r.time_ratio), num(r.time_change_pct), num(r.base_busbw_gbps), num(r.other_busbw_gbps),
-                    r.busbw_ratio ? num(*r.busbw_ratio) : "", r.busbw_change_pct ? num(*r.busbw_change_pct) : "");
-  }
-  return out;
-}
-
-}  // namespace collbench::report
+}  // namespace collbench::compare

@@ -9,9 +9,9 @@
 #include "collbench/core/names.hpp"
 #include "collbench/core/placement.hpp"
 #include "collbench/model/estimate.hpp"
-#include "collbench/report/weak_scaling_detail.hpp"
+#include "collbench/scaling/weak_scaling_detail.hpp"
 
-namespace collbench::report::weak_scaling_detail {
+namespace collbench::scaling::weak_scaling_detail {
 
 using record::CaseRecord;
 
@@ -21,7 +21,7 @@ bool measured(const CaseRecord& r) {
 
 namespace {
 
-std::optional<std::string> header_system(const InputFile& f) {
+std::optional<std::string> header_system(const record::InputFile& f) {
   if (!f.header || !f.header->system.is_object()) return std::nullopt;
   const auto it = f.header->system.find("name");
   if (it == f.header->system.end() || !it->is_string()) return std::nullopt;
@@ -30,7 +30,7 @@ std::optional<std::string> header_system(const InputFile& f) {
 
 // Which system were the records measured on? Records' model.system first, run headers next:
 // the name and where it was first seen; InputError when they name several.
-std::optional<std::pair<std::string, std::string>> recorded_system(const std::vector<InputFile>& files) {
+std::optional<std::pair<std::string, std::string>> recorded_system(const std::vector<record::InputFile>& files) {
   std::map<std::string, std::string> from_records;  // system -> where first seen
   std::map<std::string, std::string> from_headers;
   for (const auto& f : files) {
@@ -55,7 +55,7 @@ std::optional<std::pair<std::string, std::string>> recorded_system(const std::ve
 
 }  // namespace
 
-Systems resolve_systems(const std::vector<InputFile>& files, const WeakScalingOptions& opt) {
+Systems resolve_systems(const std::vector<record::InputFile>& files, const WeakScalingOptions& opt) {
   Systems s;
   std::optional<std::string> recorded;
   std::string where;
@@ -123,4 +123,4 @@ std::optional<model::Estimate> estimate_for(const model::SystemProfile& profile,
   }
 }
 
-}  // namespace collbench::report::weak_scaling_detail
+}  // namespace collbench::scaling::weak_scaling_detail
