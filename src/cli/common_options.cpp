@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "collbench/core/error.hpp"
@@ -19,7 +22,7 @@ std::vector<std::string>& process_argv() {
 void add_output_flags(CLI::App& app, OutputFlags& f) {
   f.out_option = app.add_option("--out", f.out, "Write JSONL records to FILE (schema collbench.result/1)");
   app.add_flag("--resume", f.resume, "Continue FILE: skip cases already in it (same configuration only)");
-  app.add_flag("--force", f.force, "Replace a non-empty FILE");
+  app.add_flag("--force", f.force, "Replace a non-empty FILE (and --format PATH files)");
   add_format_option(app, f.formats, report::console_writer_names(), "table", "Output of the records as they finish");
   app.add_option("--layout", f.layout,
                  "Columns of --format table: collbench (time, p99, samples, %bound) or nccl-tests (nccl-tests' "
@@ -159,9 +162,36 @@ void apply_stop_flags(const StopFlags& f, plan::Case& c) {
   }
 }
 
+namespace {
+
+// A measurement is costly to repeat: a --format FMT=PATH file that already holds something is
+// replaced only with --force (or continued by --resume, which rewrites it with this run's cases),
+// as --out is. Devices and FIFOs (/dev/stdout, a pipe) are written, never refused.
+void check_format_paths_replaceable(const std::vector<report::OutputTarget>& targets, const OutputFlags& out) {
+  if (out.force || out.resume) return;
+  for (const auto& t : targets) {
+    if (!t.path) continue;
+    std::error_code ec;
+    const auto st = std::filesystem::status(*t.path, ec);
+    if (ec || !std::filesystem::is_regular_file(st)) continue;
+    const auto size = std::filesystem::file_size(*t.path, ec);
+    if (ec || size == 0) continue;
+    throw InputError(fmt::format("{} {}={}: '{}' exists and is not empty; pass --force to replace it, or choose "
+                                 "another path",
+                                 t.flag, t.format, *t.path, *t.path));
+  }
+}
+
+bool any_format_path(const std::vector<report::OutputTarget>& targets) {
+  return std::any_of(targets.begin(), targets.end(), [](const report::OutputTarget& t) { return t.path.has_value(); });
+}
+
+}  // namespace
+
 // The console writers (report/console_writer.hpp) --format and --layout choose.
 void set_console_outputs(const OutputFlags& out, run::RunnerOptions& o) {
   o.outputs = report::parse_output_targets(out.formats, report::console_writer_names(), "table");
+  check_format_paths_replaceable(o.outputs, out);
   o.console.layout = out.layout;
   o.console.nccl_tests_layout = out.layout != "collbench";
   o.console.per_iteration_columns = out.per_iteration_columns;
@@ -173,7 +203,11 @@ run::RunnerOptions runner_options(const OutputFlags& out, const PlacementFlags& 
   if (out.out_option != nullptr && out.out_option->count() > 0 && out.out.empty()) {
     throw InputError("--out '': expected a file name, e.g. --out results/run.jsonl (leave --out out to write no file)");
   }
-  if ((out.resume || out.force) && out.out.empty()) throw InputError("--resume and --force need --out FILE");
+  if (out.resume && out.out.empty()) throw InputError("--resume needs --out FILE");
+  if (out.force && out.out.empty() &&
+      !any_format_path(report::parse_output_targets(out.formats, report::console_writer_names(), "table"))) {
+    throw InputError("--force needs --out FILE or a --format FMT=PATH file to replace");
+  }
   if (placement.ranks_per_domain && placement.domain_sizes) {
     throw InputError("--ranks-per-domain and --domain-sizes exclude each other");
   }

@@ -179,6 +179,26 @@ def test_run_streams_each_format_to_its_file(tmp_path):
     assert mask((tmp_path / "r.txt").read_text()) == mask((GOLDEN / "run-table.stdout").read_text())
 
 
+def test_run_refuses_to_replace_a_format_file_without_force(tmp_path):
+    """A measurement is costly to repeat: run's --format FMT=PATH replaces a non-empty file only
+    with --force (as --out does), refused before anything runs; an empty file, a device and
+    --force are written."""
+    kept = tmp_path / "r.csv"
+    kept.write_text("earlier results\n")
+    p = run(RUN + ["--format", "none", "--format", f"csv={kept}"], cwd=SOURCE_DIR)
+    assert p.returncode == 2, p.stderr
+    assert f"--format csv={kept}: '{kept}' exists and is not empty; pass --force to replace it" in p.stderr
+    assert kept.read_text() == "earlier results\n"
+    p = run(RUN + ["--format", "none", "--format", f"csv={kept}", "--force"], cwd=SOURCE_DIR)
+    assert p.returncode == 0, p.stderr
+    assert kept.read_text().startswith("collective,")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    p = run(RUN + ["--format", "none", "--format", f"table={empty}", "--format", "csv=/dev/null"], cwd=SOURCE_DIR)
+    assert p.returncode == 0, p.stderr
+    assert empty.read_text() != ""
+
+
 def test_bad_format_names_flag_value_and_accepted(tmp_path):
     p = run(["gate", "--baseline", BASELINE, "--current", BASELINE, "--format", "xml"], cwd=SOURCE_DIR)
     assert p.returncode == 2
