@@ -78,6 +78,13 @@ TEST(YamlStructure, NestingTooDeepIsNamedNotABadFile) {
   // yaml-cpp's own limit (about 500 levels) says only "bad file" (issue 37 item 7).
   const std::string deep = "name: d\ncases: " + std::string(1000, '[') + std::string(1000, ']') + "\n";
   EXPECT_EQ(error_of([&] { (void)plan::parse_sweep(deep, "d.yaml"); }), "d.yaml:2: nested deeper than 64 levels");
+  // Every YAML input checks the structure before yaml-cpp parses (the layout once parsed first).
+  const std::string tail = ":2: nested deeper than 64 levels";
+  EXPECT_EQ(error_of([&] { (void)step::parse_layout(deep, "l.yaml"); }), "l.yaml" + tail);
+  EXPECT_EQ(error_of([&] { (void)model::parse_system_profile(deep, "p.yaml"); }), "p.yaml" + tail);
+  EXPECT_EQ(error_of([&] { (void)workload::parse_workload_profile(deep, "w.yaml"); }), "w.yaml" + tail);
+  EXPECT_EQ(error_of([&] { (void)accept::parse_acceptance_profile(deep, "a.yaml"); }), "a.yaml" + tail);
+  EXPECT_EQ(error_of([&] { (void)gate::parse_gate_policy(deep, "g.yaml"); }), "g.yaml" + tail);
 }
 
 TEST(YamlStructure, KeysAreCheckedOnceWhereTheyAreWrittenAndAnAliasKeyByItsText) {

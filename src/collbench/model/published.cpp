@@ -64,14 +64,7 @@ int PublishedPoint::gpus() const {
 
 PublishedPoints parse_published_points(std::string_view yaml_text, const std::string& origin) {
   const Reader r(origin);
-  YAML::Node root;
-  yamlio::check_structure(yaml_text, origin);  // first: it refuses what would make YAML::Load or a walk blow up
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    r.fail(e.mark, "", "not valid YAML: " + e.msg);
-  }
-  if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", "empty published points file");
+  const YAML::Node root = yamlio::load_document(r, yaml_text, "published points file");
   r.check_map(root, "", kTopKeys);
   PublishedPoints out;
   out.system = r.text(r.required(root, "", "system"), "system");

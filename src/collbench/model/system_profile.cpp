@@ -283,14 +283,7 @@ std::string fnv1a64_hex(std::string_view bytes) {
 
 SystemProfile parse_system_profile(std::string_view yaml_text, const std::string& origin) {
   const ProfileReader r(origin);
-  YAML::Node root;
-  yamlio::check_structure(yaml_text, origin);  // first: it refuses what would make YAML::Load or a walk blow up
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    r.fail(e.mark, "", "not valid YAML: " + e.msg);
-  }
-  if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", "empty system profile");
+  const YAML::Node root = yamlio::load_document(r, yaml_text, "system profile");
   r.check_map(root, "", kProfileTopKeys);
 
   SystemProfile p;

@@ -83,14 +83,7 @@ std::string_view to_string(Precision p) {
 
 Layout parse_layout(const std::string& yaml_text, const std::string& origin) {
   const yamlio::Reader r(origin);
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    r.fail(e.mark, "", "not valid YAML: " + e.msg);
-  }
-  yamlio::check_structure(yaml_text, origin);
-  if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", "empty layout");
+  const YAML::Node root = yamlio::load_document(r, yaml_text, "layout");
   r.check_map(root, "", kKeys, yamlio::Reader::EmptyValues::reject);
   Layout l;
   l.source = origin;

@@ -22,6 +22,18 @@ std::string join_path(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
 
+YAML::Node load_document(const Reader& r, std::string_view yaml_text, std::string_view what) {
+  check_structure(yaml_text, r.origin());
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    r.fail(e.mark, "", "not valid YAML: " + e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark::null_mark(), "", fmt::format("empty {}", what));
+  return root;
+}
+
 void Reader::fail(const YAML::Mark& mark, const std::string& key, const std::string& what) const {
   const std::string where = mark.is_null() ? origin_ : fmt::format("{}:{}", origin_, mark.line + 1);
   if (key.empty()) throw InputError(fmt::format("{}: {}", where, what));

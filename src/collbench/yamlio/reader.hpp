@@ -21,6 +21,13 @@ std::string_view kind_of(const YAML::Node& node);
 // "a.b" from "a" and "b"; "b" when the path is empty.
 std::string join_path(const std::string& path, const std::string& key);
 
+class Reader;
+
+// The document of a profile-like file: check_structure first (duplicate keys, alias bombs, depth:
+// what would make YAML::Load or a walk blow up, named as such), then YAML::Load ("ORIGIN:LINE: not
+// valid YAML: ..."), then "ORIGIN: empty WHAT" for a file with nothing in it.
+YAML::Node load_document(const Reader& r, std::string_view yaml_text, std::string_view what);
+
 class Reader {
  public:
   explicit Reader(std::string origin) : origin_(std::move(origin)) {}
