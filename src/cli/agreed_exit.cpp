@@ -1,8 +1,6 @@
 // Rank 0's exit code on every rank (agreed_exit.hpp).
 #include "cli/agreed_exit.hpp"
 
-#include <mpi.h>
-
 #include <exception>
 #include <string>
 
@@ -24,7 +22,7 @@ int agreed_code(const run::Control& control, const std::function<int()>& on_root
       error = std::string("internal error: ") + e.what();
     }
   }
-  MPI_Bcast(&code, 1, MPI_INT, 0, control.comm());
+  code = control.broadcast_int(code);
   error = control.broadcast_string(error);
   if (!error.empty()) throw Error(static_cast<ExitCode>(code), error);
   return code;

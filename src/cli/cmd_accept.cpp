@@ -4,7 +4,6 @@
 // (docs/acceptance.md). Exit 0 all pass, 1 any FAIL, 2 bad input.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
@@ -322,9 +321,7 @@ Action setup_accept(CLI::App& app) {
   return [f]() -> int {
     f->targets = report::parse_output_targets(f->formats, accept::accept_writers().names(), "table");
     if (f->list) {
-      int rank = 0;
-      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-      if (rank == 0) {
+      if (run::world_rank() == 0) {
         for (const auto& name : accept::list_acceptance_profiles()) std::printf("%s\n", name.c_str());
       }
       return 0;

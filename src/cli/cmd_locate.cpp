@@ -6,7 +6,6 @@
 // named, 2 bad input.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <mpi.h>
 
 #include <algorithm>
 #include <array>
@@ -162,9 +161,7 @@ std::vector<std::pair<locate::HalfTiming, locate::HalfTiming>> broadcast_halves(
   const std::string message = control.broadcast_string(error);
   if (!message.empty()) throw RuntimeFailure(message);
   constexpr std::size_t kPer = 12;
-  int count = static_cast<int>(halves.size());
-  MPI_Bcast(&count, 1, MPI_INT, 0, control.comm());
-  std::vector<double> v(static_cast<std::size_t>(count) * kPer, 0.0);
+  std::vector<double> v(halves.size() * kPer, 0.0);
   if (control.rank() == 0) {
     for (std::size_t i = 0; i < halves.size(); ++i) {
       const auto& [a, b] = halves[i];
@@ -183,7 +180,8 @@ std::vector<std::pair<locate::HalfTiming, locate::HalfTiming>> broadcast_halves(
       std::copy(one.begin(), one.end(), v.begin() + static_cast<std::ptrdiff_t>(i * kPer));
     }
   }
-  MPI_Bcast(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, 0, control.comm());
+  v = control.broadcast_doubles(v);
+  const std::size_t count = v.size() / kPer;
   const auto half = [&v](std::size_t o) {
     locate::HalfTiming t;
     t.first_rank = static_cast<int>(v[o]);
@@ -195,8 +193,7 @@ std::vector<std::pair<locate::HalfTiming, locate::HalfTiming>> broadcast_halves(
     return t;
   };
   std::vector<std::pair<locate::HalfTiming, locate::HalfTiming>> out;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i)
-    out.emplace_back(half(i * kPer), half(i * kPer + 6));
+  for (std::size_t i = 0; i < count; ++i) out.emplace_back(half(i * kPer), half(i * kPer + 6));
   return out;
 }
 
@@ -265,7 +262,7 @@ int locate_from_files(const LocateFlags& f, const Methods& methods) {
 
 // Every rank at the same point, then rank 0's clock (simulated time in a simulation).
 double cluster_clock(const run::Control& control) {
-  MPI_Barrier(control.comm());
+  control.barrier(backend::Progress::spin);
   return backend::sim::now_seconds();
 }
 

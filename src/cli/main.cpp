@@ -1,7 +1,6 @@
 // collbench entry point: builds the subcommand tree from the registry, initialises MPI only for
 // subcommands that measure, and maps errors to the exit codes of docs/interfaces.md section 4.
 #include <fmt/format.h>
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,19 +32,8 @@ std::vector<Subcommand>& subcommand_registry() {
 
 namespace {
 
-int world_rank() {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (initialized == 0 || finalized != 0) return 0;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
 void print_error(const std::string& message) {
-  if (world_rank() == 0) std::fprintf(stderr, "collbench: error: %s\n", message.c_str());
+  if (collbench::run::world_rank() == 0) std::fprintf(stderr, "collbench: error: %s\n", message.c_str());
 }
 
 // `collbench --version`: what was built, from which sources, against which libraries. The MPI
@@ -123,7 +111,7 @@ int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& a
     std::fprintf(stderr,
                  "collbench: error (rank %d): out of memory: an allocation failed; use smaller sizes (-e, "
                  "--tokens) or fewer ranks per node\n",
-                 world_rank());
+                 collbench::run::world_rank());
     if (session) run::abort_job(static_cast<int>(ExitCode::bad_input));
     return static_cast<int>(ExitCode::bad_input);
   } catch (const Error& e) {
@@ -134,11 +122,11 @@ int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& a
       return static_cast<int>(e.code());
     }
     // A run-time failure may be local to this rank: abort the job so no rank waits forever.
-    std::fprintf(stderr, "collbench: error (rank %d): %s\n", world_rank(), e.what());
+    std::fprintf(stderr, "collbench: error (rank %d): %s\n", collbench::run::world_rank(), e.what());
     if (session) run::abort_job(static_cast<int>(e.code()));
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "collbench: internal error (rank %d): %s\n", world_rank(), e.what());
+    std::fprintf(stderr, "collbench: internal error (rank %d): %s\n", collbench::run::world_rank(), e.what());
     if (session) run::abort_job(static_cast<int>(ExitCode::aborted));
     return static_cast<int>(ExitCode::aborted);
   }

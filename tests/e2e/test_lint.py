@@ -44,6 +44,17 @@ def test_an_unknown_layer_is_refused(tmp_path):
     assert "layer 'gadgets' is not in scripts/check_layers.py's table" in p.stderr
 
 
+def test_an_mpi_call_in_the_cli_is_named_with_its_line(tmp_path):
+    write(tmp_path, "cli/cmd_x.cpp", "// MPI_Barrier(comm) in a comment is fine\n#include <mpi.h>\nint f() {\n"
+          "  return MPI_Barrier(c);\n}\n")
+    write(tmp_path, "collbench/run/session.cpp", "#include <mpi.h>\nint g() { return MPI_Barrier(c); }\n")
+    p = check(tmp_path)
+    assert p.returncode == 1
+    assert "src/cli/cmd_x.cpp:2: '#include <mpi.h>': the CLI calls MPI through run/ (session.hpp)" in p.stderr
+    assert "src/cli/cmd_x.cpp:4: 'MPI_Barrier(': the CLI calls MPI through run/" in p.stderr
+    assert "session.cpp" not in p.stderr and ":1:" not in p.stderr
+
+
 def test_the_repository_goes_down():
     p = check(SOURCE_DIR / "src")
     assert p.returncode == 0, p.stderr

@@ -98,6 +98,29 @@ bool Control::broadcast_flag(bool flag) const {
   return v != 0;
 }
 
+int Control::broadcast_int(int value) const {
+  CB_CHECK_MPI(MPI_Bcast(&value, 1, MPI_INT, 0, comm_.get()));
+  return value;
+}
+
+std::vector<double> Control::broadcast_doubles(const std::vector<double>& values) const {
+  const int len = broadcast_int(static_cast<int>(values.size()));
+  std::vector<double> out(static_cast<std::size_t>(len), 0.0);
+  if (rank_ == 0) out = values;
+  CB_CHECK_MPI(MPI_Bcast(out.data(), len, MPI_DOUBLE, 0, comm_.get()));
+  return out;
+}
+
+// No check that throws: error paths print through this.
+int world_rank() {
+  int initialized = 0;
+  int finalized = 0;
+  if (MPI_Initialized(&initialized) != MPI_SUCCESS || MPI_Finalized(&finalized) != MPI_SUCCESS) return 0;
+  if (initialized == 0 || finalized != 0) return 0;
+  int rank = 0;
+  return MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS ? rank : 0;
+}
+
 std::string Control::broadcast_string(const std::string& s) const {
   int len = static_cast<int>(s.size());
   CB_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT, 0, comm_.get()));

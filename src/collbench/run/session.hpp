@@ -75,7 +75,10 @@ class Control {
   [[nodiscard]] std::vector<double> gather(double value) const;
   [[nodiscard]] std::vector<std::uint64_t> gather(std::uint64_t value) const;
   [[nodiscard]] bool broadcast_flag(bool flag) const;
+  [[nodiscard]] int broadcast_int(int value) const;  // rank 0's value on every rank
   [[nodiscard]] std::string broadcast_string(const std::string& s) const;
+  // Rank 0's vector, its length included, on every rank (the others' `values` are ignored).
+  [[nodiscard]] std::vector<double> broadcast_doubles(const std::vector<double>& values) const;
 
  private:
   backend::MpiCommHandle comm_;
@@ -84,6 +87,10 @@ class Control {
 };
 
 ProcessInfo gather_process_info(const Control& control);
+
+// This process's rank in MPI_COMM_WORLD; 0 before MPI_Init and after MPI_Finalize, when the
+// process speaks for itself (the CLI prints errors and listings on rank 0 only).
+int world_rank();
 
 // The host name of every rank this process knows (info.hosts), in rank order.
 std::vector<std::string> host_names(const ProcessInfo& info);
