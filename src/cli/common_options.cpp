@@ -176,9 +176,10 @@ void check_format_paths_replaceable(const std::vector<report::OutputTarget>& tar
     if (ec || !std::filesystem::is_regular_file(st)) continue;
     const auto size = std::filesystem::file_size(*t.path, ec);
     if (ec || size == 0) continue;
-    throw InputError(fmt::format("{} {}={}: '{}' exists and is not empty; pass --force to replace it, or choose "
-                                 "another path",
-                                 t.flag, t.format, *t.path, *t.path));
+    throw InputError(
+        fmt::format("{} {}={}: '{}' exists and is not empty; pass --force to replace it, or choose "
+                    "another path",
+                    t.flag, t.format, *t.path, *t.path));
   }
 }
 
