@@ -95,12 +95,11 @@ std::string routing_map_text(const std::string& value) {
   return "{" + out + "}";
 }
 
-// Every combination of the MoE flags' alternatives, each validated now (the message names the
-// flag and the value). One empty set for the other collectives.
-std::vector<std::map<std::string, std::string>> moe_param_sets(const RunFlags& f) {
-  const MoeFlags& m = f.moe;
-  // (flag, key, alternatives) in the order of coll::moe_param_keys().
-  std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> axes;
+// The MoE flags given, as (flag, key, alternatives) in the order of coll::moe_param_keys().
+using MoeAxes = std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>;
+
+MoeAxes moe_flag_axes(const MoeFlags& m) {
+  MoeAxes axes;
   const auto list_axis = [&](const char* flag, const char* key, const std::optional<std::string>& value) {
     if (value) axes.emplace_back(flag, key, split_list(*value, flag));
   };
@@ -116,16 +115,11 @@ std::vector<std::map<std::string, std::string>> moe_param_sets(const RunFlags& f
   list_axis("--seed", "seed", m.seed);
   list_axis("--rows", "rows", m.rows);
   list_axis("--counts-exchange", "counts_exchange", m.counts_exchange);
+  return axes;
+}
 
-  if (!is_moe_collective(f.collective)) {
-    if (!axes.empty()) {
-      throw InputError(
-          fmt::format("{} applies only to the MoE collectives (moe-dispatch, moe-combine, "
-                      "moe-roundtrip), not {}",
-                      std::get<0>(axes.front()), f.collective));
-    }
-    return {{}};
-  }
+// The size flags have no meaning for an MoE collective (the workload sets the size): refused.
+void moe_refuse_size_flags(const RunFlags& f) {
   for (const auto& [flag, opt] : f.size_options) {
     if (opt->count() == 0) continue;
     if (flag == "-d/--dtype") {
@@ -142,7 +136,10 @@ std::vector<std::map<std::string, std::string>> moe_param_sets(const RunFlags& f
                     "tokens per rank); use --tokens N (e.g. --tokens 128,4096) and --workload NAME",
                     flag, f.collective));
   }
-  // Each value on its own first, so that the message names the flag.
+}
+
+// Each value on its own, so that the message names the flag.
+void moe_check_axes(const MoeAxes& axes) {
   for (const auto& [flag, key, values] : axes) {
     for (const auto& v : values) {
       try {
@@ -152,6 +149,10 @@ std::vector<std::map<std::string, std::string>> moe_param_sets(const RunFlags& f
       }
     }
   }
+}
+
+// Every combination of the axes' alternatives.
+std::vector<std::map<std::string, std::string>> moe_combinations(const MoeAxes& axes) {
   std::vector<std::map<std::string, std::string>> sets{{}};
   for (const auto& [flag, key, values] : axes) {
     std::vector<std::map<std::string, std::string>> next;
@@ -165,6 +166,24 @@ std::vector<std::map<std::string, std::string>> moe_param_sets(const RunFlags& f
     sets = std::move(next);
   }
   return sets;
+}
+
+// Every combination of the MoE flags' alternatives, each validated now (the message names the
+// flag and the value). One empty set for the other collectives.
+std::vector<std::map<std::string, std::string>> moe_param_sets(const RunFlags& f) {
+  const MoeAxes axes = moe_flag_axes(f.moe);
+  if (!is_moe_collective(f.collective)) {
+    if (!axes.empty()) {
+      throw InputError(
+          fmt::format("{} applies only to the MoE collectives (moe-dispatch, moe-combine, "
+                      "moe-roundtrip), not {}",
+                      std::get<0>(axes.front()), f.collective));
+    }
+    return {{}};
+  }
+  moe_refuse_size_flags(f);
+  moe_check_axes(axes);
+  return moe_combinations(axes);
 }
 
 void print_list() {

@@ -210,8 +210,10 @@ AcceptReport accept_from_json(const json& j, const std::string& path) {
   return r;
 }
 
-std::string render_accept_html(const AcceptReport& r, const std::vector<record::InputFile>& records,
-                               const report::HtmlContext& ctx, const std::vector<std::string>& notes) {
+namespace {
+
+// The summary section: the counts, the profile, the run and its record files.
+std::string accept_html_summary(const AcceptReport& r) {
   const bool pass = r.exit_code() == 0;
   const std::size_t n_pass = r.count(Verdict::pass), n_fail = r.count(Verdict::fail),
                     n_waived = r.count(Verdict::waived);
@@ -243,14 +245,18 @@ std::string render_accept_html(const AcceptReport& r, const std::vector<record::
         "tooling, not the system.</div>\n";
   }
   body += "</section>\n";
+  return body;
+}
 
-  // Chart: per row with a judged limit, how far the measured value is from it.
+// The headroom chart: per row with a judged limit, how far the measured value is from it (the
+// first judged limit of the row); `not_charted`: the rows without one.
+report::svg::BarChart accept_html_headroom_chart(const AcceptReport& r, std::size_t& not_charted) {
   report::svg::BarChart chart;
   chart.title = "Headroom: measured over the limit (first judged limit of each check, log scale)";
   chart.y_label = "measured / limit (time, interference: limit / measured)";
   chart.reference = report::svg::ReferenceLine{1.0, "limit (above: meets it)", report::svg::Stroke::dashed};
   chart.log_y = true;
-  std::size_t not_charted = 0;
+  not_charted = 0;
   for (const auto& row : r.rows) {
     const LimitResult* judged = nullptr;
     for (const auto& l : row.limits) {
@@ -272,7 +278,41 @@ std::string render_accept_html(const AcceptReport& r, const std::vector<record::
                                       to_string(row.verdict), judged->kind, row.reason)});
   }
   chart.width = std::clamp(static_cast<int>(chart.bars.size()) * 46 + 120, 640, 1200);
-  body += "<section class=\"verdicts\"><h2>Verdicts</h2>\n";
+  return chart;
+}
+
+// One row of the verdict table.
+std::string accept_html_row(const Row& row) {
+  std::string model = "–";
+  if (row.bound_busbw_gbps || row.expected_busbw_gbps) {
+    model = fmt::format("{} / {} GB/s", row.bound_busbw_gbps ? fmt::format("{:.4g}", *row.bound_busbw_gbps) : "–",
+                        row.expected_busbw_gbps ? fmt::format("{:.4g}", *row.expected_busbw_gbps) : "–");
+  } else if (!row.model_note.empty()) {
+    model = row.model_note;
+  }
+  std::string reason = esc(row.reason);
+  if (!row.evidence.empty()) {
+    reason += "<ul class=\"notes\">";
+    for (const auto& e : row.evidence) reason += "<li>" + esc(e) + "</li>";
+    reason += "</ul>";
+  }
+  std::string check_cell = "<strong>" + esc(row.check) + "</strong>";
+  if (!row.description.empty()) check_cell += "<br><span class=\"muted\">" + esc(row.description) + "</span>";
+  check_cell += "<br><span class=\"muted\">" +
+                esc(fmt::format("{} {} {} {}", row.collective, row.dtype, row.algo, row.scope)) + "</span>";
+  std::string measured = esc(measured_text(row));
+  if (!row.policy_text.empty()) measured += "<br><span class=\"muted\">" + esc(row.policy_text) + "</span>";
+  return fmt::format("<tr class=\"verdict-row {}\">", verdict_class(row.verdict)) + td(check_cell, "wrap") +
+         fmt::format(R"(<td class="n" title="{} bytes">{}</td>)", row.bytes, esc(format_bytes(row.bytes))) +
+         td(esc(row.domain_label)) + td(measured) + td(esc(threshold_text(row)), "wrap") + td(esc(model), "wrap") +
+         td(html::badge(std::string(to_string(row.verdict)))) + td(reason, "wrap") + "</tr>\n";
+}
+
+// The verdicts section: the headroom chart, the table and the notes.
+std::string accept_html_verdicts(const AcceptReport& r, const std::vector<std::string>& notes) {
+  std::size_t not_charted = 0;
+  const report::svg::BarChart chart = accept_html_headroom_chart(r, not_charted);
+  std::string body = "<section class=\"verdicts\"><h2>Verdicts</h2>\n";
   if (!chart.bars.empty()) {
     body += "<div class=\"charts\">" + report::svg::render_bar_chart(chart) + "</div>\n";
     if (not_charted) {
@@ -284,31 +324,7 @@ std::string render_accept_html(const AcceptReport& r, const std::vector<record::
       "<div class=\"table-wrap\"><table class=\"verdicts\"><thead><tr><th>check</th><th class=\"n\">size</th>"
       "<th>domain / ranks</th><th>measured</th><th>threshold</th><th>model bound / expected busbw</th>"
       "<th>verdict</th><th>reason</th></tr></thead><tbody>\n";
-  for (const auto& row : r.rows) {
-    std::string model = "–";
-    if (row.bound_busbw_gbps || row.expected_busbw_gbps) {
-      model = fmt::format("{} / {} GB/s", row.bound_busbw_gbps ? fmt::format("{:.4g}", *row.bound_busbw_gbps) : "–",
-                          row.expected_busbw_gbps ? fmt::format("{:.4g}", *row.expected_busbw_gbps) : "–");
-    } else if (!row.model_note.empty()) {
-      model = row.model_note;
-    }
-    std::string reason = esc(row.reason);
-    if (!row.evidence.empty()) {
-      reason += "<ul class=\"notes\">";
-      for (const auto& e : row.evidence) reason += "<li>" + esc(e) + "</li>";
-      reason += "</ul>";
-    }
-    std::string check_cell = "<strong>" + esc(row.check) + "</strong>";
-    if (!row.description.empty()) check_cell += "<br><span class=\"muted\">" + esc(row.description) + "</span>";
-    check_cell += "<br><span class=\"muted\">" +
-                  esc(fmt::format("{} {} {} {}", row.collective, row.dtype, row.algo, row.scope)) + "</span>";
-    std::string measured = esc(measured_text(row));
-    if (!row.policy_text.empty()) measured += "<br><span class=\"muted\">" + esc(row.policy_text) + "</span>";
-    body += fmt::format("<tr class=\"verdict-row {}\">", verdict_class(row.verdict)) + td(check_cell, "wrap") +
-            fmt::format(R"(<td class="n" title="{} bytes">{}</td>)", row.bytes, esc(format_bytes(row.bytes))) +
-            td(esc(row.domain_label)) + td(measured) + td(esc(threshold_text(row)), "wrap") + td(esc(model), "wrap") +
-            td(html::badge(std::string(to_string(row.verdict)))) + td(reason, "wrap") + "</tr>\n";
-  }
+  for (const auto& row : r.rows) body += accept_html_row(row);
   body += "</tbody></table></div>\n";
   std::vector<std::string> all_notes = r.notes;
   all_notes.insert(all_notes.end(), notes.begin(), notes.end());
@@ -318,6 +334,17 @@ std::string render_accept_html(const AcceptReport& r, const std::vector<record::
     body += "</ul>\n";
   }
   body += "</section>\n";
+  return body;
+}
+
+}  // namespace
+
+std::string render_accept_html(const AcceptReport& r, const std::vector<record::InputFile>& records,
+                               const report::HtmlContext& ctx, const std::vector<std::string>& notes) {
+  const bool pass = r.exit_code() == 0;
+  const std::size_t n_pass = r.count(Verdict::pass), n_fail = r.count(Verdict::fail),
+                    n_waived = r.count(Verdict::waived);
+  std::string body = accept_html_summary(r) + accept_html_verdicts(r, notes);
   if (records.empty()) {
     body +=
         "<section class=\"provenance\"><h2>Provenance</h2><p class=\"note\">The record files of this run were "

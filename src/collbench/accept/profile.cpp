@@ -108,21 +108,9 @@ Threshold read_threshold(const Reader& r, const YAML::Node& node, const std::str
   return t;
 }
 
-void apply_setting(const Reader& r, Settings& s, const std::string& key, const YAML::Node& value,
-                   const std::string& path) {
-  plan::Case& c = s.base;
-  const std::string full = path.empty() ? key : path + "." + key;
-  if (key == "threshold") {
-    s.threshold = read_threshold(r, value, full);
-    return;
-  }
-  if (key == "routing" && value.IsMap()) {  // MoE routing is a mapping, kept as flow text
-    std::ostringstream os;
-    os << YAML::Flow << value;
-    c.params[key] = os.str();
-    return;
-  }
-  const std::string v = r.scalar(value, full, "a single value");
+// A setting of the case itself (its dtype, operator, backend, ...); false when `key` is none.
+bool apply_case_setting(const Reader& r, plan::Case& c, const std::string& key, const YAML::Node& value,
+                        const std::string& v, const std::string& full) {
   if (key == "dtype")
     c.dtype = r.at(value, full, [&] { return parse_dtype(v); });
   else if (key == "redop")
@@ -143,24 +131,41 @@ void apply_setting(const Reader& r, Settings& s, const std::string& key, const Y
     c.check = r.boolean(value, full);
   else if (key == "root")
     c.root = r.integer(value, full, 0, 1 << 30);
-  else if (key == "warmup")
-    c.stop.warmup = r.integer(value, full, 0, 1000000);
+  else
+    return false;
+  return true;
+}
+
+// A setting of the case's stopping rule (warmup, iterations, noise, time); false when `key` is none.
+bool apply_stop_setting(const Reader& r, plan::StopRule& stop, const std::string& key, const YAML::Node& value,
+                        const std::string& v, const std::string& full) {
+  if (key == "warmup")
+    stop.warmup = r.integer(value, full, 0, 1000000);
   else if (key == "min_iters")
-    c.stop.min_iters = r.integer(value, full, 1, 1000000000);
+    stop.min_iters = r.integer(value, full, 1, 1000000000);
   else if (key == "max_iters")
-    c.stop.max_iters = r.integer(value, full, 1, 1000000000);
+    stop.max_iters = r.integer(value, full, 1, 1000000000);
   else if (key == "iters")
-    c.stop.min_iters = c.stop.max_iters = r.integer(value, full, 1, 1000000000);
+    stop.min_iters = stop.max_iters = r.integer(value, full, 1, 1000000000);
   else if (key == "batch")
-    c.stop.batch = r.integer(value, full, 1, 1000000);
+    stop.batch = r.integer(value, full, 1, 1000000);
   else if (key == "max_noise") {
-    c.stop.max_noise = r.positive(value, full, 1.0);
-    if (c.stop.max_noise >= 1.0) r.fail(value.Mark(), full, "must be a fraction below 1, e.g. 0.01");
+    stop.max_noise = r.positive(value, full, 1.0);
+    if (stop.max_noise >= 1.0) r.fail(value.Mark(), full, "must be a fraction below 1, e.g. 0.01");
   } else if (key == "min_time")
-    c.stop.min_time_s = r.at(value, full, [&] { return parse_duration_s(v); });
+    stop.min_time_s = r.at(value, full, [&] { return parse_duration_s(v); });
   else if (key == "max_time")
-    c.stop.max_time_s = r.at(value, full, [&] { return parse_duration_s(v); });
-  else if (key == "repetitions")
+    stop.max_time_s = r.at(value, full, [&] { return parse_duration_s(v); });
+  else
+    return false;
+  return true;
+}
+
+// A setting of the check around its case (repetitions, policy, placement, ...); false when `key`
+// is none.
+bool apply_check_setting(const Reader& r, Settings& s, const std::string& key, const YAML::Node& value,
+                         const std::string& v, const std::string& full) {
+  if (key == "repetitions")
     s.repetitions = r.integer(value, full, 1, 1000);
   else if (key == "rounds")
     s.rounds = r.integer(value, full, 1, 1'000'000);
@@ -178,7 +183,31 @@ void apply_setting(const Reader& r, Settings& s, const std::string& key, const Y
   else if (key == "domain_sizes") {
     r.at(value, full, [&] { return parse_domain_sizes(v); });
     s.domain_sizes = v;
-  } else if (std::find(kParamKeys.begin(), kParamKeys.end(), key) != kParamKeys.end()) {
+  } else
+    return false;
+  return true;
+}
+
+void apply_setting(const Reader& r, Settings& s, const std::string& key, const YAML::Node& value,
+                   const std::string& path) {
+  plan::Case& c = s.base;
+  const std::string full = path.empty() ? key : path + "." + key;
+  if (key == "threshold") {
+    s.threshold = read_threshold(r, value, full);
+    return;
+  }
+  if (key == "routing" && value.IsMap()) {  // MoE routing is a mapping, kept as flow text
+    std::ostringstream os;
+    os << YAML::Flow << value;
+    c.params[key] = os.str();
+    return;
+  }
+  const std::string v = r.scalar(value, full, "a single value");
+  if (apply_case_setting(r, c, key, value, v, full) || apply_stop_setting(r, c.stop, key, value, v, full) ||
+      apply_check_setting(r, s, key, value, v, full)) {
+    return;
+  }
+  if (std::find(kParamKeys.begin(), kParamKeys.end(), key) != kParamKeys.end()) {
     c.params[key] = v;
   } else {
     r.fail(value.Mark(), full, "internal: unhandled key");  // kSettingKeys and this function disagree
@@ -217,11 +246,10 @@ std::vector<std::uint64_t> read_sizes(const Reader& r, const YAML::Node& node, c
   return sizes;
 }
 
-Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, const plan::Case& default_case,
-                 const Settings& defaults) {
+// A check's name and description; returns the path its errors name ("checks[i] (name)").
+std::string read_check_identity(const Reader& r, const YAML::Node& entry, std::size_t index, Check& check) {
   const std::string path = fmt::format("checks[{}]", index);
   r.check_map(entry, path, all_check_keys(), Reader::EmptyValues::reject);
-  Check check;
   check.line = entry.Mark().line + 1;
   const YAML::Node name = entry["name"];
   if (!name) r.fail(entry.Mark(), path, "missing required key 'name'");
@@ -234,10 +262,15 @@ Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, co
   }
   const std::string cpath = fmt::format("checks[{}] ({})", index, check.name);
   if (const auto d = entry["description"]) check.description = r.text(d, cpath + ".description");
+  return cpath;
+}
+
+// A check's settings over the defaults, its collective and the family that runs it (whose
+// parameters and dtype it checks).
+const coll::Collective& read_check_case(const Reader& r, const YAML::Node& entry, const std::string& cpath,
+                                        const plan::Case& default_case, const Settings& defaults, Settings& s) {
   const YAML::Node coll = entry["collective"];
   if (!coll) r.fail(entry.Mark(), cpath, "missing required key 'collective'");
-
-  Settings s;
   s.base = default_case;
   merge(s, defaults);
   for (const auto& kv : entry) {
@@ -256,6 +289,35 @@ Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, co
     return 0;
   });
   if (const auto d = family->case_dtype(s.base.params)) s.base.dtype = *d;
+  return *family;
+}
+
+// A pairwise check (sendrecv with pairing round-robin or rail and no round) runs every round, or
+// `rounds` of them.
+void read_check_rounds(const Reader& r, const YAML::Node& entry, const std::string& cpath, const Settings& s,
+                       Check& check) {
+  const auto pairing = s.base.params.find("pairing");
+  if (collective_id(s.base.collective) == CollectiveId::sendrecv && pairing != s.base.params.end() &&
+      pairing->second != "ring" && s.base.params.count("round") == 0) {
+    check.all_rounds = true;
+  }
+  if (s.rounds && !check.all_rounds) {
+    r.fail(entry.Mark(), cpath,
+           "rounds: K samples the rounds of a pairwise check (collective: sendrecv, pairing: round-robin or rail, "
+           "no round)");
+  }
+  check.sampled_rounds = s.rounds.value_or(0);
+  if (check.all_rounds && pairing->second == "rail" && s.base.scope != Scope::global) {
+    r.fail(entry.Mark(), cpath, "pairing: rail exchanges between domains; it needs scope: global");
+  }
+}
+
+Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, const plan::Case& default_case,
+                 const Settings& defaults) {
+  Check check;
+  const std::string cpath = read_check_identity(r, entry, index, check);
+  Settings s;
+  const coll::Collective& family = read_check_case(r, entry, cpath, default_case, defaults, s);
 
   if (const auto b = entry["bytes"]) {
     check.sizes = read_sizes(r, b, cpath + ".bytes");
@@ -270,7 +332,7 @@ Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, co
            "no threshold: give 'threshold:' here or in 'defaults' with one or more of " + join(kThresholdKeys));
   }
   check.threshold = *s.threshold;
-  if (check.threshold.max_interference && !family->uses_levels()) {
+  if (check.threshold.max_interference && !family.uses_levels()) {
     r.fail(entry.Mark(), cpath + ".threshold.max_interference",
            fmt::format("applies only to the concurrent families (ep-dp-concurrent), not {}", s.base.collective));
   }
@@ -287,22 +349,24 @@ Check read_check(const Reader& r, const YAML::Node& entry, std::size_t index, co
   check.ranks_per_domain = s.ranks_per_domain;
   check.domain_sizes = s.domain_sizes;
   if (s.base.stop.min_iters > s.base.stop.max_iters) r.fail(entry.Mark(), cpath, "min_iters is larger than max_iters");
-  const auto pairing = s.base.params.find("pairing");
-  if (collective_id(s.base.collective) == CollectiveId::sendrecv && pairing != s.base.params.end() &&
-      pairing->second != "ring" && s.base.params.count("round") == 0) {
-    check.all_rounds = true;
-  }
-  if (s.rounds && !check.all_rounds) {
-    r.fail(entry.Mark(), cpath,
-           "rounds: K samples the rounds of a pairwise check (collective: sendrecv, pairing: round-robin or rail, "
-           "no round)");
-  }
-  check.sampled_rounds = s.rounds.value_or(0);
-  if (check.all_rounds && pairing->second == "rail" && s.base.scope != Scope::global) {
-    r.fail(entry.Mark(), cpath, "pairing: rail exchanges between domains; it needs scope: global");
-  }
+  read_check_rounds(r, entry, cpath, s, check);
   check.base = s.base;
   return check;
+}
+
+// The `requires` section: the rank counts the profile runs on.
+Requirements read_requirements(const Reader& r, const YAML::Node& q) {
+  Requirements req;
+  r.check_map(q, "requires", kRequiresKeys, Reader::EmptyValues::reject);
+  if (const auto v = q["min_ranks"]) req.min_ranks = r.integer(v, "requires.min_ranks", 1, 1 << 24);
+  if (const auto v = q["max_ranks"]) req.max_ranks = r.integer(v, "requires.max_ranks", 1, 1 << 24);
+  if (const auto v = q["ranks_multiple_of"]) {
+    req.ranks_multiple_of = r.integer(v, "requires.ranks_multiple_of", 1, 1 << 24);
+  }
+  if (req.max_ranks && *req.max_ranks < req.min_ranks) {
+    r.fail(q.Mark(), "requires", "max_ranks is smaller than min_ranks");
+  }
+  return req;
 }
 
 std::string read_text_file(const std::string& path) {
@@ -362,17 +426,7 @@ AcceptanceProfile parse_acceptance_profile(std::string_view yaml_text, const std
     }
     p.progress = v;
   }
-  if (const auto q = root["requires"]) {
-    r.check_map(q, "requires", kRequiresKeys, Reader::EmptyValues::reject);
-    if (const auto v = q["min_ranks"]) p.requirements.min_ranks = r.integer(v, "requires.min_ranks", 1, 1 << 24);
-    if (const auto v = q["max_ranks"]) p.requirements.max_ranks = r.integer(v, "requires.max_ranks", 1, 1 << 24);
-    if (const auto v = q["ranks_multiple_of"]) {
-      p.requirements.ranks_multiple_of = r.integer(v, "requires.ranks_multiple_of", 1, 1 << 24);
-    }
-    if (p.requirements.max_ranks && *p.requirements.max_ranks < p.requirements.min_ranks) {
-      r.fail(q.Mark(), "requires", "max_ranks is smaller than min_ranks");
-    }
-  }
+  if (const auto q = root["requires"]) p.requirements = read_requirements(r, q);
 
   Settings defaults;
   // A repetition's default stopping rule: shorter than a sweep's, since every check repeats.

@@ -108,58 +108,67 @@ std::string render_accept_table(const AcceptReport& r) {
   return out;
 }
 
+namespace {
+
+// One row of verdict.json: the check, its case, the measured values, the model, every limit and
+// the verdict.
+nlohmann::json accept_row_json(const Row& row) {
+  nlohmann::json limits = nlohmann::json::array();
+  for (const auto& l : row.limits) {
+    limits.push_back({{"kind", l.kind},
+                      {"required", l.required},
+                      {"limit", opt(l.limit)},
+                      {"metric", l.metric},
+                      {"measured", opt(l.measured)},
+                      {"judged", l.judged},
+                      {"passed", l.passed},
+                      {"note", l.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.note)}});
+  }
+  nlohmann::json j{
+      {"check", row.check},
+      {"description", row.description},
+      {"collective", row.collective},
+      {"algo", row.algo},
+      {"dtype", row.dtype},
+      {"scope", row.scope},
+      {"bytes", row.bytes},
+      {"domain", row.domain < 0 ? nlohmann::json(nullptr) : nlohmann::json(row.domain)},
+      {"first_rank", row.first_rank},
+      {"num_ranks", row.num_ranks},
+      {"domain_label", row.domain_label},
+      {"policy", row.policy_text},
+      {"repetitions", {{"busbw_gbps", row.busbw_gbps}, {"algbw_gbps", row.algbw_gbps}, {"time_us", row.time_us}}},
+      {"busbw_gbps", opt(row.busbw)},
+      {"algbw_gbps", opt(row.algbw)},
+      {"time_us", opt(row.time)},
+      {"interference", opt(row.interference)},
+      {"model",
+       {{"bound_busbw_gbps", opt(row.bound_busbw_gbps)},
+        {"expected_busbw_gbps", opt(row.expected_busbw_gbps)},
+        {"bound_time_us", opt(row.bound_time_us)},
+        {"expected_time_us", opt(row.expected_time_us)},
+        {"note", row.model_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(row.model_note)}}},
+      {"limits", limits},
+      {"primary_metric", row.primary_metric},
+      {"verdict", to_string(row.verdict)},
+      {"reason", row.reason},
+      {"evidence", row.evidence},
+      {"timed_s", row.timed_s}};
+  if (row.beyond_checked_range) {  // fraction_of_expected judged against a reference (docs/acceptance.md)
+    j["reference"] = {
+        {"checked_range", row.checked_range},
+        {"busbw_gbps", opt(row.reference_busbw_gbps)},
+        {"source", row.reference_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(row.reference_source)}};
+  }
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json accept_to_json(const AcceptReport& r) {
   using json = nlohmann::json;
   json rows = json::array();
-  for (const auto& row : r.rows) {
-    json limits = json::array();
-    for (const auto& l : row.limits) {
-      limits.push_back({{"kind", l.kind},
-                        {"required", l.required},
-                        {"limit", opt(l.limit)},
-                        {"metric", l.metric},
-                        {"measured", opt(l.measured)},
-                        {"judged", l.judged},
-                        {"passed", l.passed},
-                        {"note", l.note.empty() ? json(nullptr) : json(l.note)}});
-    }
-    rows.push_back(
-        {{"check", row.check},
-         {"description", row.description},
-         {"collective", row.collective},
-         {"algo", row.algo},
-         {"dtype", row.dtype},
-         {"scope", row.scope},
-         {"bytes", row.bytes},
-         {"domain", row.domain < 0 ? json(nullptr) : json(row.domain)},
-         {"first_rank", row.first_rank},
-         {"num_ranks", row.num_ranks},
-         {"domain_label", row.domain_label},
-         {"policy", row.policy_text},
-         {"repetitions", {{"busbw_gbps", row.busbw_gbps}, {"algbw_gbps", row.algbw_gbps}, {"time_us", row.time_us}}},
-         {"busbw_gbps", opt(row.busbw)},
-         {"algbw_gbps", opt(row.algbw)},
-         {"time_us", opt(row.time)},
-         {"interference", opt(row.interference)},
-         {"model",
-          {{"bound_busbw_gbps", opt(row.bound_busbw_gbps)},
-           {"expected_busbw_gbps", opt(row.expected_busbw_gbps)},
-           {"bound_time_us", opt(row.bound_time_us)},
-           {"expected_time_us", opt(row.expected_time_us)},
-           {"note", row.model_note.empty() ? json(nullptr) : json(row.model_note)}}},
-         {"limits", limits},
-         {"primary_metric", row.primary_metric},
-         {"verdict", to_string(row.verdict)},
-         {"reason", row.reason},
-         {"evidence", row.evidence},
-         {"timed_s", row.timed_s}});
-    if (row.beyond_checked_range) {  // fraction_of_expected judged against a reference (docs/acceptance.md)
-      rows.back()["reference"] = {
-          {"checked_range", row.checked_range},
-          {"busbw_gbps", opt(row.reference_busbw_gbps)},
-          {"source", row.reference_source.empty() ? json(nullptr) : json(row.reference_source)}};
-    }
-  }
+  for (const auto& row : r.rows) rows.push_back(accept_row_json(row));
   return {{"schema", kAcceptSchema},
           {"profile", r.profile},
           {"source", r.source},

@@ -1,6 +1,7 @@
 // all-to-all: S = per-rank send total (n blocks of S/n); busbw = algbw x (n-1)/n. nccl-tests
 // convention: S is per rank, not per peer (OSU and IMB give the per-peer size).
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {

@@ -1,5 +1,6 @@
 // broadcast from rank 0 (--root): S = buffer; busbw = algbw (factor 1).
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 
 namespace collbench::coll {

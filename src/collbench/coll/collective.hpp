@@ -212,24 +212,4 @@ const std::vector<std::unique_ptr<Collective>>& collective_registry();
 const Collective& find_collective(std::string_view name);  // InputError with the accepted names
 std::vector<std::string> collective_names();
 
-// Shared helpers for the family files.
-
-// The shape of the families whose every rank sends and receives one buffer of S (all-reduce,
-// broadcast, send/recv, reduce): count = S / element size, rounded down.
-Shape whole_buffer_shape(std::uint64_t requested_bytes, Dtype dtype);
-
-// Per-rank chunk of reduce-scatter, all-gather and all-to-all, as current nccl-tests computes
-// it: floor(total / n) elements, rounded down to a whole number of 16-byte units (16/elem
-// elements), so that every rank's block stays 16-byte aligned.
-constexpr std::uint64_t aligned_chunk_elems(std::uint64_t total_elems, std::uint64_t num_ranks,
-                                            std::uint64_t elem_bytes) {
-  const std::uint64_t per_16_bytes = elem_bytes >= 16 ? 1 : 16 / elem_bytes;
-  return (total_elems / num_ranks) / per_16_bytes * per_16_bytes;
-}
-
-std::uint64_t count_wrong_reduce(const void* result, std::size_t elems, std::uint64_t first_global_elem,
-                                 const CaseContext& ctx);
-std::uint64_t count_wrong_moved(const void* result, std::size_t elems, Dtype dtype, int src, int dst,
-                                std::uint64_t first_src_elem);
-
 }  // namespace collbench::coll

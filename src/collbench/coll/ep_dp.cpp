@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "collbench/coll/collective.hpp"
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"

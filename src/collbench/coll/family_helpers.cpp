@@ -4,6 +4,36 @@
 
 namespace collbench::coll {
 
+Shape whole_buffer_shape(std::uint64_t requested_bytes, Dtype dtype) {
+  Shape s;
+  const std::uint64_t elem = dtype_size(dtype);
+  s.count = requested_bytes / elem;
+  s.bytes = s.count * elem;
+  s.send_elems = s.recv_elems = s.count;
+  s.bytes_per_rank_send = s.bytes_per_rank_recv = s.bytes;
+  return s;
+}
+
+std::uint64_t count_wrong_reduce(const void* result, std::size_t elems, std::uint64_t first_global_elem,
+                                 const CaseContext& ctx) {
+  const ReducePattern p = reduce_pattern(ctx.redop, ctx.dtype, ctx.num_ranks);
+  std::uint64_t wrong = 0;
+  for (std::size_t i = 0; i < elems; ++i) {
+    const double expected = reduce_expected(p, ctx.redop, ctx.num_ranks, first_global_elem + i);
+    if (load_element(result, i, ctx.dtype) != expected) ++wrong;
+  }
+  return wrong;
+}
+
+std::uint64_t count_wrong_moved(const void* result, std::size_t elems, Dtype dtype, int src, int dst,
+                                std::uint64_t first_src_elem) {
+  std::uint64_t wrong = 0;
+  for (std::size_t i = 0; i < elems; ++i) {
+    if (load_element(result, i, dtype) != move_value(dtype, src, dst, first_src_elem + i)) ++wrong;
+  }
+  return wrong;
+}
+
 Shape chunked_shape(std::uint64_t requested_bytes, Dtype dtype, int n, ChunkSide full) {
   Shape s;
   const std::uint64_t elem = dtype_size(dtype);

@@ -113,6 +113,44 @@ nlohmann::json routing_settings_json(const workload::RoutingSettings& s) {
   return j;
 }
 
+// A record's traffic_matrix: the bytes of every (source, destination) pair, [i][j] in the
+// dispatch direction, `per_row` bytes a row.
+nlohmann::json moe_record_traffic_matrix(const workload::CountsMatrix& matrix, std::uint64_t per_row) {
+  const int n = matrix.num_ranks;
+  nlohmann::json m = nlohmann::json::array();
+  for (int s = 0; s < n; ++s) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int d = 0; d < n; ++d) row.push_back(static_cast<std::uint64_t>(matrix.at(s, d)) * per_row);
+    m.push_back(std::move(row));
+  }
+  return m;
+}
+
+// A record's link_bytes_max_rank (the largest of each direction and link over the ranks) and
+// link_bytes_per_rank (every rank's, or null unless `per_rank_too`).
+void moe_record_link_bytes(nlohmann::json& j, const model::TrafficSummary& traffic, bool per_rank_too) {
+  std::uint64_t max_in_send = 0, max_in_recv = 0, max_off_send = 0, max_off_recv = 0;
+  nlohmann::json per_rank{{"send_in_domain", nlohmann::json::array()},
+                          {"send_off_domain", nlohmann::json::array()},
+                          {"recv_in_domain", nlohmann::json::array()},
+                          {"recv_off_domain", nlohmann::json::array()}};
+  for (const auto& x : traffic.per_rank) {
+    max_in_send = std::max(max_in_send, x.send_in_domain);
+    max_in_recv = std::max(max_in_recv, x.recv_in_domain);
+    max_off_send = std::max(max_off_send, x.send_off_domain);
+    max_off_recv = std::max(max_off_recv, x.recv_off_domain);
+    per_rank["send_in_domain"].push_back(x.send_in_domain);
+    per_rank["send_off_domain"].push_back(x.send_off_domain);
+    per_rank["recv_in_domain"].push_back(x.recv_in_domain);
+    per_rank["recv_off_domain"].push_back(x.recv_off_domain);
+  }
+  j["link_bytes_max_rank"] = {{"send_in_domain", max_in_send},
+                              {"send_off_domain", max_off_send},
+                              {"recv_in_domain", max_in_recv},
+                              {"recv_off_domain", max_off_recv}};
+  j["link_bytes_per_rank"] = per_rank_too ? per_rank : nlohmann::json(nullptr);
+}
+
 // The EP group's communicator for a layout or stage confined to one (group_size > 0), when the
 // backend splits communicators; else the whole communicator.
 backend::Comm& exchange_comm(backend::Comm& comm, int group_size) {
@@ -372,13 +410,7 @@ class MoeCollective final : public Collective {
       // Plotting convention: [i][j] in the dispatch direction (combine: the transpose travels).
       const std::uint64_t per_row = static_cast<std::uint64_t>((op_ != MoeOp::combine ? w.dispatch_row_bytes : 0) +
                                                                (op_ != MoeOp::dispatch ? w.combine_row_bytes : 0));
-      nlohmann::json m = nlohmann::json::array();
-      for (int s = 0; s < n; ++s) {
-        nlohmann::json row = nlohmann::json::array();
-        for (int d = 0; d < n; ++d) row.push_back(static_cast<std::uint64_t>(matrix.at(s, d)) * per_row);
-        m.push_back(std::move(row));
-      }
-      j["traffic_matrix"] = std::move(m);
+      j["traffic_matrix"] = moe_record_traffic_matrix(matrix, per_row);
     } else {
       j["traffic_matrix"] = nullptr;
     }
@@ -397,26 +429,7 @@ class MoeCollective final : public Collective {
     j["rows_total"] = matrix.total_rows();
     j["bytes_per_row"] = {{"dispatch", w.dispatch_row_bytes}, {"combine", w.combine_row_bytes}};
     j["algorithm"] = mc.layout.algo == MoeAlgo::hierarchical ? "hierarchical" : "flat";
-    std::uint64_t max_in_send = 0, max_in_recv = 0, max_off_send = 0, max_off_recv = 0;
-    nlohmann::json per_rank{{"send_in_domain", nlohmann::json::array()},
-                            {"send_off_domain", nlohmann::json::array()},
-                            {"recv_in_domain", nlohmann::json::array()},
-                            {"recv_off_domain", nlohmann::json::array()}};
-    for (const auto& x : mc.traffic.per_rank) {
-      max_in_send = std::max(max_in_send, x.send_in_domain);
-      max_in_recv = std::max(max_in_recv, x.recv_in_domain);
-      max_off_send = std::max(max_off_send, x.send_off_domain);
-      max_off_recv = std::max(max_off_recv, x.recv_off_domain);
-      per_rank["send_in_domain"].push_back(x.send_in_domain);
-      per_rank["send_off_domain"].push_back(x.send_off_domain);
-      per_rank["recv_in_domain"].push_back(x.recv_in_domain);
-      per_rank["recv_off_domain"].push_back(x.recv_off_domain);
-    }
-    j["link_bytes_max_rank"] = {{"send_in_domain", max_in_send},
-                                {"send_off_domain", max_off_send},
-                                {"recv_in_domain", max_in_recv},
-                                {"recv_off_domain", max_off_recv}};
-    j["link_bytes_per_rank"] = n <= 64 ? per_rank : nlohmann::json(nullptr);
+    moe_record_link_bytes(j, mc.traffic, n <= 64);
     return j;
   }
 

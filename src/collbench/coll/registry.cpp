@@ -1,10 +1,9 @@
-// The collective registry and verification helpers shared by the family files.
+// The collective registry and the default launch of a family (its operation()).
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "collbench/coll/collective.hpp"
-#include "collbench/coll/pattern.hpp"
 #include "collbench/core/error.hpp"
 
 namespace collbench::coll {
@@ -63,36 +62,6 @@ backend::BoundCall Collective::bind_launch(backend::Comm& comm, const void* send
                                            const CaseContext& ctx) const {
   if (const auto op = operation(send, recv, shape, ctx)) return comm.bind(*op);
   return backend::BoundCall::of<&call_launch>(LaunchArgs{this, &comm, send, recv, &shape, &ctx});
-}
-
-Shape whole_buffer_shape(std::uint64_t requested_bytes, Dtype dtype) {
-  Shape s;
-  const std::uint64_t elem = dtype_size(dtype);
-  s.count = requested_bytes / elem;
-  s.bytes = s.count * elem;
-  s.send_elems = s.recv_elems = s.count;
-  s.bytes_per_rank_send = s.bytes_per_rank_recv = s.bytes;
-  return s;
-}
-
-std::uint64_t count_wrong_reduce(const void* result, std::size_t elems, std::uint64_t first_global_elem,
-                                 const CaseContext& ctx) {
-  const ReducePattern p = reduce_pattern(ctx.redop, ctx.dtype, ctx.num_ranks);
-  std::uint64_t wrong = 0;
-  for (std::size_t i = 0; i < elems; ++i) {
-    const double expected = reduce_expected(p, ctx.redop, ctx.num_ranks, first_global_elem + i);
-    if (load_element(result, i, ctx.dtype) != expected) ++wrong;
-  }
-  return wrong;
-}
-
-std::uint64_t count_wrong_moved(const void* result, std::size_t elems, Dtype dtype, int src, int dst,
-                                std::uint64_t first_src_elem) {
-  std::uint64_t wrong = 0;
-  for (std::size_t i = 0; i < elems; ++i) {
-    if (load_element(result, i, dtype) != move_value(dtype, src, dst, first_src_elem + i)) ++wrong;
-  }
-  return wrong;
 }
 
 }  // namespace collbench::coll

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "collbench/coll/family_helpers.hpp"
 #include "collbench/coll/pattern.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/pairing.hpp"

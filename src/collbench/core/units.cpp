@@ -110,6 +110,63 @@ std::string format_bytes(std::uint64_t bytes) {
   return fmt::format("{:.3g}{}", value, kNames[unit]);
 }
 
+namespace {
+
+// The direction word after a rate's unit (empty: unspecified).
+Direction rate_direction(std::string_view text, std::string_view dir_word) {
+  if (dir_word.empty()) return Direction::unspecified;
+  if (dir_word == "bidirectional" || dir_word == "bidir" || dir_word == "duplex") return Direction::bidirectional;
+  if (dir_word == "per-direction" || dir_word == "unidirectional" || dir_word == "each-way" ||
+      dir_word == "per_direction") {
+    return Direction::per_direction;
+  }
+  throw InputError(
+      fmt::format("invalid rate '{}': unknown direction '{}'; accepted: bidirectional, bidir, duplex, "
+                  "per-direction, unidirectional, each-way",
+                  text, dir_word));
+}
+
+// A rate unit's factors: [prefix][i](B|b)(/s|ps); prefix 0 when the unit is unknown.
+struct RateUnit {
+  double prefix = 0.0;
+  double bits_factor = 0.0;
+};
+
+RateUnit rate_unit(std::string_view unit) {
+  std::string_view u = unit;
+  bool per_second = false;
+  if (u.size() >= 2 && u.substr(u.size() - 2) == "/s") {
+    u.remove_suffix(2);
+    per_second = true;
+  } else if (u.size() >= 2 && u.substr(u.size() - 2) == "ps") {
+    u.remove_suffix(2);
+    per_second = true;
+  }
+  RateUnit f;
+  if (per_second && !u.empty() && (u.back() == 'B' || u.back() == 'b')) {
+    f.bits_factor = u.back() == 'B' ? 1.0 : 1.0 / kBitsPerByte;
+    u.remove_suffix(1);
+  }
+  if (f.bits_factor != 0.0) {
+    static constexpr std::array<Suffix, 10> kPrefixes{{{"", 1.0},
+                                                       {"K", 1e3},
+                                                       {"k", 1e3},
+                                                       {"M", 1e6},
+                                                       {"G", 1e9},
+                                                       {"T", 1e12},
+                                                       {"Ki", 1024.0},
+                                                       {"Mi", 1048576.0},
+                                                       {"Gi", 1073741824.0},
+                                                       {"Ti", 1099511627776.0}}};
+    for (const auto& p : kPrefixes) {
+      if (p.name == u) f.prefix = p.factor;
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
 Rate parse_rate(std::string_view text) {
   constexpr std::string_view kAccepted =
       "900GB/s, 1.8TB/s bidirectional, 800Gb/s, 100GB/s per-direction (B = bytes, b = bits; "
@@ -125,55 +182,12 @@ Rate parse_rate(std::string_view text) {
     dir_word = trim(rest.substr(sp));
   }
   Rate rate;
-  if (dir_word.empty()) {
-    rate.direction = Direction::unspecified;
-  } else if (dir_word == "bidirectional" || dir_word == "bidir" || dir_word == "duplex") {
-    rate.direction = Direction::bidirectional;
-  } else if (dir_word == "per-direction" || dir_word == "unidirectional" || dir_word == "each-way" ||
-             dir_word == "per_direction") {
-    rate.direction = Direction::per_direction;
-  } else {
-    throw InputError(
-        fmt::format("invalid rate '{}': unknown direction '{}'; accepted: bidirectional, bidir, duplex, "
-                    "per-direction, unidirectional, each-way",
-                    text, dir_word));
-  }
-
-  // Unit: [prefix][i](B|b)(/s|ps)
-  std::string_view u = unit;
-  bool per_second = false;
-  if (u.size() >= 2 && u.substr(u.size() - 2) == "/s") {
-    u.remove_suffix(2);
-    per_second = true;
-  } else if (u.size() >= 2 && u.substr(u.size() - 2) == "ps") {
-    u.remove_suffix(2);
-    per_second = true;
-  }
-  double bits_factor = 0.0;
-  if (per_second && !u.empty() && (u.back() == 'B' || u.back() == 'b')) {
-    bits_factor = u.back() == 'B' ? 1.0 : 1.0 / kBitsPerByte;
-    u.remove_suffix(1);
-  }
-  double prefix = 0.0;
-  if (bits_factor != 0.0) {
-    static constexpr std::array<Suffix, 10> kPrefixes{{{"", 1.0},
-                                                       {"K", 1e3},
-                                                       {"k", 1e3},
-                                                       {"M", 1e6},
-                                                       {"G", 1e9},
-                                                       {"T", 1e12},
-                                                       {"Ki", 1024.0},
-                                                       {"Mi", 1048576.0},
-                                                       {"Gi", 1073741824.0},
-                                                       {"Ti", 1099511627776.0}}};
-    for (const auto& p : kPrefixes) {
-      if (p.name == u) prefix = p.factor;
-    }
-  }
-  if (prefix == 0.0) {
+  rate.direction = rate_direction(text, dir_word);
+  const RateUnit f = rate_unit(unit);
+  if (f.prefix == 0.0) {
     throw InputError(fmt::format("invalid rate '{}': unknown unit '{}'; accepted: {}", text, unit, kAccepted));
   }
-  rate.bytes_per_s = value * prefix * bits_factor;
+  rate.bytes_per_s = value * f.prefix * f.bits_factor;
   return rate;
 }
 

@@ -340,14 +340,9 @@ std::optional<std::pair<std::vector<double>, std::vector<double>>> repeat_median
   return std::make_pair(b.repeats->p50_us, c.repeats->p50_us);
 }
 
-}  // namespace
-
-GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile& current, const GatePolicy& policy,
-                    const GateOptions& options) {
-  if (!options.allow_faults) {
-    refuse_faults(baseline);
-    refuse_faults(current);
-  }
+// A report's inputs, policy and the notes of its files (their warnings, accepted faults).
+GateReport gate_report_header(const record::ResultFile& baseline, const record::ResultFile& current,
+                              const GatePolicy& policy) {
   GateReport report;
   report.baseline_path = baseline.path;
   report.current_path = current.path;
@@ -361,69 +356,61 @@ GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile
           fmt::format("{}: injected fault '{}' accepted (--allow-faults)", file->path, *file->header->fault));
     }
   }
-  const auto baseline_index = index_by_key(baseline);
-  const auto current_index = index_by_key(current);
+  return report;
+}
 
-  std::vector<std::size_t> tested;  // indices into report.cases awaiting the BH step
-  for (const auto& b : baseline.cases) {
-    const auto it = current_index.find(b.case_key);
-    if (it == current_index.end()) {
-      CaseVerdict v = identity(b);
-      v.verdict = Verdict::missing;
-      v.reason = "only in the baseline (not measured in the current run)";
-      v.baseline_p50_us = p50_of(b);
-      report.cases.push_back(std::move(v));
-      continue;
-    }
-    const auto& c = current.cases[it->second];
-    CaseVerdict v = identity(c);
-    v.baseline_p50_us = p50_of(b);
-    v.current_p50_us = p50_of(c);
-    v.floor = floor_check(c, policy);
-    const auto why = incomparability(b, baseline.header, c, current.header, options.allow_simulated);
-    if (!why.empty()) {
-      v.verdict = Verdict::incomparable;
-      v.reason = join(why, "; ");
-      report.cases.push_back(std::move(v));
-      continue;
-    }
-    if (const auto rt = repeat_medians(b, c)) {
-      v.test = repeats_test(rt->first, rt->second, policy);
-      tested.push_back(report.cases.size());
-      report.cases.push_back(std::move(v));
-      continue;
-    }
-    auto bb = stats::block_medians(b.samples_us, policy.repetitions, policy.min_samples_per_repetition);
-    auto cb = stats::block_medians(c.samples_us, policy.repetitions, policy.min_samples_per_repetition);
-    const auto positive = [](const std::vector<double>& medians) {
-      return std::all_of(medians.begin(), medians.end(), [](double x) { return x > 0.0 && std::isfinite(x); });
-    };
-    if (bb.medians.empty() || cb.medians.empty()) {
-      v.verdict = Verdict::ambiguous;
-      std::vector<std::string> parts;
-      if (bb.medians.empty()) parts.push_back("baseline: " + bb.reason);
-      if (cb.medians.empty()) parts.push_back("current: " + cb.reason);
-      v.reason = "too few samples for the relative test (" + join(parts, "; ") + ")";
-    } else if (!positive(bb.medians) || !positive(cb.medians)) {
-      v.verdict = Verdict::ambiguous;
-      v.reason = "a per-repetition median is not a positive time; the log-time test needs positive times";
-    } else {
-      v.test = relative_test(std::move(bb.medians), std::move(cb.medians), policy);
-      tested.push_back(report.cases.size());
-    }
-    report.cases.push_back(std::move(v));
+// The relative test of a comparable pair on its per-repetition block medians, into v.test (true),
+// or the ambiguous verdict when the samples cannot give one (false).
+bool gate_block_test(const record::CaseRecord& b, const record::CaseRecord& c, const GatePolicy& policy,
+                     CaseVerdict& v) {
+  auto bb = stats::block_medians(b.samples_us, policy.repetitions, policy.min_samples_per_repetition);
+  auto cb = stats::block_medians(c.samples_us, policy.repetitions, policy.min_samples_per_repetition);
+  const auto positive = [](const std::vector<double>& medians) {
+    return std::all_of(medians.begin(), medians.end(), [](double x) { return x > 0.0 && std::isfinite(x); });
+  };
+  if (bb.medians.empty() || cb.medians.empty()) {
+    v.verdict = Verdict::ambiguous;
+    std::vector<std::string> parts;
+    if (bb.medians.empty()) parts.push_back("baseline: " + bb.reason);
+    if (cb.medians.empty()) parts.push_back("current: " + cb.reason);
+    v.reason = "too few samples for the relative test (" + join(parts, "; ") + ")";
+    return false;
   }
-  for (const auto& c : current.cases) {
-    if (baseline_index.count(c.case_key) != 0) continue;
-    CaseVerdict v = identity(c);
-    v.verdict = Verdict::missing;
-    v.reason = "only in the current run (no baseline yet)";
-    v.current_p50_us = p50_of(c);
-    v.floor = floor_check(c, policy);
-    report.cases.push_back(std::move(v));
+  if (!positive(bb.medians) || !positive(cb.medians)) {
+    v.verdict = Verdict::ambiguous;
+    v.reason = "a per-repetition median is not a positive time; the log-time test needs positive times";
+    return false;
   }
+  v.test = relative_test(std::move(bb.medians), std::move(cb.medians), policy);
+  return true;
+}
 
-  // Benjamini-Hochberg over every case with a test, separately for each direction.
+// The verdict of a case in both files, before the BH step: incomparable, ambiguous, or with a
+// test awaiting it (`tested`).
+CaseVerdict gate_pair_verdict(const record::CaseRecord& b, const record::ResultFile& baseline,
+                              const record::CaseRecord& c, const record::ResultFile& current, const GatePolicy& policy,
+                              const GateOptions& options, bool& tested) {
+  CaseVerdict v = identity(c);
+  v.baseline_p50_us = p50_of(b);
+  v.current_p50_us = p50_of(c);
+  v.floor = floor_check(c, policy);
+  tested = false;
+  const auto why = incomparability(b, baseline.header, c, current.header, options.allow_simulated);
+  if (!why.empty()) {
+    v.verdict = Verdict::incomparable;
+    v.reason = join(why, "; ");
+  } else if (const auto rt = repeat_medians(b, c)) {
+    v.test = repeats_test(rt->first, rt->second, policy);
+    tested = true;
+  } else {
+    tested = gate_block_test(b, c, policy, v);
+  }
+  return v;
+}
+
+// Benjamini-Hochberg over every case with a test, separately for each direction, and the
+// verdicts of those cases.
+void gate_decide_tested(GateReport& report, const std::vector<std::size_t>& tested, double alpha) {
   std::vector<double> p_slower, p_faster;
   for (std::size_t i : tested) {
     p_slower.push_back(report.cases[i].test->p_slower);
@@ -435,10 +422,12 @@ GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile
     auto& v = report.cases[tested[j]];
     v.test->q_slower = q_slower[j];
     v.test->q_faster = q_faster[j];
-    v.verdict = decide(*v.test, policy.alpha, v.reason);
+    v.verdict = decide(*v.test, alpha, v.reason);
   }
+}
 
-  // An absolute floor needs no baseline: it overrides any other verdict.
+// An absolute floor needs no baseline: it overrides any other verdict.
+void gate_apply_floors(GateReport& report) {
   std::size_t unchecked_floors = 0;
   for (auto& v : report.cases) {
     if (!v.floor) continue;
@@ -456,6 +445,47 @@ GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile
                     "--system PROFILE to get bounds)",
                     unchecked_floors));
   }
+}
+
+}  // namespace
+
+GateReport run_gate(const record::ResultFile& baseline, const record::ResultFile& current, const GatePolicy& policy,
+                    const GateOptions& options) {
+  if (!options.allow_faults) {
+    refuse_faults(baseline);
+    refuse_faults(current);
+  }
+  GateReport report = gate_report_header(baseline, current, policy);
+  const auto baseline_index = index_by_key(baseline);
+  const auto current_index = index_by_key(current);
+
+  std::vector<std::size_t> tested;  // indices into report.cases awaiting the BH step
+  for (const auto& b : baseline.cases) {
+    const auto it = current_index.find(b.case_key);
+    if (it == current_index.end()) {
+      CaseVerdict v = identity(b);
+      v.verdict = Verdict::missing;
+      v.reason = "only in the baseline (not measured in the current run)";
+      v.baseline_p50_us = p50_of(b);
+      report.cases.push_back(std::move(v));
+      continue;
+    }
+    bool awaits_bh = false;
+    CaseVerdict v = gate_pair_verdict(b, baseline, current.cases[it->second], current, policy, options, awaits_bh);
+    if (awaits_bh) tested.push_back(report.cases.size());
+    report.cases.push_back(std::move(v));
+  }
+  for (const auto& c : current.cases) {
+    if (baseline_index.count(c.case_key) != 0) continue;
+    CaseVerdict v = identity(c);
+    v.verdict = Verdict::missing;
+    v.reason = "only in the current run (no baseline yet)";
+    v.current_p50_us = p50_of(c);
+    v.floor = floor_check(c, policy);
+    report.cases.push_back(std::move(v));
+  }
+  gate_decide_tested(report, tested, policy.alpha);
+  gate_apply_floors(report);
   return report;
 }
 

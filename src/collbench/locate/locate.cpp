@@ -1,4 +1,4 @@
-// Locate analysis: skew, pairwise matrix, bisection decisions and the merged report.
+// Locate analysis: skew, pairwise matrix, bisection decisions (the merged report: suspects.cpp).
 #include "collbench/locate/locate.hpp"
 
 #include <fmt/format.h>
@@ -259,42 +259,31 @@ std::vector<int> domain_of_ranks(const PairwiseMatrix& m) {
   return of;
 }
 
-}  // namespace
-
-std::string pairwise_reference_text(const PairwiseReport& p) {
-  if (p.cross_reference_gbps) {
-    return fmt::format("its class's reference ({:.3g} GB/s inside a domain, {:.3g} GB/s between domains)",
-                       p.reference_gbps, *p.cross_reference_gbps);
-  }
-  return fmt::format("the reference {:.3g} GB/s (upper quartile)", p.reference_gbps);
-}
-
-PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOptions& options) {
-  PairwiseReport out;
-  out.matrix = matrix;
-  out.slow_fraction = options.slow_fraction;
-  const int n = matrix.num_ranks;
-  const std::vector<int> domain = domain_of_ranks(matrix);
+// Every measured link's bandwidth (GB/s), and the links inside a domain and between domains.
+struct PairwiseLinks {
   std::vector<double> all, inside, across;
+};
+
+PairwiseLinks pairwise_links(const PairwiseMatrix& matrix, const std::vector<int>& domain) {
+  PairwiseLinks links;
+  const int n = matrix.num_ranks;
   for (int a = 0; a < n; ++a) {
     for (int b = a + 1; b < n; ++b) {
       const double g = matrix.at_gbps(a, b);
       if (!std::isfinite(g)) continue;
-      all.push_back(g);
-      (domain[static_cast<std::size_t>(a)] == domain[static_cast<std::size_t>(b)] ? inside : across).push_back(g);
+      links.all.push_back(g);
+      (domain[static_cast<std::size_t>(a)] == domain[static_cast<std::size_t>(b)] ? links.inside : links.across)
+          .push_back(g);
     }
   }
-  out.links_measured = static_cast<int>(all.size());
-  const int expected_links = n * (n - 1) / 2;
-  if (out.links_measured < expected_links) {
-    out.observations.push_back(
-        options.rounds_measured > 0 && options.rounds_measured < round_robin_rounds(n)
-            ? fmt::format("{} of {} links measured: {} of {} round-robin rounds, sampled (--pair-rounds)",
-                          out.links_measured, expected_links, options.rounds_measured, round_robin_rounds(n))
-            : fmt::format("{} of {} links measured (rounds missing, waived or failed)", out.links_measured,
-                          expected_links));
-  }
-  if (all.empty()) return out;
+  return links;
+}
+
+// The median and the reference bandwidth (with 3 or more links in each class, one per class).
+void pairwise_set_references(PairwiseReport& out, PairwiseLinks links) {
+  auto& all = links.all;
+  auto& inside = links.inside;
+  auto& across = links.across;
   out.median_gbps = median_of(all);
   std::sort(all.begin(), all.end());
   // The reference is the upper quartile, "a typical good link": with one bad rank among four,
@@ -310,15 +299,17 @@ PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOpti
         "(upper quartile of each class)",
         inside.size(), out.reference_gbps, across.size(), *out.cross_reference_gbps));
   }
+}
+
+// The links below slow_fraction of their class's reference, the ranks with 2 or more of them,
+// the suspect ranks (at least half of their links slow) and the slow links those do not explain.
+void pairwise_find_slow(PairwiseReport& out, const PairwiseMatrix& matrix, const std::vector<int>& domain,
+                        double slow_fraction) {
+  const int n = matrix.num_ranks;
   const auto reference_of = [&](int a, int b) {
     const bool cross = domain[static_cast<std::size_t>(a)] != domain[static_cast<std::size_t>(b)];
     return cross && out.cross_reference_gbps ? *out.cross_reference_gbps : out.reference_gbps;
   };
-  if (out.links_measured < 3) {
-    out.observations.push_back(fmt::format(
-        "only {} link(s): nothing to compare a link with (pairwise needs 3 or more ranks)", out.links_measured));
-    return out;
-  }
   std::vector<int> slow_count(static_cast<std::size_t>(n), 0), link_count(static_cast<std::size_t>(n), 0);
   for (int a = 0; a < n; ++a) {
     for (int b = a + 1; b < n; ++b) {
@@ -327,7 +318,7 @@ PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOpti
       ++link_count[static_cast<std::size_t>(a)];
       ++link_count[static_cast<std::size_t>(b)];
       const double ref = reference_of(a, b);
-      if (g < options.slow_fraction * ref) {
+      if (g < slow_fraction * ref) {
         out.slow_links.push_back({a, b, g, g / ref});
         ++slow_count[static_cast<std::size_t>(a)];
         ++slow_count[static_cast<std::size_t>(b)];
@@ -346,6 +337,43 @@ PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOpti
                                        [&l](const auto& s) { return s.rank == l.a || s.rank == l.b; });
     if (!explained) out.suspect_links.push_back(l);
   }
+}
+
+}  // namespace
+
+std::string pairwise_reference_text(const PairwiseReport& p) {
+  if (p.cross_reference_gbps) {
+    return fmt::format("its class's reference ({:.3g} GB/s inside a domain, {:.3g} GB/s between domains)",
+                       p.reference_gbps, *p.cross_reference_gbps);
+  }
+  return fmt::format("the reference {:.3g} GB/s (upper quartile)", p.reference_gbps);
+}
+
+PairwiseReport analyse_pairwise(const PairwiseMatrix& matrix, const PairwiseOptions& options) {
+  PairwiseReport out;
+  out.matrix = matrix;
+  out.slow_fraction = options.slow_fraction;
+  const int n = matrix.num_ranks;
+  const std::vector<int> domain = domain_of_ranks(matrix);
+  PairwiseLinks links = pairwise_links(matrix, domain);
+  out.links_measured = static_cast<int>(links.all.size());
+  const int expected_links = n * (n - 1) / 2;
+  if (out.links_measured < expected_links) {
+    out.observations.push_back(
+        options.rounds_measured > 0 && options.rounds_measured < round_robin_rounds(n)
+            ? fmt::format("{} of {} links measured: {} of {} round-robin rounds, sampled (--pair-rounds)",
+                          out.links_measured, expected_links, options.rounds_measured, round_robin_rounds(n))
+            : fmt::format("{} of {} links measured (rounds missing, waived or failed)", out.links_measured,
+                          expected_links));
+  }
+  if (links.all.empty()) return out;
+  pairwise_set_references(out, std::move(links));
+  if (out.links_measured < 3) {
+    out.observations.push_back(fmt::format(
+        "only {} link(s): nothing to compare a link with (pairwise needs 3 or more ranks)", out.links_measured));
+    return out;
+  }
+  pairwise_find_slow(out, matrix, domain, options.slow_fraction);
   if (out.slow_links.empty()) {
     out.observations.push_back(fmt::format("no slow link: every link is within {:.0f}% of {} ({} links)",
                                            100.0 * options.slow_fraction, pairwise_reference_text(out),
@@ -521,79 +549,6 @@ std::vector<int> bisect_domain_sizes(int num_ranks, int lo, int mid, int hi) {
   sizes.push_back(hi - mid);
   if (hi < num_ranks) sizes.push_back(num_ranks - hi);
   return sizes;
-}
-
-// ---- the report ----------------------------------------------------------------------------
-
-void collect_suspects(LocateReport& report) {
-  report.suspects.clear();
-  const auto host_of = [&report](int rank) {
-    return rank >= 0 && static_cast<std::size_t>(rank) < report.hosts.size()
-               ? report.hosts[static_cast<std::size_t>(rank)]
-               : std::string();
-  };
-  const auto add_rank = [&](int rank, const std::string& method, const std::string& evidence) {
-    for (auto& s : report.suspects) {
-      if (s.kind == "rank" && s.rank == rank) {
-        if (s.found_by.find(method) == std::string::npos) s.found_by += ", " + method;
-        s.evidence.push_back(method + ": " + evidence);
-        return;
-      }
-    }
-    Suspect s;
-    s.kind = "rank";
-    s.rank = rank;
-    s.host = host_of(rank);
-    s.found_by = method;
-    s.evidence.push_back(method + ": " + evidence);
-    report.suspects.push_back(std::move(s));
-  };
-  if (report.skew) {
-    for (const auto& s : report.skew->stragglers) add_rank(s.rank, "skew", s.evidence);
-  }
-  if (report.pairwise) {
-    const auto& p = *report.pairwise;
-    for (const auto& s : p.suspect_ranks) {
-      std::string links;
-      for (const auto& l : p.slow_links) {
-        if (l.a == s.rank || l.b == s.rank) {
-          links += fmt::format("{}{}-{} {:.3g} GB/s", links.empty() ? "" : ", ", l.a, l.b, l.gbps);
-        }
-      }
-      add_rank(s.rank, "pairwise",
-               fmt::format("common to {} of its {} links, all slow (< {:.0f}% of {}): {}", s.slow_links, s.links,
-                           100.0 * p.slow_fraction, pairwise_reference_text(p), links));
-    }
-    for (const auto& l : p.suspect_links) {
-      Suspect s;
-      s.kind = "link";
-      s.a = l.a;
-      s.b = l.b;
-      const std::string ha = host_of(l.a), hb = host_of(l.b);
-      if (!ha.empty() || !hb.empty()) s.host = ha == hb ? ha : ha + " - " + hb;
-      s.found_by = "pairwise";
-      s.evidence.push_back(
-          fmt::format("pairwise: {:.3g} GB/s, {:.0f}% of {} ({} links); ranks {} and {} are fine on their other links",
-                      l.gbps, 100.0 * l.fraction_of_reference, pairwise_reference_text(p), p.links_measured, l.a, l.b));
-      report.suspects.push_back(std::move(s));
-    }
-  }
-  if (report.bisection && report.bisection->found) {
-    const auto& b = *report.bisection;
-    std::string steps;
-    for (const auto& st : b.steps) steps += (steps.empty() ? "" : "; ") + st.evidence;
-    if (b.rank) {
-      add_rank(*b.rank, "bisection", b.conclusion + ": " + steps);
-    } else {
-      Suspect s;
-      s.kind = "group";
-      s.a = b.lo;
-      s.b = b.hi - 1;
-      s.found_by = "bisection";
-      s.evidence.push_back("bisection: " + b.conclusion + ": " + steps);
-      report.suspects.push_back(std::move(s));
-    }
-  }
 }
 
 }  // namespace collbench::locate

@@ -175,85 +175,101 @@ nlohmann::json locate_to_json(const locate::LocateReport& r) {
   return out;
 }
 
-std::string render_locate_text(const locate::LocateReport& r) {
-  std::string out = fmt::format("# collbench locate: {} ranks{}\n", r.num_ranks,
-                                r.fault ? fmt::format(" (injected fault: {})", *r.fault) : std::string());
-  if (r.skew) {
-    const auto& s = *r.skew;
-    out += fmt::format("\n## skew: per-rank wait inside the collective ({} case(s) analysed, {} skipped)\n",
-                       s.cases.size(), s.cases_skipped);
-    for (const auto& c : s.cases) {
-      std::string waits;
-      for (std::size_t i = 0; i < c.wait_us.size(); ++i)
-        waits += fmt::format("{}{}:{}", waits.empty() ? "" : " ", c.first_rank + static_cast<int>(i),
-                             locate::locate_duration_text(c.wait_us[i]));
-      std::string leading;
-      for (int rank : c.leading) leading += fmt::format("{}{}", leading.empty() ? "" : ",", rank);
-      out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, locate::locate_duration_text(c.p50_us), waits,
-                         leading.empty() ? "" : "  late: rank " + leading, c.spike ? "  SPIKE" : "");
-    }
-    for (const auto& st : s.stragglers) out += fmt::format("  -> rank {}: {}\n", st.rank, st.evidence);
-    for (const auto& o : s.observations) out += "  note: " + o + "\n";
+namespace {
+
+// The skew method's cases (waits per rank), stragglers and notes.
+std::string locate_skew_text(const locate::SkewReport& s) {
+  std::string out = fmt::format("\n## skew: per-rank wait inside the collective ({} case(s) analysed, {} skipped)\n",
+                                s.cases.size(), s.cases_skipped);
+  for (const auto& c : s.cases) {
+    std::string waits;
+    for (std::size_t i = 0; i < c.wait_us.size(); ++i)
+      waits += fmt::format("{}{}:{}", waits.empty() ? "" : " ", c.first_rank + static_cast<int>(i),
+                           locate::locate_duration_text(c.wait_us[i]));
+    std::string leading;
+    for (int rank : c.leading) leading += fmt::format("{}{}", leading.empty() ? "" : ",", rank);
+    out += fmt::format("  {:<34} p50 {:>9}  waits [{}]{}{}\n", c.label, locate::locate_duration_text(c.p50_us), waits,
+                       leading.empty() ? "" : "  late: rank " + leading, c.spike ? "  SPIKE" : "");
   }
-  if (r.pairwise) {
-    const auto& p = *r.pairwise;
-    const int n = p.matrix.num_ranks;
-    out += fmt::format("\n## pairwise: round-robin send/recv, {} per pair, GB/s (one direction, both at once)\n",
-                       format_bytes(p.matrix.bytes));
-    if (n <= kMaxConsoleMatrix) {
-      out += "  rank";
-      for (int b = 0; b < n; ++b) out += fmt::format(" {:>8}", b);
-      out += '\n';
-      for (int a = 0; a < n; ++a) {
-        out += fmt::format("  {:>4}", a);
-        for (int b = 0; b < n; ++b) {
-          const double g = p.matrix.at_gbps(a, b);
-          out += std::isfinite(g) ? fmt::format(" {:>8.3g}", g) : fmt::format(" {:>8}", "-");
-        }
-        out += '\n';
+  for (const auto& st : s.stragglers) out += fmt::format("  -> rank {}: {}\n", st.rank, st.evidence);
+  for (const auto& o : s.observations) out += "  note: " + o + "\n";
+  return out;
+}
+
+// The pairwise matrix in GB/s, up to kMaxConsoleMatrix ranks (else where to find it).
+std::string locate_matrix_text(const locate::PairwiseReport& p) {
+  const int n = p.matrix.num_ranks;
+  std::string out;
+  if (n <= kMaxConsoleMatrix) {
+    out += "  rank";
+    for (int b = 0; b < n; ++b) out += fmt::format(" {:>8}", b);
+    out += '\n';
+    for (int a = 0; a < n; ++a) {
+      out += fmt::format("  {:>4}", a);
+      for (int b = 0; b < n; ++b) {
+        const double g = p.matrix.at_gbps(a, b);
+        out += std::isfinite(g) ? fmt::format(" {:>8.3g}", g) : fmt::format(" {:>8}", "-");
       }
-    } else {  // n^2 numbers are no console reading: the matrix goes to pairwise.csv (--out-dir)
-      out += fmt::format(
-          "  the {} x {} matrix is in pairwise-matrix.csv (--out-dir); the console shows it up to {} ranks\n", n, n,
-          kMaxConsoleMatrix);
+      out += '\n';
     }
-    out += fmt::format("  median link {:.3g} GB/s, {}, {} link(s) measured\n", p.median_gbps,
-                       locate::pairwise_reference_text(p), p.links_measured);
-    constexpr std::size_t kMaxConsoleLinks = 24;  // the rest are in locate.json
-    for (std::size_t i = 0; i < p.slow_links.size() && i < kMaxConsoleLinks; ++i) {
-      const auto& l = p.slow_links[i];
-      out += fmt::format("  slow link {}-{}: {:.3g} GB/s ({:.0f}% of the reference)\n", l.a, l.b, l.gbps,
-                         100.0 * l.fraction_of_reference);
-    }
-    if (p.slow_links.size() > kMaxConsoleLinks) {
-      out += fmt::format("  ... {} more slow links (locate.json, --out-dir)\n", p.slow_links.size() - kMaxConsoleLinks);
-    }
-    for (const auto& s : p.ranks) {
-      out += fmt::format("  rank {} is common to {} of the slow links ({} of its {} links slow)\n", s.rank,
-                         s.slow_links, s.slow_links, s.links);
-    }
-    for (const auto& o : p.observations) out += "  note: " + o + "\n";
+  } else {  // n^2 numbers are no console reading: the matrix goes to pairwise.csv (--out-dir)
+    out +=
+        fmt::format("  the {} x {} matrix is in pairwise-matrix.csv (--out-dir); the console shows it up to {} ranks\n",
+                    n, n, kMaxConsoleMatrix);
   }
-  if (r.bisection) {
-    const auto& b = *r.bisection;
-    out += fmt::format("\n## bisection: all-reduce on both halves of the suspect set at once ({} run(s))\n",
-                       b.steps.size());
-    for (std::size_t i = 0; i < b.steps.size(); ++i) out += fmt::format("  step {}: {}\n", i + 1, b.steps[i].evidence);
-    out += "  -> " + b.conclusion + "\n";
+  return out;
+}
+
+// The pairwise method: the matrix, the reference, the slow links and ranks, the notes.
+std::string locate_pairwise_text(const locate::PairwiseReport& p) {
+  std::string out =
+      fmt::format("\n## pairwise: round-robin send/recv, {} per pair, GB/s (one direction, both at once)\n",
+                  format_bytes(p.matrix.bytes));
+  out += locate_matrix_text(p);
+  out += fmt::format("  median link {:.3g} GB/s, {}, {} link(s) measured\n", p.median_gbps,
+                     locate::pairwise_reference_text(p), p.links_measured);
+  constexpr std::size_t kMaxConsoleLinks = 24;  // the rest are in locate.json
+  for (std::size_t i = 0; i < p.slow_links.size() && i < kMaxConsoleLinks; ++i) {
+    const auto& l = p.slow_links[i];
+    out += fmt::format("  slow link {}-{}: {:.3g} GB/s ({:.0f}% of the reference)\n", l.a, l.b, l.gbps,
+                       100.0 * l.fraction_of_reference);
   }
-  if (!r.costs.empty()) {
-    std::string parts;
-    double total = 0.0;
-    for (const auto& c : r.costs) {
-      parts +=
-          fmt::format("{}{} {} ({} case(s))", parts.empty() ? "" : ", ", c.method, seconds_text(c.seconds), c.cases);
-      total += c.seconds;
-    }
-    out += fmt::format("\n## cost: {} of cluster time ({} clock): {}\n", seconds_text(total), r.clock, parts);
+  if (p.slow_links.size() > kMaxConsoleLinks) {
+    out += fmt::format("  ... {} more slow links (locate.json, --out-dir)\n", p.slow_links.size() - kMaxConsoleLinks);
   }
-  out += "\n## suspects\n";
-  if (r.suspects.empty()) out += "  none: nothing found\n";
-  for (const auto& s : r.suspects) {
+  for (const auto& s : p.ranks) {
+    out += fmt::format("  rank {} is common to {} of the slow links ({} of its {} links slow)\n", s.rank, s.slow_links,
+                       s.slow_links, s.links);
+  }
+  for (const auto& o : p.observations) out += "  note: " + o + "\n";
+  return out;
+}
+
+// The bisection's steps and conclusion.
+std::string locate_bisection_text(const locate::BisectReport& b) {
+  std::string out =
+      fmt::format("\n## bisection: all-reduce on both halves of the suspect set at once ({} run(s))\n", b.steps.size());
+  for (std::size_t i = 0; i < b.steps.size(); ++i) out += fmt::format("  step {}: {}\n", i + 1, b.steps[i].evidence);
+  out += "  -> " + b.conclusion + "\n";
+  return out;
+}
+
+// The cluster time each method took, and in all.
+std::string locate_cost_text(const locate::LocateReport& r) {
+  std::string parts;
+  double total = 0.0;
+  for (const auto& c : r.costs) {
+    parts += fmt::format("{}{} {} ({} case(s))", parts.empty() ? "" : ", ", c.method, seconds_text(c.seconds), c.cases);
+    total += c.seconds;
+  }
+  return fmt::format("\n## cost: {} of cluster time ({} clock): {}\n", seconds_text(total), r.clock, parts);
+}
+
+// The merged suspects with their evidence.
+std::string locate_suspects_text(const std::vector<locate::Suspect>& suspects) {
+  std::string out;
+  if (suspects.empty()) out += "  none: nothing found\n";
+  for (const auto& s : suspects) {
     std::string who;
     if (s.kind == "rank")
       who = fmt::format("rank {}", s.rank);
@@ -264,6 +280,20 @@ std::string render_locate_text(const locate::LocateReport& r) {
     out += fmt::format("  SUSPECT {}{} (found by {})\n", who, s.host.empty() ? "" : " on " + s.host, s.found_by);
     for (const auto& e : s.evidence) out += "    - " + e + "\n";
   }
+  return out;
+}
+
+}  // namespace
+
+std::string render_locate_text(const locate::LocateReport& r) {
+  std::string out = fmt::format("# collbench locate: {} ranks{}\n", r.num_ranks,
+                                r.fault ? fmt::format(" (injected fault: {})", *r.fault) : std::string());
+  if (r.skew) out += locate_skew_text(*r.skew);
+  if (r.pairwise) out += locate_pairwise_text(*r.pairwise);
+  if (r.bisection) out += locate_bisection_text(*r.bisection);
+  if (!r.costs.empty()) out += locate_cost_text(r);
+  out += "\n## suspects\n";
+  out += locate_suspects_text(r.suspects);
   for (const auto& note : r.notes) out += "# note: " + note + "\n";
   return out;
 }

@@ -44,6 +44,115 @@ inline void add_bernoulli(double* q, int k, double b) {
   q[0] *= 1.0 - b;
 }
 
+// tau: expected number of arrivals by time tau equals k (sum_j 1 - exp(-w_j tau) = k), for
+// normalised weights w.
+double race_time_of_k_arrivals(const std::vector<double>& w, int k) {
+  auto expected_arrivals = [&](double t) {
+    double s = 0.0;
+    for (const double x : w) s += -std::expm1(-x * t);
+    return s;
+  };
+  double lo = 1e-300;
+  double hi = 1.0;
+  while (expected_arrivals(hi) < k) hi *= 2.0;
+  for (int it = 0; it < 200 && hi / lo > 1.0 + 1e-12; ++it) {
+    const double mid = std::sqrt(lo * hi);
+    (expected_arrivals(mid) < k ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+// Blocks A: one per rank (dedup) or one per expert (copy), contiguous runs of `size` experts,
+// with their rates lambda_A.
+struct RaceBlocks {
+  int count = 0;
+  int size = 0;
+  std::vector<double> lambda;
+};
+
+RaceBlocks race_blocks(const std::vector<double>& w, int ep_size, RowConvention convention) {
+  const int num_experts = static_cast<int>(w.size());
+  RaceBlocks blocks;
+  blocks.count = convention == RowConvention::dedup ? ep_size : num_experts;
+  blocks.size = num_experts / blocks.count;
+  blocks.lambda.assign(static_cast<std::size_t>(blocks.count), 0.0);
+  for (int e = 0; e < num_experts; ++e) blocks.lambda[e / blocks.size] += w[e];
+  return blocks;
+}
+
+// The first k states of the arrival counts at one t of the blocks before block blk (prefix at
+// blk) and of the blocks from blk on (suffix at blk), k values per entry; b: every expert's
+// arrival probability by t.
+struct RaceCounts {
+  std::size_t stride = 0;
+  std::vector<double> prefix;
+  std::vector<double> suffix;
+
+  RaceCounts(const RaceBlocks& blocks, int k)
+      : stride(static_cast<std::size_t>(k)),
+        prefix((static_cast<std::size_t>(blocks.count) + 1) * stride),
+        suffix((static_cast<std::size_t>(blocks.count) + 1) * stride) {}
+
+  void fill(const std::vector<double>& b, const RaceBlocks& blocks, int k) {
+    std::fill(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(stride), 0.0);
+    prefix[0] = 1.0;
+    for (int blk = 0; blk < blocks.count; ++blk) {
+      double* q = prefix.data() + (blk + 1) * stride;
+      std::copy_n(prefix.data() + blk * stride, stride, q);
+      for (int e = blk * blocks.size; e < (blk + 1) * blocks.size; ++e) add_bernoulli(q, k, b[e]);
+    }
+    double* last = suffix.data() + static_cast<std::size_t>(blocks.count) * stride;
+    std::fill(last, last + stride, 0.0);
+    last[0] = 1.0;
+    for (int blk = blocks.count - 1; blk >= 0; --blk) {
+      double* q = suffix.data() + blk * stride;
+      std::copy_n(suffix.data() + (blk + 1) * stride, stride, q);
+      for (int e = blk * blocks.size; e < (blk + 1) * blocks.size; ++e) add_bernoulli(q, k, b[e]);
+    }
+  }
+
+  // F = P(fewer than k arrivals outside blk) = sum_a prefix(a) * P(suffix count <= k-1-a);
+  // `cumulative`: scratch of k values.
+  [[nodiscard]] double fewer_than_k_outside(int blk, int k, std::vector<double>& cumulative) const {
+    const double* pre = prefix.data() + blk * stride;
+    const double* suf = suffix.data() + (blk + 1) * stride;
+    double running = 0.0;
+    for (int m = 0; m < k; ++m) cumulative[m] = running += suf[m];
+    double f = 0.0;
+    for (int a = 0; a < k; ++a) f += pre[a] * cumulative[k - 1 - a];
+    return f;
+  }
+};
+
+// P(hit A) of every block. Trapezoid rule in x = ln t over [ln tau - 25, ln tau + 6]: the
+// integrand lambda t exp(-lambda t) F(t) is smooth in x; below the range it is < lambda t, above
+// it F(t) has vanished (the tail term exp(-lambda t_hi) F(t_hi) covers the case where it cannot,
+// e.g. fewer than k other experts).
+std::vector<double> race_hit_probabilities(const std::vector<double>& w, const RaceBlocks& blocks, int k, double tau) {
+  const int num_experts = static_cast<int>(w.size());
+  constexpr int kPoints = 384;
+  const double x_lo = std::log(tau) - 25.0;
+  const double x_hi = std::log(tau) + 6.0;
+  const double h = (x_hi - x_lo) / (kPoints - 1);
+  std::vector<double> acc(static_cast<std::size_t>(blocks.count), 0.0);
+  RaceCounts counts(blocks, k);
+  std::vector<double> b(static_cast<std::size_t>(num_experts));
+  std::vector<double> cumulative(counts.stride);
+  for (int i = 0; i < kPoints; ++i) {
+    const double t = std::exp(x_lo + h * i);
+    for (int e = 0; e < num_experts; ++e) b[e] = -std::expm1(-w[e] * t);
+    counts.fill(b, blocks, k);
+    const double weight = (i == 0 || i == kPoints - 1) ? 0.5 * h : h;
+    for (int blk = 0; blk < blocks.count; ++blk) {
+      const double f = counts.fewer_than_k_outside(blk, k, cumulative);
+      const double lt = blocks.lambda[blk] * t;
+      acc[blk] += weight * lt * std::exp(-lt) * f;
+      if (i == kPoints - 1) acc[blk] += std::exp(-lt) * f;  // tail beyond t_hi (F non-increasing)
+    }
+  }
+  return acc;
+}
+
 }  // namespace
 
 std::vector<double> expected_rank_rows_per_token(std::span<const double> weights, int ep_size, int top_k,
@@ -64,73 +173,10 @@ std::vector<double> expected_rank_rows_per_token(std::span<const double> weights
   std::vector<double> w(weights.begin(), weights.end());
   for (auto& x : w) x /= total;
 
-  // Blocks A: one per rank (dedup) or one per expert (copy).
-  const int num_blocks = convention == RowConvention::dedup ? ep_size : num_experts;
-  const int block_size = num_experts / num_blocks;
-  std::vector<double> lambda(static_cast<std::size_t>(num_blocks), 0.0);
-  for (int e = 0; e < num_experts; ++e) lambda[e / block_size] += w[e];
-
-  // tau: expected number of arrivals by time tau equals k (sum_j 1 - exp(-w_j tau) = k).
-  auto expected_arrivals = [&](double t) {
-    double s = 0.0;
-    for (const double x : w) s += -std::expm1(-x * t);
-    return s;
-  };
-  double lo = 1e-300;
-  double hi = 1.0;
-  while (expected_arrivals(hi) < k) hi *= 2.0;
-  for (int it = 0; it < 200 && hi / lo > 1.0 + 1e-12; ++it) {
-    const double mid = std::sqrt(lo * hi);
-    (expected_arrivals(mid) < k ? lo : hi) = mid;
-  }
-  const double tau = hi;
-
-  // Trapezoid rule in x = ln t over [ln tau - 25, ln tau + 6]: the integrand lambda t exp(-lambda t) F(t)
-  // is smooth in x; below the range it is < lambda t, above it F(t) has vanished (the tail term
-  // exp(-lambda t_hi) F(t_hi) covers the case where it cannot, e.g. fewer than k other experts).
-  constexpr int kPoints = 384;
-  const double x_lo = std::log(tau) - 25.0;
-  const double x_hi = std::log(tau) + 6.0;
-  const double h = (x_hi - x_lo) / (kPoints - 1);
-  std::vector<double> acc(static_cast<std::size_t>(num_blocks), 0.0);
-  const auto stride = static_cast<std::size_t>(k);
-  std::vector<double> prefix((static_cast<std::size_t>(num_blocks) + 1) * stride);
-  std::vector<double> suffix((static_cast<std::size_t>(num_blocks) + 1) * stride);
-  std::vector<double> b(static_cast<std::size_t>(num_experts));
-  std::vector<double> cumulative(stride);
-  for (int i = 0; i < kPoints; ++i) {
-    const double t = std::exp(x_lo + h * i);
-    for (int e = 0; e < num_experts; ++e) b[e] = -std::expm1(-w[e] * t);
-    std::fill(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(stride), 0.0);
-    prefix[0] = 1.0;
-    for (int blk = 0; blk < num_blocks; ++blk) {
-      double* q = prefix.data() + (blk + 1) * stride;
-      std::copy_n(prefix.data() + blk * stride, stride, q);
-      for (int e = blk * block_size; e < (blk + 1) * block_size; ++e) add_bernoulli(q, k, b[e]);
-    }
-    double* last = suffix.data() + static_cast<std::size_t>(num_blocks) * stride;
-    std::fill(last, last + stride, 0.0);
-    last[0] = 1.0;
-    for (int blk = num_blocks - 1; blk >= 0; --blk) {
-      double* q = suffix.data() + blk * stride;
-      std::copy_n(suffix.data() + (blk + 1) * stride, stride, q);
-      for (int e = blk * block_size; e < (blk + 1) * block_size; ++e) add_bernoulli(q, k, b[e]);
-    }
-    const double weight = (i == 0 || i == kPoints - 1) ? 0.5 * h : h;
-    for (int blk = 0; blk < num_blocks; ++blk) {
-      // F = P(fewer than k arrivals outside blk) = sum_a prefix(a) * P(suffix count <= k-1-a).
-      const double* pre = prefix.data() + blk * stride;
-      const double* suf = suffix.data() + (blk + 1) * stride;
-      double running = 0.0;
-      for (int m = 0; m < k; ++m) cumulative[m] = running += suf[m];
-      double f = 0.0;
-      for (int a = 0; a < k; ++a) f += pre[a] * cumulative[k - 1 - a];
-      const double lt = lambda[blk] * t;
-      acc[blk] += weight * lt * std::exp(-lt) * f;
-      if (i == kPoints - 1) acc[blk] += std::exp(-lt) * f;  // tail beyond t_hi (F non-increasing)
-    }
-  }
-  for (int blk = 0; blk < num_blocks; ++blk) out[(blk * block_size) / per_rank] += std::min(1.0, acc[blk]);
+  const RaceBlocks blocks = race_blocks(w, ep_size, convention);
+  const double tau = race_time_of_k_arrivals(w, k);
+  const std::vector<double> acc = race_hit_probabilities(w, blocks, k, tau);
+  for (int blk = 0; blk < blocks.count; ++blk) out[(blk * blocks.size) / per_rank] += std::min(1.0, acc[blk]);
   return out;
 }
 

@@ -375,9 +375,8 @@ std::int64_t row_bytes(int hidden_size, const RowFormat& format) {
 
 namespace {
 
-// `expected_name`: the file's stem when loaded from a file (the name must match it), else empty.
-WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& source,
-                              const std::string& expected_name) {
+// The profile's root mapping, its top-level keys checked.
+YAML::Node profile_load_root(const std::string& yaml_text, const std::string& source) {
   YAML::Node root;
   yamlio::check_structure(yaml_text, source);  // first: it refuses what would make YAML::Load or a walk blow up
   try {
@@ -391,19 +390,11 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
   }
   r.check_keys(root, "", kTopKeys);
   r.check_no_empty_values(root, "");
+  return root;
+}
 
-  WorkloadProfile p;
-  p.source = source;
-  p.name = r.scalar(r.require(root, "", "name"), "name");
-  if (!expected_name.empty() && p.name != expected_name) {
-    throw InputError(
-        fmt::format("{}: '{}' differs from the file name '{}'; profiles are found by file name, so "
-                    "make them equal",
-                    r.where(root["name"], "name"), p.name, expected_name));
-  }
-  if (const auto n = root["description"]) p.description = r.scalar(n, "description");
-
-  const YAML::Node model = r.require(root, "", "model");
+// The `model` section: its counts, and their limits against each other.
+void profile_parse_model(const Reader& r, const YAML::Node& model, WorkloadProfile& p) {
   r.check_keys(model, "model", kModelKeys);
   auto count = [&](const std::string& key, std::int64_t min_value, bool required, int fallback) {
     const YAML::Node n = required ? r.require(model, "model", key) : model[key];
@@ -447,15 +438,10 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
                                  r.where(model["num_moe_layers"], "model.num_moe_layers"), p.num_moe_layers,
                                  p.num_layers));
   }
+}
 
-  p.dispatch = parse_row_format(r, r.require(root, "", "dispatch"), "dispatch", p.hidden_size);
-  p.combine = parse_row_format(r, r.require(root, "", "combine"), "combine", p.hidden_size);
-  if (const auto n = root["rows"]) {
-    p.rows = r.value(n, "rows", [](const std::string& t) { return parse_row_convention(t); });
-  }
-  p.tokens_per_rank = to_int(r.value(r.require(root, "", "tokens_per_rank"), "tokens_per_rank",
-                                     [](const std::string& t) { return parse_integer(t, 1, kMaxCount); }));
-  if (const auto n = root["routing"]) apply_routing_map(p.routing, n, source);
+// The routing's expert groups against the model's.
+void profile_check_routing_groups(const Reader& r, const YAML::Node& root, const WorkloadProfile& p) {
   const auto& s = p.routing;
   if (s.groups_per_token > p.num_expert_groups) {
     throw InputError(fmt::format("{}: groups_per_token {} exceeds model.num_expert_groups {} (0 = unlimited)",
@@ -468,6 +454,36 @@ WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& s
                                  r.where(root["routing"]["groups_per_token"], "routing.groups_per_token"),
                                  s.groups_per_token, p.num_routed_experts / p.num_expert_groups, p.top_k));
   }
+}
+
+// `expected_name`: the file's stem when loaded from a file (the name must match it), else empty.
+WorkloadProfile parse_profile(const std::string& yaml_text, const std::string& source,
+                              const std::string& expected_name) {
+  const YAML::Node root = profile_load_root(yaml_text, source);
+  const Reader r{source};
+  WorkloadProfile p;
+  p.source = source;
+  p.name = r.scalar(r.require(root, "", "name"), "name");
+  if (!expected_name.empty() && p.name != expected_name) {
+    throw InputError(
+        fmt::format("{}: '{}' differs from the file name '{}'; profiles are found by file name, so "
+                    "make them equal",
+                    r.where(root["name"], "name"), p.name, expected_name));
+  }
+  if (const auto n = root["description"]) p.description = r.scalar(n, "description");
+
+  const YAML::Node model = r.require(root, "", "model");
+  profile_parse_model(r, model, p);
+
+  p.dispatch = parse_row_format(r, r.require(root, "", "dispatch"), "dispatch", p.hidden_size);
+  p.combine = parse_row_format(r, r.require(root, "", "combine"), "combine", p.hidden_size);
+  if (const auto n = root["rows"]) {
+    p.rows = r.value(n, "rows", [](const std::string& t) { return parse_row_convention(t); });
+  }
+  p.tokens_per_rank = to_int(r.value(r.require(root, "", "tokens_per_rank"), "tokens_per_rank",
+                                     [](const std::string& t) { return parse_integer(t, 1, kMaxCount); }));
+  if (const auto n = root["routing"]) apply_routing_map(p.routing, n, source);
+  profile_check_routing_groups(r, root, p);
   return p;
 }
 
