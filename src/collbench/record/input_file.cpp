@@ -75,12 +75,12 @@ ParsedLine parse_alone(std::string_view line, bool terminated) {
     p.kind = ParsedLine::Kind::blank;
     return p;
   }
-  if (auto r = scan_case_line(line)) {
-    p.record = std::move(*r);
-    p.kind = ParsedLine::Kind::record;
-    return p;
-  }
   try {
+    if (auto r = scan_case_line(line)) {
+      p.record = std::move(*r);
+      p.kind = ParsedLine::Kind::record;
+      return p;
+    }
     std::vector<std::string> warnings;
     if (!read_jsonl_line(line, terminated, false, 0, std::string(), {}, warnings, p.object)) return p;
     if (is_case(p.object)) {

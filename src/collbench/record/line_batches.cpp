@@ -80,10 +80,19 @@ unsigned worker_count(unsigned requested) {
 
 BatchWorkers::BatchWorkers(unsigned workers, std::size_t max_batches, std::function<void(LineBatch&)> work)
     : work_(std::move(work)), max_batches_(std::max<std::size_t>(max_batches, 1)) {
-  for (unsigned i = 0; i < std::max(workers, 1U); ++i) threads_.emplace_back([this] { run(); });
+  try {
+    for (unsigned i = 0; i < std::max(workers, 1U); ++i) threads_.emplace_back([this] { run(); });
+  } catch (...) {  // a thread that could not start: the started ones must not wait forever
+    stop_and_join();
+    throw;
+  }
 }
 
 BatchWorkers::~BatchWorkers() {
+  stop_and_join();
+}
+
+void BatchWorkers::stop_and_join() {
   {
     const std::lock_guard lock(mutex_);
     stop_ = true;

@@ -94,6 +94,7 @@ class BatchWorkers {
     bool done = false;
   };
   void run();
+  void stop_and_join();
   std::function<void(LineBatch&)> work_;
   std::size_t max_batches_;
   mutable std::mutex mutex_;
