@@ -36,7 +36,9 @@ InputFile parse_input(std::string_view text, const std::string& path);
 // Reads the results file at PATH as load_input does, with the same errors and warnings, and
 // hands its cases to `on_cases` in file order, at most `batch` at a time: in file.cases and
 // file.case_lines, which are emptied after each call. Returns the file's path, header, header
-// line and warnings, with no cases.
-InputFile stream_input(const std::string& path, std::size_t batch, const std::function<void(InputFile&)>& on_cases);
+// line and warnings, with no cases. The lines are parsed on `workers` threads (0: one per
+// hardware thread; record/line_batches.hpp), `on_cases` is called on the calling thread.
+InputFile stream_input(const std::string& path, std::size_t batch, const std::function<void(InputFile&)>& on_cases,
+                       unsigned workers = 0);
 
 }  // namespace collbench::record

@@ -16,6 +16,7 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/input_file.hpp"
 #include "collbench/record/jsonl_stream.hpp"
+#include "collbench/record/line_batches.hpp"
 #include "collbench/record/value_checks.hpp"
 
 namespace collbench::record {
@@ -294,39 +295,27 @@ std::vector<JsonlLine> parse_jsonl(std::string_view text, const std::string& pat
   return out;
 }
 
+bool read_jsonl_line(std::string_view line, bool terminated, bool first, int line_no, const std::string& path,
+                     std::string_view head, std::vector<std::string>& warnings, nlohmann::json& out) {
+  return parse_line(line, terminated, first, line_no, LineSource{path, head, warnings}, out);
+}
+
 void for_each_jsonl_line(const std::string& path, std::string_view what, std::string_view expected,
                          std::vector<std::string>& warnings, const std::function<void(JsonlLine&&)>& on_line) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw InputError(fmt::format("{} '{}' is a directory; give {}", what, path, expected));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)));
-  constexpr std::size_t kBlock = std::size_t{1} << 20;  // at least the 64 KiB head parse_jsonl's messages read
-  std::string head;
-  std::string pending;  // read, not yet split: at most one block and one line
-  std::vector<char> block(kBlock);
-  const LineSource src{path, head, warnings};
-  int line_no = 0;
+  LineReader reader(path, what, expected);
+  LineBatch batch;
   bool first = true;
-  const auto take = [&](std::string_view line, bool terminated) {
-    JsonlLine l{++line_no, {}};
-    if (!parse_line(line, terminated, first, line_no, src, l.object)) return;
-    first = false;
-    on_line(std::move(l));
-  };
-  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (head.size() < 65536) head.append(block.data(), std::min(got, 65536 - head.size()));
-    pending.append(block.data(), got);
-    std::size_t pos = 0;
-    for (std::size_t end; (end = pending.find('\n', pos)) != std::string::npos; pos = end + 1) {
-      take(std::string_view(pending).substr(pos, end - pos), true);
+  while (reader.next(batch, 1024)) {
+    for (const auto& line : batch.lines) {
+      JsonlLine l{line.number, {}};
+      if (!read_jsonl_line(batch.line(line), line.terminated, first, line.number, path, reader.head(), warnings,
+                           l.object))
+        continue;
+      first = false;
+      on_line(std::move(l));
     }
-    pending.erase(0, pos);
   }
-  if (in.bad()) throw InputError(fmt::format("cannot read {} '{}': {}", what, path, std::strerror(errno)));
-  if (!pending.empty()) take(pending, false);
+  reader.finish();
 }
 
 std::vector<nlohmann::json> read_jsonl_objects(const std::string& path, std::vector<std::string>& warnings) {

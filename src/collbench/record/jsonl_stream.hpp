@@ -21,4 +21,11 @@ namespace collbench::record {
 void for_each_jsonl_line(const std::string& path, std::string_view what, std::string_view expected,
                          std::vector<std::string>& warnings, const std::function<void(JsonlLine&&)>& on_line);
 
+// One line of a JSONL file under the same rules into `out`: false for a blank line or a truncated
+// last line (`terminated` false; skipped, its warning added to `warnings`), the InputError
+// "PATH:LINE: ..." for any other invalid line. `first`: no object came before it in the file;
+// `head`: the file's first 64 KiB (named in the message about a JSON document over several lines).
+bool read_jsonl_line(std::string_view line, bool terminated, bool first, int line_no, const std::string& path,
+                     std::string_view head, std::vector<std::string>& warnings, nlohmann::json& out);
+
 }  // namespace collbench::record
