@@ -7,8 +7,10 @@
 // normal build. Pure C++; no MPI initialisation, no GPU.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -22,6 +24,7 @@
 #include "collbench/gate/gate.hpp"
 #include "collbench/model/system_profile.hpp"
 #include "collbench/plan/sweep.hpp"
+#include "collbench/record/case_scan.hpp"
 #include "collbench/record/input_file.hpp"
 #include "collbench/record/jsonl.hpp"
 #include "collbench/record/nccltests_convert.hpp"
@@ -91,6 +94,30 @@ inline void workload_profile(std::string_view data) {
   accept_or_reject([&] { (void)workload::parse_workload_profile(std::string(data), "fuzz.yaml"); });
 }
 
+// The fast case reader (record/case_scan.hpp) against the general one, line by line: a line it
+// reads must be one the general reader reads without an error or a warning, into the same record.
+inline void scanned_lines_match_the_general_reader(std::string_view data) {
+  std::size_t start = 0;
+  while (start < data.size()) {
+    const std::size_t end = std::min(data.find('\n', start), data.size());
+    const std::string_view line = data.substr(start, end - start);
+    start = end + 1;
+    std::optional<record::CaseRecord> fast;
+    accept_or_reject([&] { fast = record::scan_case_line(line); });
+    if (!fast) continue;
+    record::InputFile general;
+    try {
+      general = record::parse_input(std::string(line) + "\n", "fuzz.jsonl");
+    } catch (const InputError& e) {
+      violated(std::string("scan_case_line read a line the general reader refuses: ") + e.what());
+    }
+    if (general.cases.size() != 1 || !general.warnings.empty())
+      violated("scan_case_line read a line the general reader warns on");
+    if (dump_like_writer(record::to_json(general.cases[0])) != dump_like_writer(record::to_json(*fast)))
+      violated("scan_case_line and the general reader read different records");
+  }
+}
+
 // JSONL results as every reader reads them: the record reader (gate, export, resume), the
 // report reader, and what is done with the records next (tables, CSV, a gate of the file
 // against itself).
@@ -106,6 +133,7 @@ inline void results(std::string_view data) {
     (void)dump_like_writer(report::gate_to_json(g));
   });
   accept_or_reject([&] { (void)record::parse_input(data, "fuzz.jsonl"); });
+  scanned_lines_match_the_general_reader(data);
 }
 
 // nccl-tests console logs and -J JSON, and their conversion into records.
