@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <system_error>
 #include <utility>
 
 #include "collbench/core/error.hpp"
@@ -164,25 +162,6 @@ void apply_stop_flags(const StopFlags& f, plan::Case& c) {
 
 namespace {
 
-// A measurement is costly to repeat: a --format FMT=PATH file that already holds something is
-// replaced only with --force (or continued by --resume, which rewrites it with this run's cases),
-// as --out is. Devices and FIFOs (/dev/stdout, a pipe) are written, never refused.
-void check_format_paths_replaceable(const std::vector<report::OutputTarget>& targets, const OutputFlags& out) {
-  if (out.force || out.resume) return;
-  for (const auto& t : targets) {
-    if (!t.path) continue;
-    std::error_code ec;
-    const auto st = std::filesystem::status(*t.path, ec);
-    if (ec || !std::filesystem::is_regular_file(st)) continue;
-    const auto size = std::filesystem::file_size(*t.path, ec);
-    if (ec || size == 0) continue;
-    throw InputError(
-        fmt::format("{} {}={}: '{}' exists and is not empty; pass --force to replace it, or choose "
-                    "another path",
-                    t.flag, t.format, *t.path, *t.path));
-  }
-}
-
 bool any_format_path(const std::vector<report::OutputTarget>& targets) {
   return std::any_of(targets.begin(), targets.end(), [](const report::OutputTarget& t) { return t.path.has_value(); });
 }
@@ -192,7 +171,6 @@ bool any_format_path(const std::vector<report::OutputTarget>& targets) {
 // The console writers (report/console_writer.hpp) --format and --layout choose.
 void set_console_outputs(const OutputFlags& out, run::RunnerOptions& o) {
   o.outputs = report::parse_output_targets(out.formats, report::console_writer_names(), "table");
-  check_format_paths_replaceable(o.outputs, out);
   o.console.layout = out.layout;
   o.console.nccl_tests_layout = out.layout != "collbench";
   o.console.per_iteration_columns = out.per_iteration_columns;

@@ -17,6 +17,7 @@ To prove a refactor changes nothing, write the goldens with the old binary into 
 import functools
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,41 @@ def test_run_refuses_to_replace_a_format_file_without_force(tmp_path):
     p = run(RUN + ["--format", "none", "--format", f"table={empty}", "--format", "csv=/dev/null"], cwd=SOURCE_DIR)
     assert p.returncode == 0, p.stderr
     assert empty.read_text() != ""
+
+
+def test_run_refuses_a_format_file_that_is_another_output(tmp_path):
+    """Two formats into one file, or a format into the --out file, would interleave; a --resume
+    continues only --out, so it refuses a format file that holds something."""
+    x = tmp_path / "x.txt"
+    p = run(RUN + ["--format", "none", "--format", f"csv={x}", "--format", f"table={x}"], cwd=SOURCE_DIR)
+    assert p.returncode == 2, p.stderr
+    assert f"--format table={x}: '{x}' is also the file of --format csv={x}; give each format its own file" in p.stderr
+    assert not x.exists()
+    out = tmp_path / "r.jsonl"
+    p = run(RUN + ["--out", str(out), "--format", f"jsonl={tmp_path / '.' / 'r.jsonl'}"], cwd=SOURCE_DIR)
+    assert p.returncode == 2 and "is the --out file, where the records go already" in p.stderr, p.stderr
+    assert not out.exists()
+    p = run(RUN + ["--out", str(out), "--format", "none", "--format", f"csv={x}"], cwd=SOURCE_DIR)
+    assert p.returncode == 0, p.stderr
+    p = run(RUN + ["--out", str(out), "--resume", "--format", "none", "--format", f"csv={x}"], cwd=SOURCE_DIR)
+    assert p.returncode == 2, p.stderr
+    assert "exists and is not empty; --resume continues only the --out file" in p.stderr
+
+
+def test_an_open_descriptor_is_appended_to_never_replaced(tmp_path):
+    """/dev/stdout redirected with >> to a log: the writers append to the log (a rename or a
+    truncation would lose its earlier lines), and run does not refuse it as an existing file."""
+    log = tmp_path / "job.log"
+    log.write_text("earlier line\n")
+    cmd = f"{BIN} report {BASELINE} --format none --format markdown=/dev/stdout >> {log}"
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=SOURCE_DIR, timeout=120)
+    assert p.returncode == 0, p.stderr
+    text = log.read_text()
+    assert text.startswith("earlier line\n") and "|" in text
+    cmd = f"{BIN} {' '.join(RUN)} --format none --format table=/dev/stdout >> {log}"
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=SOURCE_DIR, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert log.read_text().startswith(text) and len(log.read_text()) > len(text)
 
 
 def test_bad_format_names_flag_value_and_accepted(tmp_path):

@@ -1,6 +1,6 @@
 // `report` in one pass (issue 37 item 8): the streamed tables (report/tables_stream.hpp) against
 // hand-computed totals and against the whole-file renderers they replace, the batched reader
-// (report/input_stream.hpp, record/jsonl_stream.hpp) against load_input, and the import writer's
+// (record/input_file.hpp, record/jsonl_stream.hpp) against load_input, and the import writer's
 // unsynced lines (record/jsonl.hpp) against synced ones.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -67,7 +67,7 @@ struct EpDpDetail final : ShapeDetail {
   std::size_t dp_elems = 0;  // all-reduce buffer, elements
 };
 
-const EpDpDetail& detail_of(const Shape& s) {
+const EpDpDetail& ep_dp_detail_of(const Shape& s) {
   const auto* d = dynamic_cast<const EpDpDetail*>(s.detail.get());
   if (d == nullptr) throw std::logic_error("ep-dp-concurrent: shape without its detail");
   return *d;
@@ -167,7 +167,7 @@ class EpDpConcurrent final : public Collective {
   }
 
   void fill(void* host_send, const Shape& s, const CaseContext& ctx) const override {
-    const EpDpDetail& d = detail_of(s);
+    const EpDpDetail& d = ep_dp_detail_of(s);
     const Levels& l = d.levels;
     for (int j = 0; j < l.domain_size; ++j) {
       for (std::size_t i = 0; i < d.per_peer; ++i) {
@@ -184,7 +184,7 @@ class EpDpConcurrent final : public Collective {
   }
 
   [[nodiscard]] std::uint64_t verify(const void* result, const Shape& s, const CaseContext& ctx) const override {
-    const EpDpDetail& d = detail_of(s);
+    const EpDpDetail& d = ep_dp_detail_of(s);
     const Levels& l = d.levels;
     const auto elem = dtype_size(ctx.dtype);
     std::uint64_t wrong = 0;
@@ -200,7 +200,7 @@ class EpDpConcurrent final : public Collective {
 
   void launch(backend::Comm& comm, const void* send, void* recv, const Shape& s,
               const CaseContext& ctx) const override {
-    const EpDpDetail& d = detail_of(s);
+    const EpDpDetail& d = ep_dp_detail_of(s);
     backend::Comm& domain = level(comm.domain_level());
     backend::Comm& cross = level(comm.cross_level());
     Group group(comm);
@@ -215,7 +215,7 @@ class EpDpConcurrent final : public Collective {
 
   void launch_side(std::string_view op, backend::Comm& comm, const void* send, void* recv, const Shape& s,
                    const CaseContext& ctx) const override {
-    const EpDpDetail& d = detail_of(s);
+    const EpDpDetail& d = ep_dp_detail_of(s);
     if (op == "ep_alone") {
       ep(level(comm.domain_level()), send, recv, d, ctx);
     } else if (op == "dp_alone") {
@@ -226,7 +226,7 @@ class EpDpConcurrent final : public Collective {
   }
 
   [[nodiscard]] std::vector<ConcurrentPart> concurrent_parts(const Shape& s, const CaseContext& ctx) const override {
-    const EpDpDetail& d = detail_of(s);
+    const EpDpDetail& d = ep_dp_detail_of(s);
     const Levels& l = d.levels;
     ConcurrentPart ep_part;
     ep_part.name = "ep";
@@ -253,7 +253,7 @@ class EpDpConcurrent final : public Collective {
       const auto dp = dp_bytes_param(ctx.params);
       return dp ? fmt::format("dp_bytes={}", *dp) : std::string();
     }
-    return fmt::format("dp_bytes={}", detail_of(s).dp_elems * dtype_size(ctx.dtype));
+    return fmt::format("dp_bytes={}", ep_dp_detail_of(s).dp_elems * dtype_size(ctx.dtype));
   }
 
  private:

@@ -43,7 +43,7 @@ struct MoeCase final : ShapeDetail {
   model::TrafficSummary traffic;
 };
 
-const MoeCase& detail_of(const Shape& s) {
+const MoeCase& moe_detail_of(const Shape& s) {
   const auto* d = dynamic_cast<const MoeCase*>(s.detail.get());
   if (d == nullptr) throw InputError("a moe-* shape lacks its routing detail (build it with shape_for)");
   return *d;
@@ -262,7 +262,7 @@ class MoeCollective final : public Collective {
   }
 
   void fill(void* host_send, const Shape& shape, const CaseContext&) const override {
-    const MoeCase& mc = detail_of(shape);
+    const MoeCase& mc = moe_detail_of(shape);
     const MoeWorkload& w = *mc.w;
     const MoeLayout& L = mc.layout;
     auto* out = static_cast<unsigned char*>(host_send);
@@ -296,7 +296,7 @@ class MoeCollective final : public Collective {
   }
 
   [[nodiscard]] std::uint64_t verify(const void* host_result, const Shape& shape, const CaseContext&) const override {
-    const MoeCase& mc = detail_of(shape);
+    const MoeCase& mc = moe_detail_of(shape);
     const MoeWorkload& w = *mc.w;
     const MoeLayout& L = mc.layout;
     const auto* in = static_cast<const unsigned char*>(host_result);
@@ -336,7 +336,7 @@ class MoeCollective final : public Collective {
 
   void launch(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
               const CaseContext&) const override {
-    const MoeCase& mc = detail_of(shape);
+    const MoeCase& mc = moe_detail_of(shape);
     const MoeLayout& L = mc.layout;
     if (L.has_counts && mc.params.counts_timed) run_counts(comm, L, send, recv);
     run_plan(comm, L.dispatch, send, recv);
@@ -352,7 +352,7 @@ class MoeCollective final : public Collective {
       launch(comm, send, recv, shape, ctx);
       return;
     }
-    const MoeCase& mc = detail_of(shape);
+    const MoeCase& mc = moe_detail_of(shape);
     const MoeLayout& L = mc.layout;
     if (stage == 0) {
       if (L.has_counts && mc.params.counts_timed) run_counts(comm, L, send, recv);
@@ -364,17 +364,17 @@ class MoeCollective final : public Collective {
 
   void prepare(backend::Comm& comm, const void* send, void* recv, const Shape& shape,
                const CaseContext&) const override {
-    const MoeCase& mc = detail_of(shape);
+    const MoeCase& mc = moe_detail_of(shape);
     if (mc.layout.has_counts && !mc.params.counts_timed) run_counts(comm, mc.layout, send, recv);
   }
 
   [[nodiscard]] std::vector<std::string> side_operations(const Shape& shape) const override {
-    if (detail_of(shape).layout.has_counts) return {"counts_exchange"};
+    if (moe_detail_of(shape).layout.has_counts) return {"counts_exchange"};
     return {};
   }
   void launch_side(std::string_view op, backend::Comm& comm, const void* send, void* recv, const Shape& shape,
                    const CaseContext&) const override {
-    const MoeLayout& L = detail_of(shape).layout;
+    const MoeLayout& L = moe_detail_of(shape).layout;
     if (op == "counts_exchange" && L.has_counts) run_counts(comm, L, send, recv);
   }
 
@@ -382,7 +382,7 @@ class MoeCollective final : public Collective {
   // context), else one from the EP-group blocks.
   [[nodiscard]] std::optional<model::TrafficSummary> traffic_summary(const Shape& shape,
                                                                      const Placement& placement) const override {
-    const MoeCase& mc = detail_of(shape);
+    const MoeCase& mc = moe_detail_of(shape);
     const MoeWorkload& w = *mc.w;
     const Placement p = moe_placement(placement, w.matrix().num_ranks);
     if (p.domain_sizes == mc.placement.domain_sizes && p.interleaved == mc.placement.interleaved) return mc.traffic;
@@ -390,7 +390,7 @@ class MoeCollective final : public Collective {
   }
 
   [[nodiscard]] nlohmann::json workload_record(const Shape& shape) const override {
-    const MoeCase& mc = detail_of(shape);
+    const MoeCase& mc = moe_detail_of(shape);
     const MoeWorkload& w = *mc.w;
     const auto& matrix = w.matrix();
     const int n = matrix.num_ranks;

@@ -4,16 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdint>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include "collbench/core/error.hpp"
-#include "collbench/core/units.hpp"
-#include "collbench/record/jsonl.hpp"
 
 namespace collbench::compare {
 

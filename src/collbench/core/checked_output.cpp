@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -48,9 +49,10 @@ std::string parent_of(const std::string& path) {
   return path.substr(0, slash + 1);
 }
 
-// A device, FIFO or socket: written in place, never replaced.
+// A device, FIFO or socket: written in place, never replaced; an open descriptor is appended to.
 void write_in_place(const std::string& path, const std::string& target, std::string_view text, std::string_view what) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  const int flags = O_WRONLY | O_CLOEXEC | (names_open_descriptor(target) ? O_APPEND : 0);
+  const int fd = ::open(target.c_str(), flags);
   if (fd < 0) throw InputError(fmt::format("cannot write {}: {}", prefixed(what, path), std::strerror(errno)));
   if (const int err = write_sync_close(fd, text, false); err != 0)
     throw OutputError(fmt::format("writing {} failed: {}", prefixed(what, path), std::strerror(err)));
@@ -86,11 +88,24 @@ void write_by_rename(const std::string& path, const std::string& target, const s
 
 }  // namespace
 
+bool names_open_descriptor(std::string_view path) {
+  static constexpr std::array<std::string_view, 3> kStd{"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+  if (std::find(kStd.begin(), kStd.end(), path) != kStd.end()) return true;
+  static constexpr std::array<std::string_view, 3> kFdDirs{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
+  for (const std::string_view dir : kFdDirs) {
+    if (path.size() > dir.size() && path.substr(0, dir.size()) == dir) {
+      const std::string_view n = path.substr(dir.size());
+      return std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    }
+  }
+  return false;
+}
+
 std::string output_target(const std::string& path) {
   std::string p = path;
   for (int hops = 0; hops < 40; ++hops) {  // 40: Linux's own limit (ELOOP)
     struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    if (names_open_descriptor(p) || ::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
     std::vector<char> buf(4096);
     const ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
     if (n <= 0 || static_cast<std::size_t>(n) >= buf.size()) return p;
@@ -104,6 +119,10 @@ void write_file_checked(const std::string& path, std::string_view text, std::str
   if (path.empty())
     throw InputError(fmt::format("{}: an empty path; give a file name", what.empty() ? "output" : what));
   const std::string target = output_target(path);
+  if (names_open_descriptor(target)) {
+    write_in_place(path, target, text, what);
+    return;
+  }
   struct stat st {};
   if (::stat(target.c_str(), &st) != 0) {
     if (errno != ENOENT)

@@ -24,6 +24,8 @@ class OutputError : public Error {
 //  - a symlink: followed to its final target, which is written by these rules (the link stays);
 //  - a character or block device, a FIFO or a socket: opened and written in place, never replaced
 //    (/dev/null stays /dev/null, /dev/full gives ENOSPC: exit 3);
+//  - an open descriptor (names_open_descriptor: /dev/stdout, also behind a symlink): appended to
+//    in place, whatever it leads to (`>> job.log` keeps the log's earlier lines);
 //  - a directory: InputError.
 // `what` prefixes messages ("--json", "--out"); empty: none. InputError when PATH cannot be opened
 // or the temporary cannot be created (nothing was written); OutputError when a write, the sync or
@@ -33,8 +35,15 @@ void write_file_checked(const std::string& path, std::string_view text, std::str
 // The same (kept for the callers that want to say that they rely on the rename).
 void write_file_atomic_checked(const std::string& path, std::string_view text, std::string_view what = {});
 
-// Where writing PATH leads: its symlinks followed to the final target (which need not exist).
+// Where writing PATH leads: its symlinks followed to the final target (which need not exist), but
+// not past a path that names an open descriptor (/dev/stdout, /proc/self/fd/1): that one is kept.
 std::string output_target(const std::string& path);
+
+// PATH names an open file descriptor of this process: /dev/stdin|stdout|stderr, /dev/fd/N,
+// /proc/self/fd/N, /proc/thread-self/fd/N. Such a path is a stream the caller already holds (a
+// terminal, a pipe, or a log the shell appends to): written in place and appended to, never
+// truncated, replaced or refused as an existing file.
+bool names_open_descriptor(std::string_view path);
 
 // Writes TEXT to standard output and flushes it; OutputError naming where stdout goes.
 void write_stdout(std::string_view text);

@@ -1,6 +1,10 @@
 // Locate's merged report: each method's findings as named suspects (collect_suspects).
 #include <fmt/format.h>
 
+#include <cstddef>
+#include <string>
+#include <vector>
+
 #include "collbench/locate/locate.hpp"
 
 namespace collbench::locate {

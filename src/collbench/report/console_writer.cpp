@@ -151,7 +151,9 @@ void ConsoleMultiplex::write(Entry& e, const std::string& text) {
 void ConsoleMultiplex::begin(const record::RunHeader& header) {
   for (auto& e : entries_) {
     if (e.target.path) {
-      e.file.reset(std::fopen(output_target(*e.target.path).c_str(), "wb"));
+      const std::string target = output_target(*e.target.path);
+      // An open descriptor (/dev/stdout, a log the shell appends to) is appended to, never truncated.
+      e.file.reset(std::fopen(target.c_str(), names_open_descriptor(target) ? "ab" : "wb"));
       if (!e.file) {
         throw InputError(
             fmt::format("{}: cannot open {} for writing: {}", e.target.flag, *e.target.path, std::strerror(errno)));

@@ -2,7 +2,7 @@
 // for per-case reports and comparisons (`collbench report FILES --html FILE`) and for the
 // weak-scaling report (`collbench report weak-scaling ... --html FILE`); the acceptance page
 // (accept/html.hpp) is built from the same pieces. Like the Markdown writers they render what the
-// records, compare() and build_weak_scaling() hold and compute nothing; projections are labelled
+// records, compare_files() and build_weak_scaling() hold and compute nothing; projections are labelled
 // "projected" and never shown as measured. Every string taken from input (host names, paths,
 // YAML descriptions, reasons) is escaped, and the page carries a Content-Security-Policy that
 // forbids scripts and remote loads. Pure C++ (no MPI, no GPU).

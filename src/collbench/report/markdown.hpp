@@ -1,5 +1,5 @@
 // Markdown writers: per-case tables, comparisons and the weak-scaling report. They only render
-// what records, compare() and build_weak_scaling() hold; they compute nothing. Pure C++.
+// what records, compare_files() and build_weak_scaling() hold; they compute nothing. Pure C++.
 #pragma once
 
 #include <string>

@@ -2,10 +2,13 @@
 #include "collbench/report/writer.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <system_error>
+#include <utility>
 
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
@@ -27,7 +30,62 @@ void check_target_path(std::string_view flag, const std::string& value, const st
   }
 }
 
+// Identity of the file a path writes: device and inode when it exists, else its absolute path.
+std::string written_file_identity(const std::string& path) {
+  const fs::path target(output_target(path));
+  std::error_code ec;
+  const auto st = fs::status(target, ec);
+  if (!ec && fs::exists(st)) {
+    struct stat buf {};
+    if (::stat(target.c_str(), &buf) == 0) return fmt::format("inode {}:{}", buf.st_dev, buf.st_ino);
+  }
+  return fs::absolute(target, ec).lexically_normal().string();
+}
+
+// A regular file with something in it (what --force replaces).
+bool holds_something(const std::string& path) {
+  std::error_code ec;
+  const fs::path target(output_target(path));
+  return fs::is_regular_file(target, ec) && fs::file_size(target, ec) > 0 && !ec;
+}
+
+std::string spelled(const OutputTarget& t) {
+  return fmt::format("{} {}={}", t.flag, t.format, *t.path);
+}
+
 }  // namespace
+
+void check_run_output_files(const std::vector<OutputTarget>& targets, const std::optional<std::string>& out_path,
+                            record::OpenMode mode) {
+  std::vector<std::pair<std::string, const OutputTarget*>> seen;
+  for (const auto& t : targets) {
+    if (!t.path || names_open_descriptor(output_target(*t.path))) continue;
+    const std::string id = written_file_identity(*t.path);
+    if (out_path && id == written_file_identity(*out_path)) {
+      throw InputError(
+          fmt::format("{}: '{}' is the --out file, where the records go already; give the format "
+                      "another path",
+                      spelled(t), *t.path));
+    }
+    for (const auto& [other_id, other] : seen) {
+      if (other_id == id) {
+        throw InputError(fmt::format("{}: '{}' is also the file of {}; give each format its own file", spelled(t),
+                                     *t.path, spelled(*other)));
+      }
+    }
+    seen.emplace_back(id, &t);
+    if (mode == record::OpenMode::force || !holds_something(*t.path)) continue;
+    if (mode == record::OpenMode::resume) {
+      throw InputError(
+          fmt::format("{}: '{}' exists and is not empty; --resume continues only the --out file: "
+                      "remove it or give another path ('collbench report' of the --out file prints "
+                      "every case)",
+                      spelled(t), *t.path));
+    }
+    throw InputError(fmt::format("{}: '{}' exists and is not empty; pass --force to replace it, or choose another path",
+                                 spelled(t), *t.path));
+  }
+}
 
 void throw_unknown_writer(std::string_view what, std::string_view name, const std::vector<std::string>& names) {
   throw InputError(unknown_name_message(what, name, names));

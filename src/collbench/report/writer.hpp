@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "collbench/record/jsonl.hpp"
+
 namespace collbench::report {
 
 // Where one writer's text goes: standard output, or a file.
@@ -44,6 +46,14 @@ OutputTarget parse_output_target(std::string_view text, const std::vector<std::s
 std::vector<OutputTarget> parse_output_targets(const std::vector<std::string>& values,
                                                const std::vector<std::string>& names, const std::string& fallback,
                                                std::string_view flag = "--format");
+
+// run and sweep, before anything is written (a measurement is costly to repeat), on rank 0:
+// InputError for a --format file that is the --out file or another --format target's file, and
+// for one that already holds something (a non-empty regular file) unless `mode` is force (then
+// replaced); under resume too, since --resume continues only the --out file. Devices, FIFOs and
+// open descriptors (/dev/stdout) pass: they are written, never replaced.
+void check_run_output_files(const std::vector<OutputTarget>& targets, const std::optional<std::string>& out_path,
+                            record::OpenMode mode);
 
 // Writes TEXT where `target` says: standard output (written and flushed; a failed write is
 // reported when the command ends, core/checked_output.hpp check_stdout), or the file, replaced

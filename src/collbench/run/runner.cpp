@@ -195,6 +195,9 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
     : options_(options), sweep_(prepared_sweep(requested)), info_(gather_process_info(control_)) {
   root_ = control_.rank() == 0;
   validate_repeats(sweep_, options_.repeats);  // before any note: a bad k is the only message
+  // --format files: decided once, on rank 0, whose file system the writers use.
+  on_root_agreed(control_,
+                 [&] { report::check_run_output_files(options_.outputs, options_.out_path, options_.out_mode); });
   console_ = report::ConsoleMultiplex(options_.outputs, options_.console);
   system_ = load_system(sweep_, root_ && !console_.silent());
   resolve_layout();
