@@ -40,11 +40,7 @@ double busbw_factor(const std::string& op, int n) {
 
 // One synthetic results file at num_ranks ranks (72-GPU racks, the last one partial), the
 // slowest rank 5% behind the others; times follow an alpha-beta curve with lognormal noise.
-std::string write_results(const fs::path& dir, int num_ranks) {
-  const fs::path path = dir / ("ranks" + std::to_string(num_ranks) + ".jsonl");
-  std::ofstream out(path);
-  std::mt19937_64 rng(static_cast<std::uint64_t>(num_ranks));
-  std::lognormal_distribution<double> noise(0.0, 0.05);
+record::RunHeader bench_header(int num_ranks) {
   record::RunHeader h;
   h.run_id = "bench-" + std::to_string(num_ranks);
   h.started_at = "2026-01-01T00:00:00Z";
@@ -55,56 +51,70 @@ std::string write_results(const fs::path& dir, int num_ranks) {
   h.launcher = "srun";
   h.system = {{"name", "gb300-nvl72"}, {"digest", "bench"}};
   for (int r = 0; r < num_ranks; ++r) h.hosts.push_back({r, "node-" + std::to_string(r / 4), 1000 + r, {}, {}, {}, {}});
-  out << record::to_json(h).dump() << "\n";
+  return h;
+}
+
+// Size index s of collective `op`: lognormal noise around a latency-bandwidth time, rank 517
+// (mod N) 5% slow, a model at 60% of the bound.
+record::CaseRecord bench_case(const char* op, int s, int num_ranks, const std::vector<int>& domains,
+                              std::mt19937_64& rng, std::lognormal_distribution<double>& noise) {
+  record::CaseRecord r;
+  r.run_id = "bench-" + std::to_string(num_ranks);
+  r.collective = op;
+  r.redop = std::string(op) == "allreduce" || std::string(op) == "reducescatter" ? std::optional<std::string>("sum")
+                                                                                 : std::nullopt;
+  r.dtype = "bfloat16";
+  r.backend = "nccl";
+  r.algo_requested = "auto";
+  r.scope = "global";
+  r.timing = "isolated";
+  r.buffers = "plain";
+  r.bytes = static_cast<std::uint64_t>(std::llround(1024.0 * std::pow(2.0, s / 2.0))) / 2 * 2;
+  r.count = r.bytes / 2;
+  r.bytes_per_rank_send = r.bytes_per_rank_recv = r.bytes;
+  r.num_ranks = num_ranks;
+  r.domain_sizes = domains;
+  r.num_domains = static_cast<int>(domains.size());
+  const double base_us = 20.0 + 2.0 * std::log2(num_ranks) + static_cast<double>(r.bytes) / 40e3;
+  r.samples_us.resize(kSamples);
+  for (auto& v : r.samples_us) v = base_us * noise(rng);
+  const auto sum = stats::summarize(r.samples_us);
+  r.time_us = record::TimeStats::from(sum);
+  r.iterations = kSamples;
+  r.per_rank = record::PerRank{};
+  for (int k = 0; k < num_ranks; ++k) {
+    const double slow = k == 517 % num_ranks ? 1.05 : 1.0;
+    r.per_rank->mean_us.push_back(base_us * slow * noise(rng));
+    r.per_rank->max_us.push_back(1.3 * base_us * slow * noise(rng));
+    r.per_rank->wait_us.push_back(0.5 * base_us / slow * noise(rng));
+  }
+  r.algbw_gbps = static_cast<double>(r.bytes) / (sum.p50 * 1e-6) / 1e9;
+  r.busbw_gbps = r.algbw_gbps * busbw_factor(op, num_ranks);
+  record::ModelFields m;
+  m.system = "gb300-nvl72";
+  m.bound_time_us = 0.6 * sum.p50;
+  m.expected_time_us = 0.8 * sum.p50;
+  m.bound_busbw_gbps = r.busbw_gbps / 0.6;
+  m.expected_busbw_gbps = r.busbw_gbps / 0.8;
+  m.efficiency = 0.6;
+  r.model = m;
+  r.checked = true;
+  r.stop_reason = "max_iters";
+  r.case_key = record::make_case_key(r);
+  return r;
+}
+
+std::string write_results(const fs::path& dir, int num_ranks) {
+  const fs::path path = dir / ("ranks" + std::to_string(num_ranks) + ".jsonl");
+  std::ofstream out(path);
+  std::mt19937_64 rng(static_cast<std::uint64_t>(num_ranks));
+  std::lognormal_distribution<double> noise(0.0, 0.05);
+  out << record::to_json(bench_header(num_ranks)).dump() << "\n";
   std::vector<int> domains;
   for (int left = num_ranks; left > 0; left -= 72) domains.push_back(std::min(left, 72));
   for (const char* op : kOps) {
-    for (int s = 0; s < kSizes; ++s) {
-      record::CaseRecord r;
-      r.run_id = h.run_id;
-      r.collective = op;
-      r.redop = std::string(op) == "allreduce" || std::string(op) == "reducescatter" ? std::optional<std::string>("sum")
-                                                                                     : std::nullopt;
-      r.dtype = "bfloat16";
-      r.backend = "nccl";
-      r.algo_requested = "auto";
-      r.scope = "global";
-      r.timing = "isolated";
-      r.buffers = "plain";
-      r.bytes = static_cast<std::uint64_t>(std::llround(1024.0 * std::pow(2.0, s / 2.0))) / 2 * 2;
-      r.count = r.bytes / 2;
-      r.bytes_per_rank_send = r.bytes_per_rank_recv = r.bytes;
-      r.num_ranks = num_ranks;
-      r.domain_sizes = domains;
-      r.num_domains = static_cast<int>(domains.size());
-      const double base_us = 20.0 + 2.0 * std::log2(num_ranks) + static_cast<double>(r.bytes) / 40e3;
-      r.samples_us.resize(kSamples);
-      for (auto& v : r.samples_us) v = base_us * noise(rng);
-      const auto sum = stats::summarize(r.samples_us);
-      r.time_us = record::TimeStats::from(sum);
-      r.iterations = kSamples;
-      r.per_rank = record::PerRank{};
-      for (int k = 0; k < num_ranks; ++k) {
-        const double slow = k == 517 % num_ranks ? 1.05 : 1.0;
-        r.per_rank->mean_us.push_back(base_us * slow * noise(rng));
-        r.per_rank->max_us.push_back(1.3 * base_us * slow * noise(rng));
-        r.per_rank->wait_us.push_back(0.5 * base_us / slow * noise(rng));
-      }
-      r.algbw_gbps = static_cast<double>(r.bytes) / (sum.p50 * 1e-6) / 1e9;
-      r.busbw_gbps = r.algbw_gbps * busbw_factor(op, num_ranks);
-      record::ModelFields m;
-      m.system = "gb300-nvl72";
-      m.bound_time_us = 0.6 * sum.p50;
-      m.expected_time_us = 0.8 * sum.p50;
-      m.bound_busbw_gbps = r.busbw_gbps / 0.6;
-      m.expected_busbw_gbps = r.busbw_gbps / 0.8;
-      m.efficiency = 0.6;
-      r.model = m;
-      r.checked = true;
-      r.stop_reason = "max_iters";
-      r.case_key = record::make_case_key(r);
-      out << record::to_json(r).dump() << "\n";
-    }
+    for (int s = 0; s < kSizes; ++s)
+      out << record::to_json(bench_case(op, s, num_ranks, domains, rng, noise)).dump() << "\n";
   }
   return path.string();
 }
