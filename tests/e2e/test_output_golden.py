@@ -233,6 +233,16 @@ def test_an_open_descriptor_is_appended_to_never_replaced(tmp_path):
     p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=SOURCE_DIR, timeout=120)
     assert p.returncode == 0, p.stderr
     assert log.read_text().startswith(text) and len(log.read_text()) > len(text)
+    # --out too: records appended to the log, no "exists and is not empty", no lock beside /dev/stdout.
+    before = log.read_text()
+    cmd = f"{BIN} {' '.join(RUN)} --format none --out /dev/stdout >> {log}"
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=SOURCE_DIR, timeout=120)
+    assert p.returncode == 0, p.stderr
+    added = log.read_text()[len(before):]
+    assert log.read_text().startswith(before) and '"kind":"run_header"' in added and '"kind":"case"' in added
+    assert not os.path.exists("/dev/stdout.lock")
+    p = run(RUN + ["--out", "/dev/stdout", "--resume"], cwd=SOURCE_DIR)
+    assert p.returncode == 2 and "'/dev/stdout' is an open descriptor, not a file to continue" in p.stderr
 
 
 def test_bad_format_names_flag_value_and_accepted(tmp_path):

@@ -13,6 +13,7 @@
 #include <regex>
 #include <sstream>
 
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/input_file.hpp"
 #include "collbench/record/jsonl_stream.hpp"
@@ -36,13 +37,20 @@ bool complete_object(const std::string& text) {
 }  // namespace
 
 JsonlWriter::JsonlWriter(std::string path, OpenMode mode) : path_(std::move(path)) {
+  // An open descriptor (--out /dev/stdout, a pipe to jq or a log the shell appends to) is a
+  // stream: appended to, never refused as non-empty, locked, emptied or continued.
+  const bool stream = names_open_descriptor(output_target(path_));
+  if (stream && mode == OpenMode::resume) {
+    throw InputError(
+        fmt::format("--resume: '{}' is an open descriptor, not a file to continue; give --out a file", path_));
+  }
   struct stat st {};
   const bool exists = ::stat(path_.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
     throw InputError(
         fmt::format("output file '{}' is a directory; give a file in it, e.g. '{}/results.jsonl'", path_, path_));
   }
-  if (exists && st.st_size > 0 && mode == OpenMode::create) {
+  if (!stream && exists && st.st_size > 0 && mode == OpenMode::create) {
     throw InputError(
         fmt::format("output file '{}' exists and is not empty; pass --resume to continue it or "
                     "--force to replace it",
@@ -51,7 +59,9 @@ JsonlWriter::JsonlWriter(std::string path, OpenMode mode) : path_(std::move(path
   // Never O_TRUNC: --force truncates only once it holds the lock, so a second run cannot empty
   // the file of one still writing it.
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0 && stream) fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);  // a write-only pipe
   if (fd_ < 0) throw InputError(fmt::format("cannot open output file '{}': {}", path_, std::strerror(errno)));
+  if (stream) return;
   try {
     lock_ = WriterLock(fd_, path_);
     // (a device or FIFO cannot be truncated: EINVAL, as O_TRUNC ignored it before)

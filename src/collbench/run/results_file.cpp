@@ -8,6 +8,7 @@
 
 #include "collbench/backend/mpi/mpi_backend.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/git_sha.hpp"
 #include "collbench/core/names.hpp"
 #include "collbench/run/runner.hpp"
@@ -66,6 +67,11 @@ ResultsFile open_results_file(const Control& control, const std::optional<std::s
   ResultsFile file;
   on_root_agreed(control, [&] {
     if (!out_path) return;
+    if (mode == record::OpenMode::resume && names_open_descriptor(output_target(*out_path))) {
+      // Before reading it: reading a pipe's descriptor would wait for input that never comes.
+      throw InputError(
+          fmt::format("--resume: '{}' is an open descriptor, not a file to continue; give --out a file", *out_path));
+    }
     if (mode == record::OpenMode::resume && ::access(out_path->c_str(), F_OK) == 0) {
       const auto existing = record::read_results(*out_path);
       if (!existing.header && !existing.cases.empty()) {
