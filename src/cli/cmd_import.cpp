@@ -13,6 +13,7 @@
 #include "cli/common_options.hpp"
 #include "cli/subcommand.hpp"
 #include "collbench/core/build_info.hpp"
+#include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/git_sha.hpp"
 #include "collbench/core/names.hpp"
@@ -56,7 +57,7 @@ int run_import(const ImportFlags& f) {
   // Checked first (and again when opening): import has no --resume, so the writer's own hint
   // would mislead.
   struct stat st {};
-  if (!f.force && ::stat(f.out.c_str(), &st) == 0 && st.st_size > 0) {
+  if (!f.force && !names_open_descriptor(output_target(f.out)) && ::stat(f.out.c_str(), &st) == 0 && st.st_size > 0) {
     throw InputError(fmt::format(
         "output file '{}' exists and is not empty; pass --force to replace it, or choose another --out", f.out));
   }

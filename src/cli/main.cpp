@@ -136,6 +136,7 @@ int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& a
 
 int main(int argc, char** argv) {
   using namespace collbench;
+  remember_inherited_descriptors();  // before MPI opens descriptors of its own
   cli::process_argv().assign(argv, argv + argc);
   CLI::App app{"collbench: collective-communication benchmarks for GPU clusters (MPI on CPU, NCCL on GPU)"};
   app.require_subcommand(1);

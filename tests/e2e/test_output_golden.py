@@ -206,11 +206,11 @@ def test_run_refuses_a_format_file_that_is_another_output(tmp_path):
     x = tmp_path / "x.txt"
     p = run(RUN + ["--format", "none", "--format", f"csv={x}", "--format", f"table={x}"], cwd=SOURCE_DIR)
     assert p.returncode == 2, p.stderr
-    assert f"--format table={x}: '{x}' is also the file of --format csv={x}; give each format its own file" in p.stderr
+    assert f"--format table={x}: '{x}' is also the file of --format csv={x}; give each output its own file" in p.stderr
     assert not x.exists()
     out = tmp_path / "r.jsonl"
     p = run(RUN + ["--out", str(out), "--format", f"jsonl={tmp_path / '.' / 'r.jsonl'}"], cwd=SOURCE_DIR)
-    assert p.returncode == 2 and "is the --out file, where the records go already" in p.stderr, p.stderr
+    assert p.returncode == 2 and "is also the --out file, where the records go already" in p.stderr, p.stderr
     assert not out.exists()
     p = run(RUN + ["--out", str(out), "--format", "none", "--format", f"csv={x}"], cwd=SOURCE_DIR)
     assert p.returncode == 0, p.stderr
@@ -241,8 +241,28 @@ def test_an_open_descriptor_is_appended_to_never_replaced(tmp_path):
     added = log.read_text()[len(before):]
     assert log.read_text().startswith(before) and '"kind":"run_header"' in added and '"kind":"case"' in added
     assert not os.path.exists("/dev/stdout.lock")
-    p = run(RUN + ["--out", "/dev/stdout", "--resume"], cwd=SOURCE_DIR)
+    p = run(RUN + ["--format", "none", "--out", "/dev/stdout", "--resume"], cwd=SOURCE_DIR)
     assert p.returncode == 2 and "'/dev/stdout' is an open descriptor, not a file to continue" in p.stderr
+    # A reader that stops early ends the run (the descriptor is duplicated, never reopened
+    # read-write, which kept the pipe open and blocked the writer).
+    cmd = f"{BIN} {' '.join(RUN)} --format none --out /dev/stdout | head -n 1"
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=SOURCE_DIR, timeout=120)
+    assert p.stdout.startswith('{"argv"')
+
+
+def test_outputs_on_one_stream_are_refused_devices_may_repeat(tmp_path):
+    p = run(RUN + ["--format", "csv=/dev/stdout"], cwd=SOURCE_DIR)
+    assert p.returncode == 2
+    assert "'/dev/stdout' is also standard output, where --format table goes" in p.stderr
+    p = run(RUN + ["--out", "/dev/stdout"], cwd=SOURCE_DIR)
+    assert p.returncode == 2 and "--out '/dev/stdout' is also standard output" in p.stderr
+    p = run(RUN + ["--format", "none", "--format", "csv=/dev/null", "--format", "table=/dev/null"], cwd=SOURCE_DIR)
+    assert p.returncode == 0, p.stderr
+    # A descriptor the shell did not give (here one MPI may have opened) is never written.
+    p = run(RUN + ["--format", "none", "--format", "csv=/dev/fd/9", "--out", str(tmp_path / "r.jsonl")],
+            cwd=SOURCE_DIR)
+    assert p.returncode == 2 and "descriptor 9 was not given to collbench for output" in p.stderr, p.stderr
+    assert not (tmp_path / "r.jsonl").exists()
 
 
 def test_bad_format_names_flag_value_and_accepted(tmp_path):

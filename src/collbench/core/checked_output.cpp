@@ -9,8 +9,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <set>
 #include <vector>
 
 namespace collbench {
@@ -49,10 +54,11 @@ std::string parent_of(const std::string& path) {
   return path.substr(0, slash + 1);
 }
 
-// A device, FIFO or socket: written in place, never replaced; an open descriptor is appended to.
+// A device, FIFO or socket: written in place, never replaced. An open descriptor of this process
+// is written through a duplicate, which shares its offset (and its O_APPEND) with the original.
 void write_in_place(const std::string& path, const std::string& target, std::string_view text, std::string_view what) {
-  const int flags = O_WRONLY | O_CLOEXEC | (names_open_descriptor(target) ? O_APPEND : 0);
-  const int fd = ::open(target.c_str(), flags);
+  const int fd = names_open_descriptor(target) ? duplicate_for_writing(target, what)
+                                               : ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(fmt::format("cannot write {}: {}", prefixed(what, path), std::strerror(errno)));
   if (const int err = write_sync_close(fd, text, false); err != 0)
     throw OutputError(fmt::format("writing {} failed: {}", prefixed(what, path), std::strerror(err)));
@@ -88,17 +94,71 @@ void write_by_rename(const std::string& path, const std::string& target, const s
 
 }  // namespace
 
+std::optional<int> descriptor_of(std::string_view path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string_view::npos || slash + 1 >= path.size()) return std::nullopt;
+  const std::string_view name = path.substr(slash + 1);
+  if (name.size() > 9 || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  // The folder of this process's descriptors however it is spelled: /dev/fd, /proc/self/fd,
+  // /proc/thread-self/fd, /proc/PID/fd (realpath resolves the first three to the last two).
+  std::array<char, PATH_MAX> buf{};
+  const std::string dir(path.substr(0, slash));
+  if (::realpath(dir.empty() ? "/" : dir.c_str(), buf.data()) == nullptr) return std::nullopt;
+  const std::string real(buf.data());
+  const std::string mine = fmt::format("/proc/{}/", ::getpid());
+  const bool own = real == mine + "fd" ||
+                   (real.rfind(mine + "task/", 0) == 0 && real.size() > 3 && real.substr(real.size() - 3) == "/fd");
+  if (!own) return std::nullopt;
+  int fd = 0;
+  std::from_chars(name.data(), name.data() + name.size(), fd);
+  return fd;
+}
+
 bool names_open_descriptor(std::string_view path) {
-  static constexpr std::array<std::string_view, 3> kStd{"/dev/stdin", "/dev/stdout", "/dev/stderr"};
-  if (std::find(kStd.begin(), kStd.end(), path) != kStd.end()) return true;
-  static constexpr std::array<std::string_view, 3> kFdDirs{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
-  for (const std::string_view dir : kFdDirs) {
-    if (path.size() > dir.size() && path.substr(0, dir.size()) == dir) {
-      const std::string_view n = path.substr(dir.size());
-      return std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
-    }
+  return descriptor_of(path).has_value();
+}
+
+namespace {
+
+// The descriptors the process was started with that a user can have opened for output (a file,
+// a pipe, a terminal: not a socket, which is how launchers talk to their ranks); unset until
+// remember_inherited_descriptors() runs (tests: every descriptor is accepted).
+std::optional<std::set<int>>& inherited_descriptors() {
+  static std::optional<std::set<int>> fds;
+  return fds;
+}
+
+}  // namespace
+
+void remember_inherited_descriptors() {
+  std::set<int> fds;
+  for (int fd = 0; fd < 1024; ++fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && !S_ISSOCK(st.st_mode)) fds.insert(fd);
   }
-  return false;
+  inherited_descriptors() = std::move(fds);
+}
+
+int duplicate_for_writing(std::string_view path, std::string_view what) {
+  const auto fd = descriptor_of(path);
+  const std::string shown = fmt::format("'{}'", path);
+  const std::string named = what.empty() ? shown : fmt::format("{} {}", what, shown);
+  const auto& inherited = inherited_descriptors();
+  if (fd && *fd > 2 && inherited && inherited->count(*fd) == 0) {
+    throw InputError(fmt::format(
+        "cannot write {}: descriptor {} was not given to collbench for output (open it in the shell, e.g. {}>>log)",
+        named, *fd, *fd));
+  }
+  const int flags = fd ? ::fcntl(*fd, F_GETFL) : -1;
+  if (flags < 0) throw InputError(fmt::format("cannot write {}: descriptor {} is not open", named, fd.value_or(-1)));
+  if ((flags & O_ACCMODE) == O_RDONLY)
+    throw InputError(fmt::format("cannot write {}: descriptor {} is open for reading only", named, *fd));
+  const int dup = ::fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+  if (dup < 0) throw InputError(fmt::format("cannot write {}: {}", named, std::strerror(errno)));
+  return dup;
 }
 
 std::string output_target(const std::string& path) {

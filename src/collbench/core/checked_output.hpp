@@ -4,6 +4,7 @@
 // missing folder, no permission) is bad input (exit 2): nothing has been written then.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,8 +25,8 @@ class OutputError : public Error {
 //  - a symlink: followed to its final target, which is written by these rules (the link stays);
 //  - a character or block device, a FIFO or a socket: opened and written in place, never replaced
 //    (/dev/null stays /dev/null, /dev/full gives ENOSPC: exit 3);
-//  - an open descriptor (names_open_descriptor: /dev/stdout, also behind a symlink): appended to
-//    in place, whatever it leads to (`>> job.log` keeps the log's earlier lines);
+//  - an open descriptor (descriptor_of: /dev/stdout, also behind a symlink): written through a
+//    duplicate of it, whatever it leads to (`>> job.log` keeps the log's earlier lines);
 //  - a directory: InputError.
 // `what` prefixes messages ("--json", "--out"); empty: none. InputError when PATH cannot be opened
 // or the temporary cannot be created (nothing was written); OutputError when a write, the sync or
@@ -39,11 +40,23 @@ void write_file_atomic_checked(const std::string& path, std::string_view text, s
 // not past a path that names an open descriptor (/dev/stdout, /proc/self/fd/1): that one is kept.
 std::string output_target(const std::string& path);
 
-// PATH names an open file descriptor of this process: /dev/stdin|stdout|stderr, /dev/fd/N,
-// /proc/self/fd/N, /proc/thread-self/fd/N. Such a path is a stream the caller already holds (a
-// terminal, a pipe, or a log the shell appends to): written in place and appended to, never
-// truncated, replaced or refused as an existing file.
+// The descriptor of this process that PATH names: /dev/stdout (1), /dev/stderr (2), or N of
+// /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N however the folder is spelled;
+// nullopt for anything else (/dev/stdin too: never an output). Such a path is a stream the caller
+// already holds (a terminal, a pipe, a socket, or a log the shell writes): written through a
+// duplicate of the descriptor, never reopened, truncated, replaced or refused as an existing file.
+std::optional<int> descriptor_of(std::string_view path);
 bool names_open_descriptor(std::string_view path);
+
+// Notes the descriptors the process started with (main calls it first, before MPI opens its own):
+// only those, and not sockets (a launcher's channel to its ranks), may be named as outputs above
+// 2, so `--format csv=/dev/fd/7` cannot write into a descriptor of the MPI library.
+void remember_inherited_descriptors();
+
+// A duplicate (close-on-exec) of the descriptor PATH names, for writing; InputError when it is not
+// one the process was given (remember_inherited_descriptors), not open, or open for reading only
+// (`what` prefixes the message).
+int duplicate_for_writing(std::string_view path, std::string_view what = {});
 
 // Writes TEXT to standard output and flushes it; OutputError naming where stdout goes.
 void write_stdout(std::string_view text);

@@ -38,8 +38,10 @@ bool complete_object(const std::string& text) {
 
 JsonlWriter::JsonlWriter(std::string path, OpenMode mode) : path_(std::move(path)) {
   // An open descriptor (--out /dev/stdout, a pipe to jq or a log the shell appends to) is a
-  // stream: appended to, never refused as non-empty, locked, emptied or continued.
-  const bool stream = names_open_descriptor(output_target(path_));
+  // stream: written through a duplicate, never refused as non-empty, locked, emptied or continued.
+  const std::string target = output_target(path_);
+  const bool stream = names_open_descriptor(target);
+  stream_ = stream;
   if (stream && mode == OpenMode::resume) {
     throw InputError(
         fmt::format("--resume: '{}' is an open descriptor, not a file to continue; give --out a file", path_));
@@ -56,12 +58,14 @@ JsonlWriter::JsonlWriter(std::string path, OpenMode mode) : path_(std::move(path
                     "--force to replace it",
                     path_));
   }
+  if (stream) {  // a duplicate: never reopened (a pipe reopened read-write would keep its reader)
+    fd_ = duplicate_for_writing(target, "output file");
+    return;
+  }
   // Never O_TRUNC: --force truncates only once it holds the lock, so a second run cannot empty
   // the file of one still writing it.
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0 && stream) fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);  // a write-only pipe
   if (fd_ < 0) throw InputError(fmt::format("cannot open output file '{}': {}", path_, std::strerror(errno)));
-  if (stream) return;
   try {
     lock_ = WriterLock(fd_, path_);
     // (a device or FIFO cannot be truncated: EINVAL, as O_TRUNC ignored it before)
@@ -151,6 +155,7 @@ void JsonlWriter::sync() {
 }
 
 void JsonlWriter::update_first_line(const std::function<void(nlohmann::json&)>& edit) {
+  if (stream_) return;  // a stream's header is written once, as it is
   struct stat st {};
   struct stat link {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;

@@ -20,7 +20,8 @@ class JsonlWriter {
  public:
   // create: an existing non-empty file is an InputError; force: truncate; resume: append
   // (after cutting off a torn, unterminated last line). A regular file is locked for the
-  // writer's life (writer_lock.hpp): one held by another run is an InputError naming it.
+  // writer's life (writer_lock.hpp): one held by another run is an InputError naming it. An open
+  // descriptor (/dev/stdout) is written through a duplicate: never refused, locked or emptied.
   JsonlWriter(std::string path, OpenMode mode);
   JsonlWriter(const JsonlWriter&) = delete;
   JsonlWriter& operator=(const JsonlWriter&) = delete;
@@ -46,6 +47,7 @@ class JsonlWriter {
   void sync_parent_directory() const;
   std::string path_;
   int fd_ = -1;
+  bool stream_ = false;  // an open descriptor (--out /dev/stdout): written through a duplicate
   WriterLock lock_;
 };
 

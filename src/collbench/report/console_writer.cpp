@@ -2,6 +2,7 @@
 #include "collbench/report/console_writer.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -152,8 +153,15 @@ void ConsoleMultiplex::begin(const record::RunHeader& header) {
   for (auto& e : entries_) {
     if (e.target.path) {
       const std::string target = output_target(*e.target.path);
-      // An open descriptor (/dev/stdout, a log the shell appends to) is appended to, never truncated.
-      e.file.reset(std::fopen(target.c_str(), names_open_descriptor(target) ? "ab" : "wb"));
+      // An open descriptor (/dev/stdout, a log the shell writes) through a duplicate: never
+      // reopened or truncated, and sharing the offset of the process's own descriptor.
+      if (names_open_descriptor(target)) {
+        const int fd = duplicate_for_writing(target, e.target.flag);
+        e.file.reset(::fdopen(fd, "w"));
+        if (!e.file) ::close(fd);
+      } else {
+        e.file.reset(std::fopen(target.c_str(), "wb"));
+      }
       if (!e.file) {
         throw InputError(
             fmt::format("{}: cannot open {} for writing: {}", e.target.flag, *e.target.path, std::strerror(errno)));

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -30,50 +31,84 @@ void check_target_path(std::string_view flag, const std::string& value, const st
   }
 }
 
-// Identity of the file a path writes: device and inode when it exists, else its absolute path.
-std::string written_file_identity(const std::string& path) {
-  const fs::path target(output_target(path));
-  std::error_code ec;
-  const auto st = fs::status(target, ec);
-  if (!ec && fs::exists(st)) {
-    struct stat buf {};
-    if (::stat(target.c_str(), &buf) == 0) return fmt::format("inode {}:{}", buf.st_dev, buf.st_ino);
-  }
-  return fs::absolute(target, ec).lexically_normal().string();
+// The file behind an open descriptor when it is a regular one ("inode D:I"), else "fd N": two
+// outputs on one terminal or pipe interleave as surely as two on one file.
+std::string descriptor_identity(int fd) {
+  struct stat buf {};
+  if (::fstat(fd, &buf) == 0 && S_ISREG(buf.st_mode)) return fmt::format("inode {}:{}", buf.st_dev, buf.st_ino);
+  return fmt::format("fd {}", fd);
 }
 
-// A regular file with something in it (what --force replaces).
+// Identity of the file a path writes: a regular file's device and inode, a new file's canonical
+// path, an open descriptor's (descriptor_identity); nullopt for a device or FIFO, which any
+// number of outputs may write (/dev/null twice).
+std::optional<std::string> written_file_identity(const std::string& path) {
+  const std::string target = output_target(path);
+  if (const auto fd = descriptor_of(target)) return descriptor_identity(*fd);
+  struct stat buf {};
+  if (::stat(target.c_str(), &buf) == 0) {
+    if (!S_ISREG(buf.st_mode)) return std::nullopt;
+    return fmt::format("inode {}:{}", buf.st_dev, buf.st_ino);
+  }
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(fs::absolute(target, ec), ec);
+  return (ec ? fs::absolute(target, ec).lexically_normal() : canonical).string();
+}
+
+// A regular file with something in it (what --force replaces); never an open descriptor.
 bool holds_something(const std::string& path) {
   std::error_code ec;
   const fs::path target(output_target(path));
+  if (names_open_descriptor(target.string())) return false;
   return fs::is_regular_file(target, ec) && fs::file_size(target, ec) > 0 && !ec;
 }
 
 std::string spelled(const OutputTarget& t) {
-  return fmt::format("{} {}={}", t.flag, t.format, *t.path);
+  return t.path ? fmt::format("{} {}={}", t.flag, t.format, *t.path) : fmt::format("{} {}", t.flag, t.format);
+}
+
+// The outputs a run writes, each with the identity of its file: the --out file, standard output
+// (when a format goes there), each --format file.
+struct Written {
+  std::string id;
+  std::string what;  // for messages: "the --out file", "standard output, where --format table goes"
+};
+
+std::vector<Written> fixed_outputs(const std::vector<OutputTarget>& targets, const std::optional<std::string>& out) {
+  std::vector<Written> w;
+  if (out) {
+    if (auto id = written_file_identity(*out)) w.push_back({*id, "the --out file, where the records go already"});
+  }
+  for (const auto& t : targets) {
+    if (!t.path && t.format != "none")
+      w.push_back({descriptor_identity(1), "standard output, where " + spelled(t) + " goes"});
+  }
+  return w;
 }
 
 }  // namespace
 
 void check_run_output_files(const std::vector<OutputTarget>& targets, const std::optional<std::string>& out_path,
                             record::OpenMode mode) {
-  std::vector<std::pair<std::string, const OutputTarget*>> seen;
+  std::vector<Written> seen = fixed_outputs(targets, out_path);
+  if (seen.size() >= 2 && out_path && seen[0].id == seen[1].id) {  // --out /dev/stdout beside a table there
+    throw InputError(
+        fmt::format("--out '{}' is also {}; add --format none, or give --out a file", *out_path, seen[1].what));
+  }
   for (const auto& t : targets) {
-    if (!t.path || names_open_descriptor(output_target(*t.path))) continue;
-    const std::string id = written_file_identity(*t.path);
-    if (out_path && id == written_file_identity(*out_path)) {
-      throw InputError(
-          fmt::format("{}: '{}' is the --out file, where the records go already; give the format "
-                      "another path",
-                      spelled(t), *t.path));
+    if (!t.path) continue;
+    if (names_open_descriptor(output_target(*t.path))) {  // open for writing? (closed at once)
+      ::close(duplicate_for_writing(output_target(*t.path), spelled(t)));
     }
-    for (const auto& [other_id, other] : seen) {
-      if (other_id == id) {
-        throw InputError(fmt::format("{}: '{}' is also the file of {}; give each format its own file", spelled(t),
-                                     *t.path, spelled(*other)));
+    if (const auto id = written_file_identity(*t.path)) {
+      for (const auto& other : seen) {
+        if (other.id == *id) {
+          throw InputError(
+              fmt::format("{}: '{}' is also {}; give each output its own file", spelled(t), *t.path, other.what));
+        }
       }
+      seen.push_back({*id, "the file of " + spelled(t)});
     }
-    seen.emplace_back(id, &t);
     if (mode == record::OpenMode::force || !holds_something(*t.path)) continue;
     if (mode == record::OpenMode::resume) {
       throw InputError(
