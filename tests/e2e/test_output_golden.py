@@ -263,6 +263,8 @@ def test_outputs_on_one_stream_are_refused_devices_may_repeat(tmp_path):
             cwd=SOURCE_DIR)
     assert p.returncode == 2 and "descriptor 9 was not given to collbench for output" in p.stderr, p.stderr
     assert not (tmp_path / "r.jsonl").exists()
+    p = run(RUN + ["--format", "none", "--format", "csv=/dev/stdin"], cwd=SOURCE_DIR)
+    assert p.returncode == 2 and "descriptor 0 is standard input, not an output" in p.stderr, p.stderr
 
 
 def test_bad_format_names_flag_value_and_accepted(tmp_path):

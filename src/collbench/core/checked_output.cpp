@@ -146,6 +146,7 @@ int duplicate_for_writing(std::string_view path, std::string_view what) {
   const auto fd = descriptor_of(path);
   const std::string shown = fmt::format("'{}'", path);
   const std::string named = what.empty() ? shown : fmt::format("{} {}", what, shown);
+  if (fd == 0) throw InputError(fmt::format("cannot write {}: descriptor 0 is standard input, not an output", named));
   const auto& inherited = inherited_descriptors();
   if (fd && *fd > 2 && inherited && inherited->count(*fd) == 0) {
     throw InputError(fmt::format(
