@@ -57,38 +57,21 @@ ExchangeStage make_stage(ExchangeStage::Level level, bool from_recv, std::uint64
   return s;
 }
 
-void flat_dispatch(ExchangePlan& plan, const CountsMatrix& c, std::int64_t row_bytes, int r, std::uint64_t send_at,
-                   std::uint64_t recv_at, std::uint64_t& send_end, std::uint64_t& recv_end) {
+// One all-to-all-v stage over every rank. Dispatch sends my rows for each peer's experts and
+// receives the peer's rows for mine; combine sends back my outputs for each peer's tokens and
+// receives the peer's outputs for my tokens (the same blocks with source and target swapped).
+void flat_exchange(bool combine, ExchangePlan& plan, const CountsMatrix& c, std::int64_t row_bytes, int r,
+                   std::uint64_t send_at, std::uint64_t recv_at, std::uint64_t& send_end, std::uint64_t& recv_end) {
   const int n = c.num_ranks;
   RegionBuilder send(send_at);
   RegionBuilder fin(recv_at);
   auto st = make_stage(ExchangeStage::Level::comm, false, send_at, recv_at, static_cast<std::size_t>(n));
   for (int p = 0; p < n; ++p) {
     const auto i = static_cast<std::size_t>(p);
-    const RowBlock sb = send.add(false, r, p, c.at(r, p), row_bytes);
-    const RowBlock rb = fin.add(false, p, r, c.at(p, r), row_bytes);
-    st.send_counts[i] = units(u64(sb.rows) * u64(row_bytes));
-    st.send_displs[i] = units(sb.offset - send_at);
-    st.recv_counts[i] = units(u64(rb.rows) * u64(row_bytes));
-    st.recv_displs[i] = units(rb.offset - recv_at);
-    plan.send_blocks.push_back(sb);
-    plan.final_blocks.push_back(rb);
-  }
-  plan.stages.push_back(std::move(st));
-  send_end = send.next;
-  recv_end = fin.next;
-}
-
-void flat_combine(ExchangePlan& plan, const CountsMatrix& c, std::int64_t row_bytes, int r, std::uint64_t send_at,
-                  std::uint64_t recv_at, std::uint64_t& send_end, std::uint64_t& recv_end) {
-  const int n = c.num_ranks;
-  RegionBuilder send(send_at);
-  RegionBuilder fin(recv_at);
-  auto st = make_stage(ExchangeStage::Level::comm, false, send_at, recv_at, static_cast<std::size_t>(n));
-  for (int p = 0; p < n; ++p) {
-    const auto i = static_cast<std::size_t>(p);
-    const RowBlock sb = send.add(true, p, r, c.at(p, r), row_bytes);  // my outputs for p's tokens
-    const RowBlock rb = fin.add(true, r, p, c.at(r, p), row_bytes);   // p's outputs for my tokens
+    const int from = combine ? p : r;  // the rows' source and target in the counts matrix
+    const int to = combine ? r : p;
+    const RowBlock sb = send.add(combine, from, to, c.at(from, to), row_bytes);
+    const RowBlock rb = fin.add(combine, to, from, c.at(to, from), row_bytes);
     st.send_counts[i] = units(u64(sb.rows) * u64(row_bytes));
     st.send_displs[i] = units(sb.offset - send_at);
     st.recv_counts[i] = units(u64(rb.rows) * u64(row_bytes));
@@ -340,14 +323,14 @@ MoeLayout moe_layout(const CountsMatrix& counts, std::int64_t dispatch_row_bytes
     if (grid) {
       hier_dispatch(L.dispatch, counts, dispatch_row_bytes, rank_idx, *grid, send_at, recv_at, send_at, recv_at);
     } else {
-      flat_dispatch(L.dispatch, counts, dispatch_row_bytes, rank_idx, send_at, recv_at, send_at, recv_at);
+      flat_exchange(false, L.dispatch, counts, dispatch_row_bytes, rank_idx, send_at, recv_at, send_at, recv_at);
     }
   }
   if (op != MoeOp::dispatch) {
     if (grid) {
       hier_combine(L.combine, counts, combine_row_bytes, rank_idx, *grid, send_at, recv_at, send_at, recv_at);
     } else {
-      flat_combine(L.combine, counts, combine_row_bytes, rank_idx, send_at, recv_at, send_at, recv_at);
+      flat_exchange(true, L.combine, counts, combine_row_bytes, rank_idx, send_at, recv_at, send_at, recv_at);
     }
   }
   L.send_bytes = send_at;
