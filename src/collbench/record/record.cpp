@@ -319,10 +319,8 @@ RunHeader header_from_json(const json& j) {
   return h;
 }
 
-namespace {
-
 // The record keys that are fields of CaseRecord; every other key goes to `extra`.
-const std::vector<std::string>& known_case_keys() {
+const std::vector<std::string>& case_field_keys() {
   static const std::vector<std::string> kKnown{"kind",
                                                "schema",
                                                "run_id",
@@ -368,6 +366,8 @@ const std::vector<std::string>& known_case_keys() {
                                                "repeats"};
   return kKnown;
 }
+
+namespace {
 
 // What was measured: collective, dtype, backend, algorithm, scope, buffers.
 void identity_from_json(const json& j, CaseRecord& r) {
@@ -467,7 +467,7 @@ void extra_from_json(const json& j, CaseRecord& r) {
   // A comm_ranks that is not an integer stays in `extra`, as before it was a field of its own.
   if (const auto it = j.find("comm_ranks"); it != j.end() && it->is_number_integer()) r.comm_ranks = it->get<int>();
   if (const auto it = j.find("root"); it != j.end() && it->is_number_integer()) r.root = it->get<int>();
-  const auto& known = known_case_keys();
+  const auto& known = case_field_keys();
   for (auto it = j.begin(); it != j.end(); ++it) {
     if ((it.key() == "comm_ranks" && r.comm_ranks) || (it.key() == "root" && r.root)) continue;
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) r.extra[it.key()] = *it;

@@ -167,6 +167,10 @@ std::string make_case_key(const CaseRecord& r);
 // root: "bytes@root=R;label".
 std::string make_case_key(const CaseRecord& r, std::string_view size_label);
 
+// The keys case_from_json reads into CaseRecord's fields (every other key goes to `extra`;
+// comm_ranks and root are fields only when they are integers).
+const std::vector<std::string>& case_field_keys();
+
 nlohmann::json to_json(const RunHeader& h);
 nlohmann::json to_json(const CommunicatorCounts& c);  // {"created": N, "max_live": M}
 nlohmann::json to_json(const CaseRecord& r);
