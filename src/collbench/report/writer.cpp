@@ -39,11 +39,10 @@ std::string descriptor_identity(int fd) {
   return fmt::format("fd {}", fd);
 }
 
-// Identity of the file a path writes: a regular file's device and inode, a new file's canonical
-// path, an open descriptor's (descriptor_identity); nullopt for a device or FIFO, which any
-// number of outputs may write (/dev/null twice).
-std::optional<std::string> written_file_identity(const std::string& path) {
-  const std::string target = output_target(path);
+// Identity of the file TARGET (a path through output_target) writes: a regular file's device and
+// inode, a new file's canonical path, an open descriptor's (descriptor_identity); nullopt for a
+// device or FIFO, which any number of outputs may write (/dev/null twice).
+std::optional<std::string> written_file_identity(const std::string& target) {
   if (const auto fd = descriptor_of(target)) return descriptor_identity(*fd);
   struct stat buf {};
   if (::stat(target.c_str(), &buf) == 0) {
@@ -55,11 +54,11 @@ std::optional<std::string> written_file_identity(const std::string& path) {
   return (ec ? fs::absolute(target, ec).lexically_normal() : canonical).string();
 }
 
-// A regular file with something in it (what --force replaces); never an open descriptor.
-bool holds_something(const std::string& path) {
+// TARGET (a path through output_target) is a regular file with something in it (what --force
+// replaces); never an open descriptor.
+bool holds_something(const std::string& target) {
   std::error_code ec;
-  const fs::path target(output_target(path));
-  if (names_open_descriptor(target.string())) return false;
+  if (names_open_descriptor(target)) return false;
   return fs::is_regular_file(target, ec) && fs::file_size(target, ec) > 0 && !ec;
 }
 
@@ -77,7 +76,8 @@ struct Written {
 std::vector<Written> fixed_outputs(const std::vector<OutputTarget>& targets, const std::optional<std::string>& out) {
   std::vector<Written> w;
   if (out) {
-    if (auto id = written_file_identity(*out)) w.push_back({*id, "the --out file, where the records go already"});
+    if (auto id = written_file_identity(output_target(*out)))
+      w.push_back({*id, "the --out file, where the records go already"});
   }
   for (const auto& t : targets) {
     if (!t.path && t.format != "none")
@@ -97,10 +97,9 @@ void check_run_output_files(const std::vector<OutputTarget>& targets, const std:
   }
   for (const auto& t : targets) {
     if (!t.path) continue;
-    if (names_open_descriptor(output_target(*t.path))) {  // open for writing? (closed at once)
-      ::close(duplicate_for_writing(output_target(*t.path), spelled(t)));
-    }
-    if (const auto id = written_file_identity(*t.path)) {
+    const std::string target = output_target(*t.path);
+    if (names_open_descriptor(target)) ::close(duplicate_for_writing(target, spelled(t)));  // open for writing?
+    if (const auto id = written_file_identity(target)) {
       for (const auto& other : seen) {
         if (other.id == *id) {
           throw InputError(
@@ -109,7 +108,7 @@ void check_run_output_files(const std::vector<OutputTarget>& targets, const std:
       }
       seen.push_back({*id, "the file of " + spelled(t)});
     }
-    if (mode == record::OpenMode::force || !holds_something(*t.path)) continue;
+    if (mode == record::OpenMode::force || !holds_something(target)) continue;
     if (mode == record::OpenMode::resume) {
       throw InputError(
           fmt::format("{}: '{}' exists and is not empty; --resume continues only the --out file: "
