@@ -81,6 +81,7 @@ struct Entry {
   std::string name;
   bool takes_layout = false;  // --layout picks its columns
   std::function<std::unique_ptr<ConsoleWriter>(const ConsoleOptions&)> make;
+  bool silent = false;  // writes nothing (its ConsoleWriter::silent() says the same)
 };
 
 const std::vector<Entry>& registry() {
@@ -92,7 +93,7 @@ const std::vector<Entry>& registry() {
        }},
       {"jsonl", false, [](const ConsoleOptions&) { return std::make_unique<JsonlWriter>(); }},
       {"csv", false, [](const ConsoleOptions&) { return std::make_unique<CsvWriter>(); }},
-      {"none", false, [](const ConsoleOptions&) { return std::make_unique<NoWriter>(); }},
+      {"none", false, [](const ConsoleOptions&) { return std::make_unique<NoWriter>(); }, true},
   };
   return writers;
 }
@@ -117,6 +118,10 @@ std::vector<std::string> console_writer_names() {
 
 bool console_writer_takes_layout(std::string_view name) {
   return entry(name).takes_layout;
+}
+
+bool console_writer_is_silent(std::string_view name) {
+  return entry(name).silent;
 }
 
 // ---- multiplex ---------------------------------------------------------------------------------

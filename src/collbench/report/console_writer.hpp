@@ -44,6 +44,8 @@ std::unique_ptr<ConsoleWriter> make_console_writer(std::string_view name, const 
 std::vector<std::string> console_writer_names();
 // Whether the writer registered as `name` takes a --layout (table).
 bool console_writer_takes_layout(std::string_view name);
+// Whether it writes nothing at all (none): such a target claims no output.
+bool console_writer_is_silent(std::string_view name);
 
 // InputError when options.nccl_tests_layout is set and no target takes a layout (the multiplex's
 // constructor checks the same; the command line checks it first, on every rank).

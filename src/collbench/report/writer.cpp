@@ -13,6 +13,7 @@
 
 #include "collbench/core/checked_output.hpp"
 #include "collbench/core/error.hpp"
+#include "collbench/report/console_writer.hpp"
 
 namespace collbench::report {
 namespace {
@@ -80,7 +81,7 @@ std::vector<Written> fixed_outputs(const std::vector<OutputTarget>& targets, con
       w.push_back({*id, "the --out file, where the records go already"});
   }
   for (const auto& t : targets) {
-    if (!t.path && t.format != "none")
+    if (!t.path && !console_writer_is_silent(t.format))
       w.push_back({descriptor_identity(1), "standard output, where " + spelled(t) + " goes"});
   }
   return w;
