@@ -179,6 +179,37 @@ TEST(SystemProfile, HgxAndGb200Figures) {
   EXPECT_DOUBLE_EQ(gb200.scale_out.nic_bytes_per_s, 50e9);  // ConnectX-7 400 Gb/s
 }
 
+// The step model's compute figures are the cited measurements over the cited peaks (docs/step.md):
+// cuDNN SDPA, DeepSeek-V3 shape, s 4096, causal, BF16 (NVIDIA/cudnn-frontend benchmark results,
+// 2026-04-24): GB300 1,590 / 1,143 TFLOP/s forward / backward, GB200 1,406 / 1,057; the MXFP8 grouped
+// GEMM measured on GB200, 2,672 TFLOP/s; peaks 2,500 BF16 and 5,000 FP8 (product pages).
+TEST(SystemProfile, ComputeFiguresAreTheCitedMeasurements) {
+  struct Cited {
+    const char* file;
+    double fwd, bwd;
+  };
+  for (const Cited& c : {Cited{"gb300-nvl72.yaml", 1590, 1143}, Cited{"gb200-nvl72.yaml", 1406, 1057}}) {
+    const SystemProfile p = load_system_profile(kSystemsDir + "/" + c.file);
+    ASSERT_TRUE(p.compute.has_value()) << c.file;
+    EXPECT_DOUBLE_EQ(p.compute->peak_bf16_flops, 2500e12) << c.file;
+    EXPECT_DOUBLE_EQ(p.compute->peak_fp8_flops, 5000e12) << c.file;
+    EXPECT_NEAR(p.compute->gemm_efficiency, 2672.0 / 5000, 5e-4) << c.file;
+    EXPECT_DOUBLE_EQ(p.compute->attention_efficiency, c.fwd / 2500) << c.file;
+    EXPECT_DOUBLE_EQ(p.compute->attention_backward_efficiency, c.bwd / 2500) << c.file;
+  }
+}
+
+TEST(SystemProfileErrors, AttentionBackwardEfficiencyIsAFraction) {
+  const std::string base = "attention_efficiency: 0.25}";
+  const std::string with = "attention_efficiency: 0.25, attention_backward_efficiency: 1.5}";
+  const std::string text = std::string(kValid) +
+                           "compute: {peak_dense_bf16_tflops: 1, peak_dense_fp8_tflops: 2, gemm_efficiency: 0.5, " +
+                           base + "\n";
+  EXPECT_DOUBLE_EQ(parse_system_profile(text, "x").compute->attention_backward_efficiency, 0.0);  // absent: forward's
+  const std::string msg = load_error(replaced(text, base, with));
+  expect_contains(msg, "key 'compute.attention_backward_efficiency': must be in [");
+}
+
 TEST(SystemProfile, DigestIsFnv1aOfTheBytes) {
   EXPECT_EQ(fnv1a64_hex(""), "cbf29ce484222325");  // FNV-1a 64 offset basis
   EXPECT_EQ(fnv1a64_hex("a"), "af63dc4c8601ec8c");

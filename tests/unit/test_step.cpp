@@ -62,19 +62,47 @@ TEST(StepModel, TinyStepWithoutCommunicationByHand) {
   const StepPoint pt = build_step(in, comm, 1);
   // 8 tokens per micro-batch. Dense fwd: GEMM 2x8x(32+96) = 2048 FLOP / 5e5 = 4096 us, core 8x32 = 256 /
   // 2.5e5 = 1024 us: 5120 us; MoE fwd: 2x8x(32+64) = 1536 / 5e5 = 3072 + 1024 = 4096 us; output layer
-  // 2x8x32 = 512 / 5e5 = 1024 us. Backward = 2 x forward. F = 10240, B = 20480 us per micro-batch.
+  // 2x8x32 = 512 / 5e5 = 1024 us. Backward: 2 x the GEMMs, the core x (3x2 + 2x2) / (2 + 2) = 2.5 at
+  // the same rate (no attention_backward_efficiency): dense 8192 + 2560 = 10752, MoE 6144 + 2560 =
+  // 8704, output 2048. F = 10240, B = 21504 us per micro-batch.
   EXPECT_TRUE(pt.phases.empty());
   EXPECT_DOUBLE_EQ(pt.layers[0].fwd_compute_us, 5120.0);
+  EXPECT_DOUBLE_EQ(pt.layers[0].bwd_compute_us, 10752.0);
   EXPECT_DOUBLE_EQ(pt.layers[1].fwd_compute_us, 4096.0);
+  EXPECT_DOUBLE_EQ(pt.layers[1].bwd_compute_us, 8704.0);
   EXPECT_DOUBLE_EQ(pt.layers[2].bwd_compute_us, 2048.0);
   EXPECT_DOUBLE_EQ(pt.microbatch_fwd_us, 10240.0);
-  EXPECT_DOUBLE_EQ(pt.microbatch_bwd_us, 20480.0);
-  // global batch 2, micro-batch 1, DP 1: m = 2, PP 1: step = 2 x 30720 = 61440 us.
+  EXPECT_DOUBLE_EQ(pt.microbatch_bwd_us, 21504.0);
+  // global batch 2, micro-batch 1, DP 1: m = 2, PP 1: step = 2 x 31744 = 63488 us.
   EXPECT_EQ(pt.shape.micro_batches, 2);
-  EXPECT_DOUBLE_EQ(pt.step_us, 61440.0);
-  // 16 tokens x 1728 = 27648 FLOP in 0.06144 s on 1 GPU: 450000 FLOP/s = 4.5e-7 TFLOP/s.
+  EXPECT_DOUBLE_EQ(pt.step_us, 63488.0);
+  // 16 tokens x 1728 = 27648 FLOP (the 3 x attention convention) in 0.063488 s on 1 GPU:
+  // 435483.87... FLOP/s.
   EXPECT_DOUBLE_EQ(pt.model_flops, 27648.0);
-  EXPECT_NEAR(pt.tflops_per_gpu, 4.5e-7, 1e-18);
+  EXPECT_NEAR(pt.tflops_per_gpu, 27648.0 / 0.063488 / 1e12, 1e-18);
+}
+
+TEST(StepModel, AttentionBackwardHasItsOwnEfficiency) {
+  StepInputs in = inputs(1, 1);
+  in.system.compute->attention_backward_efficiency = 0.125;  // 1.25e5 FLOP/s for the backward core
+  const CommTimes comm(in.system, {}, false, std::nullopt);
+  const StepPoint pt = build_step(in, comm, 1);
+  // The backward core: 256 FLOP x 2.5 / 1.25e5 = 5120 us (2560 at the forward's rate); the forward is
+  // unchanged. Dense 8192 + 5120, MoE 6144 + 5120.
+  EXPECT_DOUBLE_EQ(pt.layers[0].fwd_compute_us, 5120.0);
+  EXPECT_DOUBLE_EQ(pt.layers[0].bwd_compute_us, 13312.0);
+  EXPECT_DOUBLE_EQ(pt.layers[1].bwd_compute_us, 11264.0);
+  EXPECT_DOUBLE_EQ(pt.microbatch_bwd_us, 13312.0 + 11264.0 + 2048.0);
+}
+
+TEST(StepArchitecture, AttentionBackwardFlopRatio) {
+  Architecture mla = tiny();  // d_qk 2, d_v 2
+  EXPECT_DOUBLE_EQ(attention_backward_flop_ratio(mla), 2.5);
+  mla.qk_nope = 128, mla.qk_rope = 64, mla.v_dim = 128;  // DeepSeek-V3: (576 + 256) / 320
+  EXPECT_DOUBLE_EQ(attention_backward_flop_ratio(mla), 2.6);
+  Architecture gqa = tiny();
+  gqa.kv_lora_rank = 0, gqa.qk_nope = 0, gqa.v_dim = 0, gqa.head_dim = 64, gqa.kv_heads = 8;
+  EXPECT_DOUBLE_EQ(attention_backward_flop_ratio(gqa), 2.5);
 }
 
 record::CaseRecord measured(const std::string& collective, std::uint64_t bytes, double p50) {
@@ -100,21 +128,22 @@ TEST(StepModel, TinyStepWithMeasuredTensorParallelByHand) {
   const StepPoint pt = build_step(in, comm, 2);
   // TP 2, EP 1: the experts are replicated over the 2 ranks (expert DP 2), so the expert gradients
   // (1 layer x 4 experts x 3 x 4 x 4 = 192 params, 768 B in FP32) are reduce-scattered: the 64 B point
-  // extrapolated linearly is 1200 us, hidden behind the 10240 us backward compute (DP overlap 1).
+  // extrapolated linearly is 1200 us, hidden behind the 10752 us backward compute (DP overlap 1).
   ASSERT_EQ(pt.phases.size(), 4U);
   EXPECT_EQ(pt.phases[2].name, "expert-DP reduce-scatter");
   EXPECT_DOUBLE_EQ(pt.phases[2].bytes, 768.0);
   EXPECT_DOUBLE_EQ(pt.phases[2].answer.time_us, 1200.0);
   EXPECT_DOUBLE_EQ(pt.phases[2].exposed_per_step_us, 0.0);
-  EXPECT_DOUBLE_EQ(pt.phases[2].slack_us, 10240.0 - 1200.0);
+  EXPECT_DOUBLE_EQ(pt.phases[2].slack_us, 10752.0 - 1200.0);
   EXPECT_EQ(pt.phases[0].answer.source, "measured");
   EXPECT_DOUBLE_EQ(pt.phases[0].answer.time_us, 100.0);
-  // Compute halves (4 tokens per GPU): dense 2560, MoE 2048, output 512 us forward. TP exposed (overlap 0):
-  // dense 2 AG + 2 RS = 400 us, MoE 1 + 1 = 200 us, in each direction.
-  // F = 2560 + 2048 + 512 + 600 = 5720; B = 2 x 5120 + 600 = 10840; m = 2: step = 2 x 16560 = 33120 us.
+  // Compute halves (4 tokens per GPU): dense 2560, MoE 2048, output 512 us forward (cores 512 each).
+  // TP exposed (overlap 0): dense 2 AG + 2 RS = 400 us, MoE 1 + 1 = 200 us, in each direction.
+  // F = 2560 + 2048 + 512 + 600 = 5720; B = 2 x (2048 + 1536 + 512) + 2.5 x (512 + 512) + 600 = 11352;
+  // m = 2: step = 2 x 17072 = 34144 us.
   EXPECT_DOUBLE_EQ(pt.microbatch_fwd_us, 5720.0);
-  EXPECT_DOUBLE_EQ(pt.microbatch_bwd_us, 10840.0);
-  EXPECT_DOUBLE_EQ(pt.step_us, 33120.0);
+  EXPECT_DOUBLE_EQ(pt.microbatch_bwd_us, 11352.0);
+  EXPECT_DOUBLE_EQ(pt.step_us, 34144.0);
   EXPECT_DOUBLE_EQ(pt.phases[0].exposed_per_step_us, 2.0 * 2 * 300.0);  // m x (fwd + bwd) x (200 + 100)
 }
 

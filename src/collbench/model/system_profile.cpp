@@ -75,7 +75,7 @@ const std::vector<std::string> kMemoryKeys{"copy_bandwidth"};
 const std::vector<std::string> kEfficiencyKeys{"scale_up", "scale_out"};
 const std::vector<std::string> kEpKernelKeys{"sms", "per_sm_bandwidth", "per_peer_cost"};
 const std::vector<std::string> kComputeKeys{"peak_dense_bf16_tflops", "peak_dense_fp8_tflops", "gemm_efficiency",
-                                            "attention_efficiency"};
+                                            "attention_efficiency", "attention_backward_efficiency"};
 const std::vector<std::string> kCalibratedKeys{"date", "host", "ranks", "repetitions", "margin"};
 const std::vector<std::string> kKinds{"gpu", "cpu"};
 const std::vector<std::string> kFabrics{"rail-optimized", "fat-tree", "dragonfly", "torus", "shared-memory", "none"};
@@ -203,6 +203,9 @@ Compute read_compute(const ProfileReader& r, const YAML::Node& node) {
   c.gemm_efficiency = r.number(r.required(node, "compute", "gemm_efficiency"), "compute.gemm_efficiency", 1e-6, 1.0);
   c.attention_efficiency =
       r.number(r.required(node, "compute", "attention_efficiency"), "compute.attention_efficiency", 1e-6, 1.0);
+  if (const YAML::Node bwd = r.optional(node, "compute", "attention_backward_efficiency"); bwd.IsDefined()) {
+    c.attention_backward_efficiency = r.number(bwd, "compute.attention_backward_efficiency", 1e-6, 1.0);
+  }
   return c;
 }
 

@@ -100,7 +100,9 @@ struct Compute {
   double peak_bf16_flops = 0.0;       // FLOP/s per GPU, dense BF16 tensor cores
   double peak_fp8_flops = 0.0;        // FLOP/s per GPU, dense FP8 tensor cores
   double gemm_efficiency = 0.0;       // achieved / peak for the model's GEMMs
-  double attention_efficiency = 0.0;  // achieved / peak BF16 for the attention core (QK^T, PV)
+  double attention_efficiency = 0.0;  // achieved / peak BF16 for the attention core (QK^T, PV), forward
+  // The same for its backward (FlashAttention's five matrix multiplies); 0: attention_efficiency.
+  double attention_backward_efficiency = 0.0;
 };
 
 // Provenance of a profile measured by `collbench calibrate`.

@@ -168,6 +168,12 @@ double attention_core_flops_per_token(const Architecture& a) {
   return 2.0 * a.heads * (a.sequence / 2.0) * head_widths(a);
 }
 
+double attention_backward_flop_ratio(const Architecture& a) {
+  const double qk = a.mla() ? a.qk_nope + a.qk_rope : a.head_dim;
+  const double v = a.mla() ? a.v_dim : a.head_dim;
+  return (3.0 * qk + 2.0 * v) / (qk + v);
+}
+
 double window_core_flops_per_token(const Architecture& a) {
   const double s = a.sequence, w = a.window;
   const double keys = w > 0 && w < s ? w - w * (w - 1.0) / (2.0 * s) : s / 2.0;

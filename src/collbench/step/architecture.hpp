@@ -49,6 +49,10 @@ double mla_up_proj_params(const Architecture& a);
 // Attention core (QK^T and PV) of one token in one full-attention layer, forward, causal: on
 // average s/2 keys, 2 x heads x (d_qk + d_v) FLOPs each.
 double attention_core_flops_per_token(const Architecture& a);
+// The attention core's backward over its forward in FLOPs, (3 d_qk + 2 d_v) / (d_qk + d_v): the
+// FlashAttention backward's five matrix multiplies (S = QK^T again, dV = P^T dO, dP = dO V^T,
+// dQ = dS K, dK = dS^T Q) against the forward's two. 2.6 for DeepSeek-V3 (192, 128), 2.5 for GQA.
+double attention_backward_flop_ratio(const Architecture& a);
 // The same in a sliding-window layer: W - W (W - 1) / (2 s) keys on average (s/2 when W >= s).
 double window_core_flops_per_token(const Architecture& a);
 // Mean over the main model's layers (full and sliding-window).

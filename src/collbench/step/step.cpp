@@ -15,7 +15,7 @@ constexpr double kUs = 1e6;
 constexpr double kBf16Bytes = 2.0;
 
 struct Rates {
-  double gemm = 0.0, head = 0.0, attention = 0.0;  // FLOP/s
+  double gemm = 0.0, head = 0.0, attention = 0.0, attention_bwd = 0.0;  // FLOP/s
 };
 
 Rates rates_of(const StepInputs& in) {
@@ -31,6 +31,8 @@ Rates rates_of(const StepInputs& in) {
   r.gemm = (in.layout.precision == Precision::fp8 ? c.peak_fp8_flops : c.peak_bf16_flops) * c.gemm_efficiency;
   r.head = c.peak_bf16_flops * c.gemm_efficiency;  // the output layer stays in BF16
   r.attention = c.peak_bf16_flops * c.attention_efficiency;
+  const double bwd = c.attention_backward_efficiency > 0.0 ? c.attention_backward_efficiency : c.attention_efficiency;
+  r.attention_bwd = c.peak_bf16_flops * bwd;
   return r;
 }
 
@@ -44,10 +46,11 @@ PartTimes layer_compute(const StepInputs& in, const Rates& r, bool moe) {
   const double tokens = static_cast<double>(in.layout.micro_batch) * a.sequence / in.layout.tp;
   const double ffn = moe ? moe_active_params(a) : dense_ffn_params(a);
   const double gemm = 2.0 * tokens * (attention_params(a) + ffn) / r.gemm * kUs;
-  const double core = tokens * mean_core_flops_per_layer(a) / r.attention * kUs;
+  const double core_flops = tokens * mean_core_flops_per_layer(a);
+  const double core = core_flops / r.attention * kUs;
   PartTimes t;
   t.fwd = gemm + core;
-  t.bwd = 2.0 * t.fwd;
+  t.bwd = 2.0 * gemm + core_flops * attention_backward_flop_ratio(a) / r.attention_bwd * kUs;
   if (in.layout.recompute == Recompute::selective) t.bwd += core;
   if (in.layout.recompute == Recompute::full) t.bwd += t.fwd;
   if (in.layout.recompute == Recompute::mla_up_proj) t.bwd += 2.0 * tokens * mla_up_proj_params(a) / r.gemm * kUs;
