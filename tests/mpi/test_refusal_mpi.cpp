@@ -1,5 +1,6 @@
 // The refusal path of docs/nccl-backend.md ("A forced algorithm NCCL refuses"), on the CPU: NCCL's
-// ncclInvalidUsage for a forced algorithm becomes backend::Unsupported (throw_if_refused, the
+// refusal of a forced algorithm (ncclInvalidUsage, or ncclInternalError with "no algorithm/protocol
+// available") becomes backend::Unsupported (throw_if_refused, the
 // mapping NcclComm::check_collective uses), and run::measure turns a refusal on every rank into a
 // waiver with rank 0's reason, and a refusal on some ranks only into a failure on every rank.
 // The launch is the MPI backend's all-reduce, except on the ranks that stand in for an NCCL that

@@ -55,6 +55,20 @@ TEST(NvlsHost, NcclNodesAreHostsOrCliques) {
   EXPECT_EQ(nccl_nodes(rack, "")[5], "host tray1");
 }
 
+// An HGX host whose NVML reports its fabric "completed" with a zero cluster UUID (NVSwitch
+// systems without multi-node NVLink): NCCL turns MNNVL off (mnnvl.cc), so its nodes are hosts.
+TEST(NvlsHost, ZeroClusterUuidIsNoFabric) {
+  const std::string zero(32, '0');
+  std::vector<RankPlacementFacts> hgx;
+  for (int r = 0; r < 16; ++r) hgx.push_back({"node" + std::to_string(r / 8), "completed", zero, "0", "1"});
+  const auto nodes = nccl_nodes(hgx, "");
+  EXPECT_EQ(nodes[0], "host node0");
+  EXPECT_EQ(nodes[15], "host node1");
+  EXPECT_TRUE(zero_cluster_uuid(zero));
+  EXPECT_TRUE(zero_cluster_uuid(""));
+  EXPECT_FALSE(zero_cluster_uuid("00000000000000000000000000000001"));
+}
+
 TEST(NvlsHost, OnlyInSwitchAlgorithmsAreJudged) {
   const auto pcie = probe(2, 2, /*mc=*/0);
   for (const char* algo : {"auto", "ring", "tree", "symmetric", "pat", "hierarchical"}) {

@@ -65,6 +65,37 @@ TEST(NcclRefusal, EveryForcedOperationOfEveryNcclAlgorithmRefuses) {
   }
 }
 
+// Without NCCL_ALGO in the environment at the call (collbench sets it only while creating the
+// communicator), NCCL 2.26+ answers ncclInternalError with its "no algorithm/protocol available"
+// warning as the last error; NCCL before 2.26 always did (enqueue.cc).
+TEST(NcclRefusal, InternalErrorWithNoAlgorithmLeftIsARefusal) {
+  const std::string nccl_text =
+      "internal error - please report this issue to the NCCL developers (3); NCCL: Error : no "
+      "algorithm/protocol available for function AllReduce with datatype ncclFloat32.";
+  try {
+    throw_if_refused(kNcclResultInternalError, algo_settings("nvls", kV2289), NcclOp::allreduce, "collbench-world",
+                     nccl_text);
+    ADD_FAILURE() << "not taken for a refusal";
+  } catch (const backend::Unsupported& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "NCCL refused allreduce with --algo nvls (NCCL_ALGO=allreduce:nvls;reducescatter:nvls;allgather:nvls) on "
+              "communicator collbench-world: " +
+                  nccl_text);
+  }
+  // 2.19-2.23 warn without the function's name.
+  EXPECT_THROW(
+      throw_if_refused(kNcclResultInternalError, algo_settings("tree", nccl_version_code(2, 21, 5)), NcclOp::allreduce,
+                       "w", "internal error (3); NCCL: Error : no algorithm/protocol available"),
+      backend::Unsupported);
+  // Another internal error, or no algorithm forced for the operation: a failure.
+  EXPECT_NO_THROW(throw_if_refused(kNcclResultInternalError, algo_settings("nvls", kV2289), NcclOp::allreduce, "w",
+                                   "internal error (3); NCCL: proxy thread died"));
+  EXPECT_NO_THROW(
+      throw_if_refused(kNcclResultInternalError, algo_settings("nvls", kV2289), NcclOp::alltoall, "w", nccl_text));
+  EXPECT_NO_THROW(
+      throw_if_refused(kNcclResultInternalError, algo_settings("auto", kV2289), NcclOp::allreduce, "w", nccl_text));
+}
+
 TEST(NcclRefusal, OtherAnswersAreFailuresNotRefusals) {
   // ncclSuccess, ncclUnhandledCudaError, ncclSystemError, ncclInternalError, ncclInvalidArgument,
   // ncclRemoteError, ncclInProgress (nccl.h): the caller throws them as failures (exit 3).

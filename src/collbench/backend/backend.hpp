@@ -22,9 +22,10 @@
 namespace collbench::backend {
 
 // The library refused an operation as unsupported in this configuration, at the call and without
-// harm to the communicator: NCCL's ncclInvalidUsage for a forced algorithm it has no use of here
-// (no algorithm left for the call). The runner records the case as waived when every rank got it
-// at the verification launch (run/measure.cpp); anywhere else it is a failure like any other.
+// harm to the communicator: NCCL's "no algorithm/protocol available" for a forced algorithm it has
+// no use of here (ncclInvalidUsage or ncclInternalError, nccl_host.hpp is_refusal). The runner
+// records the case as waived when every rank got it at the verification launch (run/measure.cpp);
+// anywhere else it is a failure like any other.
 class Unsupported : public RuntimeFailure {
  public:
   using RuntimeFailure::RuntimeFailure;
@@ -168,7 +169,8 @@ class Backend {
   }
   // A barrier over every rank of this backend that the host does not wait for: enqueued on the
   // backend's stream behind a held timer (Timer::hold), it lines up the ranks' devices before
-  // the start event (NCCL: a one-element all-reduce on the world communicator). The default
+  // the start event (NCCL: a dissemination barrier of one-element sends and receives on the world
+  // communicator, nccl_host.hpp dissemination_rounds). The default
   // does nothing: on host memory the runner's host barrier is already the last step before
   // start.
   virtual void device_barrier() {}

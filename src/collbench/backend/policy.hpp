@@ -53,6 +53,10 @@ class BackendPolicy {
   // The key of the backend instance a case runs on: cases with equal keys share one instance
   // (its communicators, its buffers' registration, the library settings read at creation).
   // `algo` is the backend's algorithm setting (auto for flat and hierarchical).
+  // Whether families that run operations on two splits at once (Collective::uses_levels) need a
+  // backend instance of their own, created with BackendOptions::share_split_resources off
+  // (NCCL); the default shares one instance.
+  [[nodiscard]] virtual bool separates_concurrent_levels() const { return false; }
   [[nodiscard]] virtual std::string instance_key(std::string_view name, std::string_view algo, std::string_view buffers,
                                                  bool overlap) const;
   // The memory of the device local rank `local_rank` of `ranks_on_host` will use (NCCL: its GPU's

@@ -1,8 +1,11 @@
 // The runner's backends and communicator sets (see comm_sets.hpp).
 #include "collbench/run/comm_sets.hpp"
 
+#include <algorithm>
+
 #include "collbench/backend/policy.hpp"
 #include "collbench/backend/registry.hpp"
+#include "collbench/coll/collective.hpp"
 
 namespace collbench::run {
 namespace {
@@ -13,14 +16,13 @@ std::string backend_algo(const plan::Case& c) {
   return c.algo == "hierarchical" || c.algo == "flat" ? std::string("auto") : c.algo;
 }
 
-backend::BackendOptions options_for(const plan::Case& c, const SetLayout& layout,
-                                    std::shared_ptr<backend::CommTally> tally) {
-  backend::BackendOptions bo;
-  bo.progress = polls_for_overlap(c) ? backend::Progress::yield : layout.progress;
-  bo.buffers = c.buffers;
-  bo.algo = backend_algo(c);
-  bo.tally = std::move(tally);
-  return bo;
+// A family that runs operations on the levels at once, on a backend that gives it an instance of
+// its own (BackendPolicy::separates_concurrent_levels).
+bool separate_levels(const plan::Case& c) {
+  if (c.scope != Scope::global || !backend::backend_policy(c.backend).separates_concurrent_levels()) return false;
+  const auto& families = coll::collective_registry();
+  return std::any_of(families.begin(), families.end(),
+                     [&](const auto& f) { return f->name() == c.collective && f->uses_levels(); });
 }
 
 // Children before their parents: the hierarchical composition refers to the three levels.
@@ -38,7 +40,20 @@ bool polls_for_overlap(const plan::Case& c) {
 }
 
 std::string set_key(const plan::Case& c) {
-  return backend::backend_policy(c.backend).instance_key(c.backend, backend_algo(c), c.buffers, polls_for_overlap(c));
+  const std::string key =
+      backend::backend_policy(c.backend).instance_key(c.backend, backend_algo(c), c.buffers, polls_for_overlap(c));
+  return separate_levels(c) ? key + "|levels-at-once" : key;
+}
+
+backend::BackendOptions options_for(const plan::Case& c, const SetLayout& layout,
+                                    std::shared_ptr<backend::CommTally> tally) {
+  backend::BackendOptions bo;
+  bo.progress = polls_for_overlap(c) ? backend::Progress::yield : layout.progress;
+  bo.buffers = c.buffers;
+  bo.algo = backend_algo(c);
+  bo.share_split_resources = !separate_levels(c);
+  bo.tally = std::move(tally);
+  return bo;
 }
 
 CommSets::CommSets(SetLayout layout) : layout_(layout) {}

@@ -45,6 +45,9 @@ bool polls_for_overlap(const plan::Case& c);
 // The backend instance (and so the set) a case runs on: backend x algorithm setting x buffers x
 // progress, as the backend's policy keys it.
 std::string set_key(const plan::Case& c);
+// What the case's backend instance is built with (one per set_key).
+backend::BackendOptions options_for(const plan::Case& c, const SetLayout& layout,
+                                    std::shared_ptr<backend::CommTally> tally);
 
 class CommSets {
  public:

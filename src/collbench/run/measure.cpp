@@ -49,8 +49,8 @@ int world_rank_of(const MeasureInput& in, int self, int peer) {
 }
 
 // The verification launch. A library that refuses the case as unsupported at the call
-// (backend::Unsupported: NCCL's ncclInvalidUsage for a forced algorithm it has no use of on this
-// communicator) on every rank makes the case a waiver, with rank 0's reason, agreed by an
+// (backend::Unsupported: NCCL's "no algorithm/protocol available" for a forced algorithm it has
+// no use of on this communicator) on every rank makes the case a waiver, with rank 0's reason, agreed by an
 // all-reduce of the refusals. On some ranks only it stays a failure: the other ranks' launches
 // wait for peers that never join.
 std::optional<std::string> launch_or_refusal(const MeasureInput& in, CaseBuffers& b, const coll::Shape& shape,

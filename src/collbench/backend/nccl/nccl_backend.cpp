@@ -93,15 +93,17 @@ class NcclBackend final : public Backend, public DevicePatterns {
 
   [[nodiscard]] std::unique_ptr<Timer> timer() override { return make_cuda_timer(ctx_); }
 
-  // A one-element all-reduce on the world communicator, not waited for (Backend::device_barrier).
-  // The world communicator is alive while the case's set is (a split holds its parent): the barrier
-  // never creates one, so it never creates a communicator inside a sample.
+  // The dissemination barrier of nccl_host.hpp (dissemination_rounds) on the world communicator,
+  // one element per round, not waited for (Backend::device_barrier). Point-to-point, so a forced
+  // --algo whose all-reduce NCCL cannot run on the world communicator (nvls across nodes under
+  // --scope domain) does not fail it. The world communicator is alive while the case's set is (a
+  // split holds its parent): the barrier never creates one, so it never creates a communicator
+  // inside a sample.
   void device_barrier() override {
     const std::shared_ptr<CommOwner> root = root_.lock();
     if (!root) throw RuntimeFailure("NCCL device barrier: no live world communicator (no communicator set is alive)");
     if (root->get() == nullptr) throw RuntimeFailure("NCCL communicator " + root->label() + " was aborted");
-    void* flag = barrier_flag_.reserve(sizeof(std::int32_t));
-    CB_CHECK_NCCL_COMM(root->get(), api().ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, root->get(), ctx_->s()));
+    enqueue_dissemination_barrier(*root, barrier_flag_.reserve(2 * sizeof(std::int32_t)), ctx_->s());
   }
 
   // --graph/-G: a CUDA graph of what `issue` enqueues (nccl_graph.hpp).
@@ -261,6 +263,7 @@ NcclBackend::NcclBackend(const BackendOptions& options) : ctx_(std::make_shared<
   MPI_Comm_size(dup, &ctx_->world_size);
   ctx_->progress = options.progress;
   ctx_->tally = options.tally;
+  ctx_->share_splits = options.share_split_resources;
   // NCCL is loaded here, not when the binary starts (nccl_api.hpp): every rank learns whether
   // all ranks could load it.
   throw_first_problem(*ctx_, nccl_load_problem().value_or(std::string()));

@@ -18,7 +18,8 @@
 #include "collbench/core/error.hpp"
 
 namespace collbench::backend::nccl {
-static_assert(kNcclResultSuccess == ncclSuccess && kNcclResultInvalidUsage == ncclInvalidUsage);
+static_assert(kNcclResultSuccess == ncclSuccess && kNcclResultInternalError == ncclInternalError &&
+              kNcclResultInvalidUsage == ncclInvalidUsage);
 
 namespace {
 
@@ -70,9 +71,11 @@ class NcclComm final : public Comm {
   }
 
   // NCCL has no barrier: a one-element all-reduce, waited for.
+  // The dissemination barrier (nccl_host.hpp), waited for: point-to-point, so a forced --algo
+  // without an all-reduce on this communicator does not fail it.
   void barrier() override {
-    void* flag = flag_.reserve(sizeof(std::int32_t));
-    CB_CHECK_NCCL_COMM(c(), api().ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, c(), op_stream()));
+    (void)c();  // not aborted
+    enqueue_dissemination_barrier(*owner_, flag_.reserve(2 * sizeof(std::int32_t)), op_stream());
     synchronize();
   }
 

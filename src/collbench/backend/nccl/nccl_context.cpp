@@ -47,6 +47,21 @@ CommOwner::~CommOwner() {
   comm_ = nullptr;
 }
 
+void enqueue_dissemination_barrier(const CommOwner& owner, void* slots, cudaStream_t stream) {
+  ncclComm_t comm = owner.get();
+  auto* words = static_cast<std::int32_t*>(slots);
+  for (const BarrierRound& round : dissemination_rounds(owner.rank(), owner.size())) {
+    CB_CHECK_NCCL_COMM(comm, api().ncclGroupStart());
+    const ncclResult_t sent = api().ncclSend(words, 1, ncclInt32, round.send_to, comm, stream);
+    const ncclResult_t received =
+        sent == ncclSuccess ? api().ncclRecv(words + 1, 1, ncclInt32, round.recv_from, comm, stream) : ncclSuccess;
+    const ncclResult_t ended = api().ncclGroupEnd();  // the group is closed whatever happened in it
+    CB_CHECK_NCCL_COMM(comm, sent);
+    CB_CHECK_NCCL_COMM(comm, received);
+    CB_CHECK_NCCL_COMM(comm, ended);
+  }
+}
+
 void CommOwner::attach_buffers() {
   for (DeviceBuffer* b : ctx_->live_buffers) b->register_with(*this);
 }
@@ -180,14 +195,15 @@ void Context::synchronize() {
 // Every communicator is created in blocking mode, said explicitly (docs/nccl-backend.md): NCCL
 // calls return when done, never ncclInProgress. NCCL lets NCCL_COMM_BLOCKING override this field
 // (init.cc envConfigOverride), so creation also runs under comm_creation_env (nccl_host.hpp).
-ncclConfig_t make_config(const char* name, int runtime_version) {
+ncclConfig_t make_config(const char* name, int runtime_version, bool share) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = name;
   config.blocking = 1;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)  // the headers know the field
-  if (nccl_split_share(runtime_version)) config.splitShare = 1;
+  if (nccl_split_share(runtime_version)) config.splitShare = share ? 1 : 0;
 #else
   (void)runtime_version;
+  (void)share;
 #endif
   return config;
 }

@@ -58,6 +58,7 @@ struct Context {
   BufferKind buffers = BufferKind::plain;
   MpiCommHandle mpi;                 // private duplicate of MPI_COMM_WORLD (unique id, size agreement)
   std::shared_ptr<CommTally> tally;  // the run's communicator count (BackendOptions::tally)
+  bool share_splits = true;          // the world's splitShare (BackendOptions::share_split_resources)
   std::optional<CudaStream> stream;
   std::optional<CudaEvent> sync_event;  // recorded by synchronize(): where the last op ended
   std::uint64_t sync_generation = 0;
@@ -210,9 +211,14 @@ class DeviceBuffer final : public Buffer {
 bool abort_requested() noexcept;
 
 // Every communicator is created in blocking mode (docs/nccl-backend.md), and with splitShare
-// where the loaded NCCL (`runtime_version`) has it (nccl_split_share): make_config's
-// ncclConfig_t, created under comm_creation_env (nccl_host.hpp).
-ncclConfig_t make_config(const char* name, int runtime_version = 0);
+// where the loaded NCCL (`runtime_version`) has it (nccl_split_share) and `share` asks for it
+// (NCCL decides by the parent's setting: the world's is Context::share_splits, each split's on):
+// make_config's ncclConfig_t, created under comm_creation_env (nccl_host.hpp).
+ncclConfig_t make_config(const char* name, int runtime_version = 0, bool share = true);
+
+// Enqueues the dissemination barrier (nccl_host.hpp dissemination_rounds) over `owner` on
+// `stream`, one int32 sent from slots[0] and received into slots[1] per round; not waited for.
+void enqueue_dissemination_barrier(const CommOwner& owner, void* slots, cudaStream_t stream);
 
 // Takes ownership of a new communicator (aborting it if that fails) and registers the live
 // buffers with it.

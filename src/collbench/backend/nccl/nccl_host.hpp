@@ -231,19 +231,33 @@ inline std::string algo_used_for(const AlgoSettings& s, NcclOp op) {
 }
 
 // ncclResult_t values (nccl.h; a stable ABI: nccl_comm.cpp static_asserts them against nccl.h).
-inline constexpr int kNcclResultSuccess = 0, kNcclResultInvalidUsage = 5;
+inline constexpr int kNcclResultSuccess = 0, kNcclResultInternalError = 3, kNcclResultInvalidUsage = 5;
+
+// The warning NCCL (enqueue.cc; the same words from 2.19 to 2.28) leaves as its last error when no
+// algorithm/protocol pair is left for a call.
+inline constexpr std::string_view kNcclNoAlgorithmText = "no algorithm/protocol available";
 
 // NCCL's answer `rc` to a collective `op` as collbench reads it. With a forced algorithm NCCL
-// answers ncclInvalidUsage at the call when it has no algorithm left for it on this communicator
-// (PAT on several GPUs per node, NVLS where multicast is off, CollNet without a plugin): a
-// refusal, thrown as backend::Unsupported, which the runner waives when every rank refused
-// (run/measure.cpp launch_or_refusal); the communicator is unharmed. Any other answer, and
-// ncclInvalidUsage where no algorithm is forced for `op` (a collbench bug: bad arguments), is
-// left to the caller as a failure (exit 3). `comm_label` and `nccl_text` (nccl_error_text) go
-// into the reason.
+// has no algorithm left for `op` on some communicators (PAT on several GPUs per node, NVLS where
+// multicast is off or across nodes, CollNet without a plugin) and says so at the call: a refusal,
+// thrown as backend::Unsupported, which the runner waives when every rank refused (run/measure.cpp
+// launch_or_refusal); a blocking communicator is unharmed (group.cc groupCleanup sets no async
+// error). From 2.26 NCCL answers ncclInvalidUsage when NCCL_ALGO or NCCL_PROTO is in the
+// environment at the call (it reads it again there, enqueue.cc), and ncclInternalError with the
+// "no algorithm/protocol available" warning otherwise: collbench's case, as it sets NCCL_ALGO only
+// while a communicator is created. Before 2.26 it always answered ncclInternalError with that
+// warning. Any other answer, and either of these where no
+// algorithm is forced for `op` (collbench's bug: bad arguments), is left to the caller as a
+// failure (exit 3). `comm_label` and `nccl_text` (nccl_error_text, with NCCL's last error) go into
+// the reason.
+inline bool is_refusal(int rc, std::string_view nccl_text) {
+  if (rc == kNcclResultInvalidUsage) return true;
+  return rc == kNcclResultInternalError && nccl_text.find(kNcclNoAlgorithmText) != std::string_view::npos;
+}
+
 inline void throw_if_refused(int rc, const AlgoSettings& s, NcclOp op, std::string_view comm_label,
                              std::string_view nccl_text) {
-  if (rc != kNcclResultInvalidUsage || algo_used_for(s, op).empty()) return;
+  if (!is_refusal(rc, nccl_text) || algo_used_for(s, op).empty()) return;
   throw Unsupported(fmt::format("NCCL refused {} with --algo {} (NCCL_ALGO={}) on communicator {}: {}", to_string(op),
                                 s.algo, s.nccl_algo, comm_label, nccl_text));
 }
@@ -316,16 +330,39 @@ inline std::vector<EnvChange> comm_creation_env(const AlgoSettings& s) {
 
 // ncclConfig_t.splitShare (NCCL >= 2.18, nccl.h): a communicator created with it lets the
 // communicators split from it share its internal resources (proxy, channel peers, internal
-// streams) instead of each allocating its own; NCCL looks at the parent's setting, so every
-// communicator is created with it (the world, and each split, whose own splits are EP groups).
-// Older libraries do not know the field: it is left unset. NCCL_COMM_SPLIT_SHARE_RESOURCES=0 in
-// the environment overrides it (NCCL init.cc envConfigOverride): PyTorch turns sharing off where
-// operations on two communicators of one family must overlap (pytorch/pytorch#130857), and
-// whether ep-dp-concurrent's levels still overlap with it is to be measured on a GPU
-// (docs/nccl-backend.md "Ranks, devices and communicators").
+// streams) instead of each allocating its own; NCCL looks at the parent's setting (init.cc
+// ncclCommSplit), so every communicator is created with it (the world, and each split, whose own
+// splits are EP groups), except the world of a set whose family runs two splits at once
+// (ep-dp-concurrent, BackendOptions::share_split_resources): shared resources include NCCL's
+// internal device stream, which every kernel launch on any of the communicators waits for and
+// advances (2.28 enqueue.cc), so their operations could not overlap. PyTorch turns sharing off
+// for the same reason (pytorch/pytorch#130857). Older libraries do not know the field: it is left
+// unset. NCCL_COMM_SPLIT_SHARE_RESOURCES in the environment overrides it (init.cc
+// envConfigOverride).
 inline constexpr int kNcclSplitShareVersion = nccl_version_code(2, 18, 0);
 inline bool nccl_split_share(int runtime_version) {
   return runtime_version >= kNcclSplitShareVersion;
+}
+
+// ---- the device barrier -----------------------------------------------------------------------
+
+// One round of the dissemination barrier (Hensgen, Finkel and Manber 1988) that
+// Backend::device_barrier enqueues on the world communicator: rank r sends one element to
+// r + d and receives one from r - d (mod n), d = 1, 2, 4, ... < n. After round k every rank has
+// heard, through a chain of receives, from the 2^(k+1) - 1 ranks before it, so after the
+// ceil(log2 n) rounds the last receive of each rank completes only once every rank has started
+// the barrier. Point-to-point calls, not an all-reduce: NCCL_ALGO, which a forced --algo sets on
+// the world communicator, does not apply to them, so the barrier runs where the forced algorithm
+// has no all-reduce (NVLS across nodes, CollNet without a plugin).
+struct BarrierRound {
+  int send_to = 0;
+  int recv_from = 0;
+};
+
+inline std::vector<BarrierRound> dissemination_rounds(int rank, int n) {
+  std::vector<BarrierRound> rounds;
+  for (int d = 1; d < n; d *= 2) rounds.push_back({(rank + d) % n, ((rank - d) % n + n) % n});
+  return rounds;
 }
 
 // ---- buffers --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ class NcclPolicy final : public BackendPolicy {
  public:
   std::string default_buffers(std::string_view algo) const override { return default_nccl_buffers(algo); }
   bool replays_graphs() const override { return true; }
+  bool separates_concurrent_levels() const override { return true; }
   std::optional<std::string> algo_waiver(std::string_view algo, std::string_view collective,
                                          int /*graph*/) const override {
     return nccl_algo_waiver(algo, collective);

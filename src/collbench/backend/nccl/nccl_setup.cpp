@@ -201,7 +201,7 @@ std::shared_ptr<CommOwner> create_world(const std::shared_ptr<Context>& ctx_ptr)
   }
   ncclComm_t comm = nullptr;
   const std::string label = "collbench-world";
-  ncclConfig_t config = make_config(label.c_str(), ctx.nccl_runtime_version);
+  ncclConfig_t config = make_config(label.c_str(), ctx.nccl_runtime_version, ctx.share_splits);
   {
     ScopedEnv env(comm_creation_env(ctx.algo));
     CB_CHECK_NCCL_COMM(comm, api().ncclCommInitRankConfig(&comm, ctx.world_size, msg.id, ctx.world_rank, &config));

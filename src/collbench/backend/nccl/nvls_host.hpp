@@ -47,15 +47,22 @@ struct RankPlacementFacts {
   std::string fabric_handle_support;  // "1": cuMem fabric handles (needed for multi-node NVLink)
 };
 
+// An NVLink fabric cluster UUID as gpu_info writes it (hex) that is all zeros: NVML's answer on a
+// GPU with no multi-node NVLink fabric, which NCCL reads as "no MNNVL" (mnnvl.cc).
+inline bool zero_cluster_uuid(std::string_view hex) {
+  return hex.find_first_not_of('0') == std::string_view::npos;
+}
+
 // NCCL's node of each rank. NCCL enables multi-node NVLink (MNNVL) when NCCL_MNNVL_ENABLE is not
-// 0 and every rank's GPU is registered in an NVLink fabric with fabric handles; its "nodes" are
-// then the NVLink cliques (an NVL72 rack is one node), else the hosts. `mnnvl_enable`: the
-// environment's NCCL_MNNVL_ENABLE ("" when unset).
+// 0 and every rank's GPU is registered in an NVLink fabric with fabric handles and a non-zero
+// cluster UUID; its "nodes" are then the NVLink cliques (an NVL72 rack is one node), else the
+// hosts. `mnnvl_enable`: the environment's NCCL_MNNVL_ENABLE ("" when unset).
 inline std::vector<std::string> nccl_nodes(const std::vector<RankPlacementFacts>& ranks,
                                            std::string_view mnnvl_enable) {
   const bool mnnvl =
       mnnvl_enable != "0" && !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [](const auto& r) {
-        return r.fabric_state == "completed" && r.fabric_handle_support == "1" && !r.fabric_cluster_uuid.empty();
+        return r.fabric_state == "completed" && r.fabric_handle_support == "1" &&
+               !zero_cluster_uuid(r.fabric_cluster_uuid);
       });
   std::vector<std::string> nodes;
   nodes.reserve(ranks.size());
@@ -309,7 +316,7 @@ inline std::optional<std::string> in_switch_waiver(std::string_view algo, std::s
 // NCCL_PAT_ENABLE=0 or 1 decides, and unset (2) it is on only with one GPU per node (nNodes ==
 // nRanks) and without network device offload (not known here: NCCL's refusal covers it, see
 // backend::Unsupported). PAT runs reduce-scatter and all-gather only (nccl_algo_waiver says so
-// for the others). Forced alone, a disabled PAT leaves NCCL no algorithm: ncclInvalidUsage.
+// for the others). Forced alone, a disabled PAT leaves NCCL no algorithm: a refusal (is_refusal).
 inline std::optional<std::string> pat_waiver(std::string_view collective, const InSwitchProbe& p) {
   const NcclOp op = op_of_collective(collective);
   if (op != NcclOp::reducescatter && op != NcclOp::allgather) return std::nullopt;
