@@ -70,7 +70,7 @@ def step_published_figure(reports: Sequence[dict[str, Any]]) -> Figure:
                 if first else None)
         first = False
         low, high = p["model"] / max(p["published"]), p["model"] / min(p["published"])
-        ratio = f"x{low:.2f}" if abs(high - low) < 0.005 else f"x{low:.2f}-{high:.2f}"
+        ratio = f"x{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"x{low:.2f}-{high:.2f}"
         ax.annotate(ratio, (xi, p["model"]), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
     ax.set_xticks(x)
     ax.set_xticklabels([p["label"] for p in points], fontsize=7)

@@ -45,6 +45,12 @@ def test_step_published_bars_are_the_model_and_dots_the_published_figures():
     assert [t.get_text() for t in ax.texts] == ["x1.05-1.06", "x1.55"]
 
 
+def test_step_published_label_is_one_ratio_when_both_ends_print_alike():
+    # 1626.3 / 1648 = 0.9868 and / 1635 = 0.9947: both print 0.99, so one ratio, not "x0.99-0.99".
+    fig = ev.step_published_figure([step_report("d", "gb300-nvl72", 256, 1626.3, [("a", 1648.0), ("b", 1635.0)])])
+    assert [t.get_text() for t in fig.axes[0].texts] == ["x0.99"]
+
+
 def test_step_published_needs_a_published_figure(tmp_path):
     path = tmp_path / "s.json"
     path.write_text(json.dumps(reports()[2]))

@@ -181,14 +181,14 @@ TEST(SystemProfile, HgxAndGb200Figures) {
 
 // The step model's compute figures are the cited measurements over the cited peaks (docs/step.md):
 // cuDNN SDPA, DeepSeek-V3 shape, s 4096, causal, BF16 (NVIDIA/cudnn-frontend benchmark results,
-// 2026-04-24): GB300 1,590 / 1,143 TFLOP/s forward / backward, GB200 1,406 / 1,057; the MXFP8 grouped
+// 2026-07-24, cuDNN 9.26): GB300 1,693 / 1,157 TFLOP/s forward / backward, GB200 1,456 / 1,096; the MXFP8 grouped
 // GEMM measured on GB200, 2,672 TFLOP/s; peaks 2,500 BF16 and 5,000 FP8 (product pages).
 TEST(SystemProfile, ComputeFiguresAreTheCitedMeasurements) {
   struct Cited {
     const char* file;
     double fwd, bwd;
   };
-  for (const Cited& c : {Cited{"gb300-nvl72.yaml", 1590, 1143}, Cited{"gb200-nvl72.yaml", 1406, 1057}}) {
+  for (const Cited& c : {Cited{"gb300-nvl72.yaml", 1693, 1157}, Cited{"gb200-nvl72.yaml", 1456, 1096}}) {
     const SystemProfile p = load_system_profile(kSystemsDir + "/" + c.file);
     ASSERT_TRUE(p.compute.has_value()) << c.file;
     EXPECT_DOUBLE_EQ(p.compute->peak_bf16_flops, 2500e12) << c.file;

@@ -66,8 +66,8 @@ TEST(NcclRefusal, EveryForcedOperationOfEveryNcclAlgorithmRefuses) {
 }
 
 // Without NCCL_ALGO in the environment at the call (collbench sets it only while creating the
-// communicator), NCCL 2.26+ answers ncclInternalError with its "no algorithm/protocol available"
-// warning as the last error; NCCL before 2.26 always did (enqueue.cc).
+// communicator), NCCL 2.24+ answers ncclInternalError with its "no algorithm/protocol available"
+// warning as the last error; NCCL before 2.24 always did (enqueue.cc). The wording changed in 2.30.
 TEST(NcclRefusal, InternalErrorWithNoAlgorithmLeftIsARefusal) {
   const std::string nccl_text =
       "internal error - please report this issue to the NCCL developers (3); NCCL: Error : no "
@@ -82,11 +82,20 @@ TEST(NcclRefusal, InternalErrorWithNoAlgorithmLeftIsARefusal) {
               "communicator collbench-world: " +
                   nccl_text);
   }
-  // 2.19-2.23 warn without the function's name.
+  // 2.19-2.23 warn without the function's name; 2.30 capitalises; later NCCL names symmetric kernels.
   EXPECT_THROW(
       throw_if_refused(kNcclResultInternalError, algo_settings("tree", nccl_version_code(2, 21, 5)), NcclOp::allreduce,
                        "w", "internal error (3); NCCL: Error : no algorithm/protocol available"),
       backend::Unsupported);
+  for (const char* text : {"internal error (3); NCCL: No algorithm/protocol available for function AllReduce with "
+                           "datatype ncclFloat32.",
+                           "internal error (3); NCCL: No algorithm/protocol nor symKernelId available for function "
+                           "AllReduce"}) {
+    EXPECT_THROW(
+        throw_if_refused(kNcclResultInternalError, algo_settings("nvls", kV2289), NcclOp::allreduce, "w", text),
+        backend::Unsupported)
+        << text;
+  }
   // Another internal error, or no algorithm forced for the operation: a failure.
   EXPECT_NO_THROW(throw_if_refused(kNcclResultInternalError, algo_settings("nvls", kV2289), NcclOp::allreduce, "w",
                                    "internal error (3); NCCL: proxy thread died"));

@@ -43,7 +43,8 @@ struct SetLayout {
 bool polls_for_overlap(const plan::Case& c);
 
 // The backend instance (and so the set) a case runs on: backend x algorithm setting x buffers x
-// progress, as the backend's policy keys it.
+// progress, as the backend's policy keys it, with "|levels-at-once" for a family that runs two
+// splits at once where the backend separates them (BackendPolicy::separates_concurrent_levels).
 std::string set_key(const plan::Case& c);
 // What the case's backend instance is built with (one per set_key).
 backend::BackendOptions options_for(const plan::Case& c, const SetLayout& layout,

@@ -70,7 +70,6 @@ class NcclComm final : public Comm {
     return static_cast<std::size_t>(rank()) * recvcount;
   }
 
-  // NCCL has no barrier: a one-element all-reduce, waited for.
   // The dissemination barrier (nccl_host.hpp), waited for: point-to-point, so a forced --algo
   // without an all-reduce on this communicator does not fail it.
   void barrier() override {

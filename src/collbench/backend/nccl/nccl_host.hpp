@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -233,26 +234,32 @@ inline std::string algo_used_for(const AlgoSettings& s, NcclOp op) {
 // ncclResult_t values (nccl.h; a stable ABI: nccl_comm.cpp static_asserts them against nccl.h).
 inline constexpr int kNcclResultSuccess = 0, kNcclResultInternalError = 3, kNcclResultInvalidUsage = 5;
 
-// The warning NCCL (enqueue.cc; the same words from 2.19 to 2.28) leaves as its last error when no
-// algorithm/protocol pair is left for a call.
-inline constexpr std::string_view kNcclNoAlgorithmText = "no algorithm/protocol available";
+// The warning NCCL (enqueue.cc) leaves as its last error when no algorithm/protocol pair is left
+// for a call, compared without case: "Error : no algorithm/protocol available" up to 2.29, "No
+// algorithm/protocol available" from 2.30, "No algorithm/protocol nor symKernelId available" later.
+inline constexpr std::string_view kNcclNoAlgorithmText = "no algorithm/protocol";
 
 // NCCL's answer `rc` to a collective `op` as collbench reads it. With a forced algorithm NCCL
 // has no algorithm left for `op` on some communicators (PAT on several GPUs per node, NVLS where
 // multicast is off or across nodes, CollNet without a plugin) and says so at the call: a refusal,
 // thrown as backend::Unsupported, which the runner waives when every rank refused (run/measure.cpp
 // launch_or_refusal); a blocking communicator is unharmed (group.cc groupCleanup sets no async
-// error). From 2.26 NCCL answers ncclInvalidUsage when NCCL_ALGO or NCCL_PROTO is in the
+// error). From 2.24 NCCL answers ncclInvalidUsage when NCCL_ALGO or NCCL_PROTO is in the
 // environment at the call (it reads it again there, enqueue.cc), and ncclInternalError with the
 // "no algorithm/protocol available" warning otherwise: collbench's case, as it sets NCCL_ALGO only
-// while a communicator is created. Before 2.26 it always answered ncclInternalError with that
-// warning. Any other answer, and either of these where no
+// while a communicator is created. Before 2.24 it always answered ncclInternalError with that
+// warning. NCCL's last error is the thread's latest warning, so an unrelated internal error right
+// after an earlier refusal would read as one too; the runner only waives at the verification
+// launch, and only when every rank refused. Any other answer, and either of these where no
 // algorithm is forced for `op` (collbench's bug: bad arguments), is left to the caller as a
 // failure (exit 3). `comm_label` and `nccl_text` (nccl_error_text, with NCCL's last error) go into
 // the reason.
 inline bool is_refusal(int rc, std::string_view nccl_text) {
   if (rc == kNcclResultInvalidUsage) return true;
-  return rc == kNcclResultInternalError && nccl_text.find(kNcclNoAlgorithmText) != std::string_view::npos;
+  if (rc != kNcclResultInternalError) return false;
+  std::string lower(nccl_text);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return lower.find(kNcclNoAlgorithmText) != std::string::npos;
 }
 
 inline void throw_if_refused(int rc, const AlgoSettings& s, NcclOp op, std::string_view comm_label,
