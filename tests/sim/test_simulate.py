@@ -146,7 +146,7 @@ def test_front_page_figures_script_runs_at_reduced_size(tmp_path):
     for n in (16, 32, 64):
         lines = (work / "simulated" / f"alltoall-256K-{n}.jsonl").read_text().splitlines()
         header, cases = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
-        for setting in ("smpi/send-is-detached-thresh:0", "maxmin/precision:1e-2"):
+        for setting in ("smpi/send-is-detached-thresh:0", "maxmin/precision:1e-3"):
             assert setting in header["simulated"]["config"]
         assert [(c["algo_requested"], c["algo_used"], c["status"]) for c in cases] == [("linear", "linear", "ok")]
         assert cases[0]["simulated"] is True and cases[0]["wrong"]["total"] == 0
