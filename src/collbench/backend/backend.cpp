@@ -13,6 +13,13 @@ void Comm::local_copy(void* dst, const void* src, std::size_t bytes) {
   if (bytes > 0 && dst != src) std::memcpy(dst, src, bytes);
 }
 
+void Comm::local_copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                           std::size_t rows) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    local_copy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+  }
+}
+
 std::optional<std::string> Comm::group_waiver() const {
   return std::string(
       "this backend cannot issue operations on several communicators at once (no group_start/group_end)");

@@ -67,6 +67,11 @@ class Comm {
   // Copies bytes between two buffers of this backend, ordered with this communicator's
   // operations (host memcpy; GPU: an async device copy on the collective's stream).
   virtual void local_copy(void* dst, const void* src, std::size_t bytes);
+  // `rows` copies of `width` bytes, row r from src + r x src_pitch to dst + r x dst_pitch, ordered
+  // like local_copy (pitches at least `width`). The default copies row by row; the GPU issues one
+  // strided copy (cudaMemcpy2DAsync) instead of `rows` launches.
+  virtual void local_copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                               std::size_t width, std::size_t rows);
   // Waits until every operation issued so far has completed (GPU: the stream).
   virtual void synchronize() {}
   // True when synchronize() does nothing (every operation has completed when it returns): the

@@ -97,6 +97,18 @@ void HierarchicalComm::allreduce(const Operation& op) {
   }
 }
 
+void transpose_blocks(const RowCopy& copy_rows, void* dst, const void* src, std::size_t a, std::size_t b,
+                      std::size_t block) {
+  auto* out = static_cast<char*>(dst);
+  const auto* in = static_cast<const char*>(src);
+  if (block == 0) return;
+  if (b <= a) {  // per column j of src: a blocks spaced b apart -> dst row j, contiguous
+    for (std::size_t j = 0; j < b; ++j) copy_rows(out + j * a * block, block, in + j * block, b * block, block, a);
+  } else {  // per row i of src: b contiguous blocks -> dst column i, spaced a apart
+    for (std::size_t i = 0; i < a; ++i) copy_rows(out + i * block, a * block, in + i * b * block, block, block, b);
+  }
+}
+
 void HierarchicalComm::alltoall(const Operation& op) {
   const std::size_t count_per_peer = op.count;
   const auto m = static_cast<std::size_t>(domain_.size());
@@ -106,24 +118,20 @@ void HierarchicalComm::alltoall(const Operation& op) {
   auto* stage = static_cast<char*>(scratch(0, total));
   auto* arrived = static_cast<char*>(scratch(1, total));
   const auto* in = static_cast<const char*>(op.send);
-  // Stage 1 pack: for local peer l', the blocks bound for (d', l') for every domain d'.
-  for (std::size_t lp = 0; lp < m; ++lp) {
-    for (std::size_t dp = 0; dp < num_domains; ++dp) {
-      local_copy(stage + (lp * num_domains + dp) * block, in + (dp * m + lp) * block, block);
-    }
-  }
+  const RowCopy copy_rows = [this](void* d, std::size_t dp, const void* s, std::size_t sp, std::size_t w,
+                                   std::size_t r) { local_copy_rows(d, dp, s, sp, w, r); };
+  // Stage 1 pack: for local peer l', the blocks bound for (d', l') for every domain d':
+  // stage[l'][d'] = in[d'][l'].
+  transpose_blocks(copy_rows, stage, in, num_domains, m, block);
   domain_.run({.op = NcclOp::alltoall,
                .dtype = op.dtype,
                .send = stage,
                .recv = arrived,
                .count = count_per_peer * num_domains});
   // arrived[l_src][d'] = block from (my domain, l_src) bound for (d', my local index).
-  // Stage 2 pack: for domain d', the m blocks (one per local source) bound for (d', me).
-  for (std::size_t dp = 0; dp < num_domains; ++dp) {
-    for (std::size_t ls = 0; ls < m; ++ls) {
-      local_copy(stage + (dp * m + ls) * block, arrived + (ls * num_domains + dp) * block, block);
-    }
-  }
+  // Stage 2 pack: for domain d', the m blocks (one per local source) bound for (d', me):
+  // stage[d'][l_src] = arrived[l_src][d'].
+  transpose_blocks(copy_rows, stage, arrived, m, num_domains, block);
   // recv[d_src][l_src]: blocks in global source order d_src * m + l_src.
   cross_.run({.op = NcclOp::alltoall, .dtype = op.dtype, .send = stage, .recv = op.recv, .count = count_per_peer * m});
 }

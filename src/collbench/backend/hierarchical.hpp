@@ -12,6 +12,8 @@
 // operation on each level at once inside group_start()/group_end() (coll/ep_dp.cpp).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +22,16 @@
 #include "collbench/backend/backend.hpp"
 
 namespace collbench::backend {
+
+// Block transposition: dst[j][i] = src[i][j] for a x b blocks of `block` bytes (src row-major a x b,
+// dst b x a), as min(a, b) strided copies of the other dimension (`copy_rows` has
+// Comm::local_copy_rows's arguments). The hierarchical all-to-all packs its stages with it: one
+// copy per block would be 2 x m x D device copies per operation on a GPU (m ranks per domain, D
+// domains), each a launch in the timed region.
+using RowCopy = std::function<void(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                                   std::size_t width, std::size_t rows)>;
+void transpose_blocks(const RowCopy& copy_rows, void* dst, const void* src, std::size_t a, std::size_t b,
+                      std::size_t block);
 
 // Why a case cannot run hierarchically, or nullopt when it can.
 std::optional<std::string> hierarchical_waiver(const std::string& collective, bool uniform_domains, int num_domains);
@@ -39,6 +51,10 @@ class HierarchicalComm final : public Comm {
   [[nodiscard]] std::size_t reduce_scatter_in_place_offset(std::size_t) const override { return 0; }
   void barrier() override { global_.barrier(); }
   void local_copy(void* dst, const void* src, std::size_t bytes) override { global_.local_copy(dst, src, bytes); }
+  void local_copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                       std::size_t rows) override {
+    global_.local_copy_rows(dst, dst_pitch, src, src_pitch, width, rows);
+  }
   void synchronize() override { global_.synchronize(); }
   [[nodiscard]] std::string algo_used() const override { return "hierarchical"; }
   [[nodiscard]] Comm* domain_level() override { return &domain_; }

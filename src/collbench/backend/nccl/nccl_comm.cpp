@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,6 +82,18 @@ class NcclComm final : public Comm {
   void local_copy(void* dst, const void* src, std::size_t bytes) override {
     if (bytes == 0 || dst == src) return;
     CB_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, op_stream()));
+  }
+
+  // One cudaMemcpy2DAsync; row by row where a pitch passes what a 2D copy takes (INT_MAX here,
+  // under cudaDevAttrMaxPitch on every current GPU).
+  void local_copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                       std::size_t rows) override {
+    if (width == 0 || rows == 0) return;
+    constexpr std::size_t kMaxPitch = std::numeric_limits<int>::max();
+    if (dst_pitch > kMaxPitch || src_pitch > kMaxPitch)
+      return Comm::local_copy_rows(dst, dst_pitch, src, src_pitch, width, rows);
+    CB_CHECK_CUDA(
+        cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDeviceToDevice, op_stream()));
   }
 
   void synchronize() override { ctx_->synchronize(); }
