@@ -150,3 +150,19 @@ def test_waived_algorithm_is_a_row_with_a_reason(tmp_path):
     assert [c["status"] for c in cases] == ["ok", "waived"]
     assert "nvls" in cases[1]["reason"]
     assert "waived:" in p.stdout
+
+
+def test_hierarchical_alltoall_verifies_on_every_domain_shape(tmp_path):
+    # The two pack stages are block transpositions (backend/hierarchical.cpp transpose_blocks), one
+    # strided copy per row of the shorter side: 4 ranks as 2 domains of 2 and as 4 domains of 1,
+    # in and out of place, every element checked.
+    for per_domain, sizes in (("2", [2, 2]), ("1", [1, 1, 1, 1])):
+        out = tmp_path / f"h{per_domain}.jsonl"
+        p = run(["run", "alltoall", "--algo", "hierarchical", "-b", "64", "-e", "4K", "-f", "8", "--in-place", "both",
+                 "--ranks-per-domain", per_domain, "--out", out, "--format", "none"] + FAST, np=4)
+        assert p.returncode == 0, p.stderr
+        cases = read_jsonl(out)[1:]
+        assert len(cases) == 6, cases
+        for c in cases:
+            assert c["algo_used"] == "hierarchical" and c["domain_sizes"] == sizes
+            assert c["status"] == "ok" and c["checked"] and c["wrong"]["total"] == 0, c
