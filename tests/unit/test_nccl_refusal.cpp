@@ -101,6 +101,14 @@ TEST(NcclRefusal, InternalErrorWithNoAlgorithmLeftIsARefusal) {
                                    "internal error (3); NCCL: proxy thread died"));
   EXPECT_NO_THROW(
       throw_if_refused(kNcclResultInternalError, algo_settings("nvls", kV2289), NcclOp::alltoall, "w", nccl_text));
+  // A stale refusal of another function (NCCL keeps its last warning): an all-gather's internal
+  // error under a forced nvls is a failure, not the all-reduce's refusal again.
+  EXPECT_NO_THROW(
+      throw_if_refused(kNcclResultInternalError, algo_settings("nvls", kV2289), NcclOp::allgather, "w", nccl_text));
+  EXPECT_THROW(throw_if_refused(kNcclResultInternalError, algo_settings("nvls", kV2289), NcclOp::reducescatter, "w",
+                                "internal error (3); NCCL: Error : no algorithm/protocol available for function "
+                                "ReduceScatter with datatype ncclBfloat16."),
+               backend::Unsupported);
   EXPECT_NO_THROW(
       throw_if_refused(kNcclResultInternalError, algo_settings("auto", kV2289), NcclOp::allreduce, "w", nccl_text));
 }

@@ -248,23 +248,31 @@ inline constexpr std::string_view kNcclNoAlgorithmText = "no algorithm/protocol"
 // environment at the call (it reads it again there, enqueue.cc), and ncclInternalError with the
 // "no algorithm/protocol available" warning otherwise: collbench's case, as it sets NCCL_ALGO only
 // while a communicator is created. Before 2.24 it always answered ncclInternalError with that
-// warning. NCCL's last error is the thread's latest warning, so an unrelated internal error right
-// after an earlier refusal would read as one too; the runner only waives at the verification
-// launch, and only when every rank refused. Any other answer, and either of these where no
-// algorithm is forced for `op` (collbench's bug: bad arguments), is left to the caller as a
-// failure (exit 3). `comm_label` and `nccl_text` (nccl_error_text, with NCCL's last error) go into
-// the reason.
-inline bool is_refusal(int rc, std::string_view nccl_text) {
+// warning. NCCL's last error is the thread's latest warning, not cleared by a later success: where
+// the warning names its function (2.24 on: "for function AllReduce") it must be `op`'s, so a stale
+// refusal of another operation does not turn an unrelated internal error into a waiver. Any other
+// answer, and either of these where no algorithm is forced for `op` (collbench's bug: bad
+// arguments), is left to the caller as a failure (exit 3). `comm_label` and `nccl_text`
+// (nccl_error_text, with NCCL's last error) go into the reason.
+inline bool is_refusal(int rc, std::string_view nccl_text, NcclOp op) {
   if (rc == kNcclResultInvalidUsage) return true;
   if (rc != kNcclResultInternalError) return false;
   std::string lower(nccl_text);
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return lower.find(kNcclNoAlgorithmText) != std::string::npos;
+  const std::size_t at = lower.find(kNcclNoAlgorithmText);
+  if (at == std::string::npos) return false;
+  constexpr std::string_view kFunction = "for function ";
+  const std::size_t fn = lower.find(kFunction, at);
+  if (fn == std::string::npos) return true;  // NCCL before 2.24 does not name it
+  const std::size_t begin = fn + kFunction.size();
+  std::size_t end = begin;
+  while (end < lower.size() && std::isalpha(static_cast<unsigned char>(lower[end])) != 0) ++end;
+  return std::string_view(lower).substr(begin, end - begin) == to_string(op);  // AllReduce: allreduce
 }
 
 inline void throw_if_refused(int rc, const AlgoSettings& s, NcclOp op, std::string_view comm_label,
                              std::string_view nccl_text) {
-  if (!is_refusal(rc, nccl_text) || algo_used_for(s, op).empty()) return;
+  if (!is_refusal(rc, nccl_text, op) || algo_used_for(s, op).empty()) return;
   throw Unsupported(fmt::format("NCCL refused {} with --algo {} (NCCL_ALGO={}) on communicator {}: {}", to_string(op),
                                 s.algo, s.nccl_algo, comm_label, nccl_text));
 }
