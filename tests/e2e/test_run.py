@@ -154,12 +154,13 @@ def test_waived_algorithm_is_a_row_with_a_reason(tmp_path):
 
 def test_hierarchical_alltoall_verifies_on_every_domain_shape(tmp_path):
     # The two pack stages are block transpositions (backend/hierarchical.cpp transpose_blocks), one
-    # strided copy per row of the shorter side: 4 ranks as 2 domains of 2 and as 4 domains of 1,
-    # in and out of place, every element checked.
-    for per_domain, sizes in (("2", [2, 2]), ("1", [1, 1, 1, 1])):
-        out = tmp_path / f"h{per_domain}.jsonl"
-        p = run(["run", "alltoall", "--algo", "hierarchical", "-b", "64", "-e", "4K", "-f", "8", "--in-place", "both",
-                 "--ranks-per-domain", per_domain, "--out", out, "--format", "none"] + FAST, np=4)
+    # strided copy per row of the shorter side: 4 ranks as 2 domains of 2 and as 4 domains of 1, 6
+    # as 2 domains of 3 (fewer domains than ranks per domain: stage 1 copies each source row into a
+    # destination column, pitch 2 blocks), in and out of place, every element checked.
+    for np, per_domain, sizes in ((4, "2", [2, 2]), (4, "1", [1, 1, 1, 1]), (6, "3", [3, 3])):
+        out = tmp_path / f"h{np}-{per_domain}.jsonl"
+        p = run(["run", "alltoall", "--algo", "hierarchical", "-b", "96", "-e", "6K", "-f", "8", "--in-place", "both",
+                 "--ranks-per-domain", per_domain, "--out", out, "--format", "none"] + FAST, np=np)
         assert p.returncode == 0, p.stderr
         cases = read_jsonl(out)[1:]
         assert len(cases) == 6, cases

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -271,6 +272,36 @@ TEST_F(NcclBackendTest, HierarchicalCompositionOverNcclCommunicators) {
     coll::CaseContext ctx;
     ctx.dtype = Dtype::float32;
     EXPECT_EQ(sum_over_ranks(run_and_verify_host(be(), h, coll::find_collective(name), ctx, 1 << 20)), 0u) << name;
+  }
+}
+
+// The strided copy the hierarchical all-to-all packs with (one cudaMemcpy2DAsync): pitches wider
+// than the rows, both ways, against the same block transposition on the host. One GPU suffices:
+// the one-domain composition above never takes a pitch larger than its width.
+TEST_F(NcclBackendTest, StridedCopyTransposesBlocks) {
+  auto world = be().world();
+  constexpr std::size_t a = 3, b = 5, block = 12;  // bytes
+  std::vector<std::uint32_t> host(a * b * block / 4);
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  auto src = be().allocate(host.size() * 4);
+  auto dst = be().allocate(host.size() * 4);
+  be().upload(*src, host.data(), host.size() * 4);
+  const backend::RowCopy rows = [&](void* d, std::size_t dp, const void* s, std::size_t sp, std::size_t w,
+                                    std::size_t r) { world->local_copy_rows(d, dp, s, sp, w, r); };
+  for (const bool wide : {true, false}) {  // a x b (3 copies of 5 rows) and b x a (3 copies of 5 rows back)
+    const std::size_t ra = wide ? a : b, rb = wide ? b : a;
+    backend::transpose_blocks(rows, dst->data(), src->data(), ra, rb, block);
+    world->synchronize();
+    std::vector<std::uint32_t> got(host.size());
+    be().download(got.data(), *dst, got.size() * 4);
+    for (std::size_t i = 0; i < ra; ++i) {
+      for (std::size_t j = 0; j < rb; ++j) {
+        EXPECT_EQ(std::memcmp(reinterpret_cast<const char*>(got.data()) + (j * ra + i) * block,
+                              reinterpret_cast<const char*>(host.data()) + (i * rb + j) * block, block),
+                  0)
+            << ra << "x" << rb << " block " << i << "," << j;
+      }
+    }
   }
 }
 

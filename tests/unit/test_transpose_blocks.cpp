@@ -3,8 +3,9 @@
 // against the block-by-block transposition for every shape up to 9 x 9 and a rack-sized one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <numeric>
 #include <vector>
 
 #include "collbench/backend/hierarchical.hpp"
@@ -30,8 +31,14 @@ struct Copies {
 };
 
 void expect_transposed(std::size_t a, std::size_t b, std::size_t block) {
+  // Every block starts with its own index (and the bytes after it differ), so no block can stand
+  // in for another.
   std::vector<unsigned char> src(a * b * block);
-  std::iota(src.begin(), src.end(), static_cast<unsigned char>(1));
+  for (std::size_t k = 0; k < a * b; ++k) {
+    const auto index = static_cast<std::uint32_t>(k);
+    for (std::size_t x = 0; x < block; ++x)
+      src[k * block + x] = static_cast<unsigned char>((index >> (8 * (x % 4))) + x);
+  }
   std::vector<unsigned char> dst(src.size(), 0);
   Copies copies;
   transpose_blocks(copies.fn(), dst.data(), src.data(), a, b, block);
@@ -52,6 +59,7 @@ TEST(TransposeBlocks, EveryShapeMatchesTheBlockByBlockTransposition) {
   }
   expect_transposed(2, 72, 16);  // two NVL72 racks: 2 strided copies per stage instead of 144
   expect_transposed(72, 2, 16);
+  expect_transposed(16, 64, 4);  // 1,024 blocks: the index's high byte varies too
 }
 
 TEST(TransposeBlocks, NothingToCopy) {
