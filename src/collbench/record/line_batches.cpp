@@ -116,7 +116,7 @@ void BatchWorkers::submit(LineBatch batch) {
   slot->batch = std::move(batch);
   {
     const std::lock_guard lock(mutex_);
-    todo_.push_back(slot.get());
+    queued_.push_back(slot.get());
     in_flight_.push_back(std::move(slot));
   }
   work_ready_.notify_one();
@@ -137,10 +137,10 @@ LineBatch BatchWorkers::take() {
 void BatchWorkers::run() {
   std::unique_lock lock(mutex_);
   while (true) {
-    work_ready_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+    work_ready_.wait(lock, [&] { return stop_ || !queued_.empty(); });
     if (stop_) return;
-    Slot* slot = todo_.front();
-    todo_.pop_front();
+    Slot* slot = queued_.front();
+    queued_.pop_front();
     lock.unlock();
     try {
       work_(slot->batch);

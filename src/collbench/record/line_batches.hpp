@@ -100,7 +100,7 @@ class BatchWorkers {
   mutable std::mutex mutex_;
   std::condition_variable work_ready_, batch_done_;
   std::deque<std::unique_ptr<Slot>> in_flight_;  // file order
-  std::deque<Slot*> todo_;                       // not yet taken by a worker
+  std::deque<Slot*> queued_;                     // not yet taken by a worker
   bool stop_ = false;
   std::vector<std::jthread> threads_;  // last: joined before the rest is destroyed
 };
