@@ -115,9 +115,18 @@ double gqa_params(const Architecture& a) {
   return h * (q + 2.0 * a.kv_heads * a.head_dim) + q * h;
 }
 
+// d_qk and d_v of one head: MLA's nope + rope and value widths, GQA's head_dim for both.
+double qk_width(const Architecture& a) {
+  return a.mla() ? a.qk_nope + a.qk_rope : a.head_dim;
+}
+
+double v_width(const Architecture& a) {
+  return a.mla() ? a.v_dim : a.head_dim;
+}
+
 // d_qk + d_v of one head.
 double head_widths(const Architecture& a) {
-  return a.mla() ? a.qk_nope + a.qk_rope + a.v_dim : 2.0 * a.head_dim;
+  return qk_width(a) + v_width(a);
 }
 
 }  // namespace
@@ -169,9 +178,7 @@ double attention_core_flops_per_token(const Architecture& a) {
 }
 
 double attention_backward_flop_ratio(const Architecture& a) {
-  const double qk = a.mla() ? a.qk_nope + a.qk_rope : a.head_dim;
-  const double v = a.mla() ? a.v_dim : a.head_dim;
-  return (3.0 * qk + 2.0 * v) / (qk + v);
+  return (3.0 * qk_width(a) + 2.0 * v_width(a)) / head_widths(a);
 }
 
 double window_core_flops_per_token(const Architecture& a) {
