@@ -15,6 +15,7 @@
 #include "collbench/backend/mpi/mpi_backend.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/device_plan.hpp"
+#include "collbench/core/pairing.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/session.hpp"
 #include "mpi_test_util.hpp"
@@ -104,12 +105,22 @@ std::vector<plan::Case> planned_cases() {
       }
     }
   }
+  // sendrecv's other pairing (the family-wide cases above are the ring): every round of the
+  // circle method on this many ranks, as locate's link matrix and accept's pairwise checks run it.
+  for (int round = 0; round < round_robin_rounds(world_size()); ++round) {
+    plan::Case k = mpitest::fixed_case("sendrecv", 4096, 2);
+    k.dtype = Dtype::bfloat16;
+    k.params = {{"pairing", "round-robin"}, {"round", std::to_string(round)}};
+    out.push_back(k);
+  }
   return out;
 }
 
 std::string where(const plan::Case& c) {
+  std::string params;
+  for (const auto& [key, value] : c.params) params += " " + key + "=" + value;
   return c.collective + " " + std::string(to_string(c.dtype)) + " " + std::string(to_string(c.redop)) +
-         (c.in_place ? " in place" : "");
+         (c.in_place ? " in place" : "") + params;
 }
 
 TEST(DeviceVerifyMpi, TheMpiBackendOffersNone) {

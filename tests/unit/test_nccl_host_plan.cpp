@@ -4,10 +4,13 @@
 // family's verify() with zero wrong elements, count one corrupted element as one, and cover
 // the result exactly once. A family whose layout changes without its plan fails here.
 // CPU only; runs in every build.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +18,9 @@
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/device_plan.hpp"
 #include "collbench/coll/pattern.hpp"
+#include "collbench/coll/sendrecv.hpp"
+#include "collbench/core/pairing.hpp"
+#include "collbench/core/placement.hpp"
 
 namespace {
 
@@ -138,6 +144,70 @@ TEST(NcclHostPlan, PlansReproduceFillAndVerifyOfEveryFamily) {
     }
   }
   EXPECT_GT(checked, 1000);
+}
+
+// sendrecv with each pairing (ring; every round of round-robin; every round of rail over even and
+// uneven domains, where a rank off its rail exchanges with itself): each rank's fill plan writes
+// the family's fill, and the buffer its recv_from peer's plan writes is exactly what this rank's
+// expected-result plan and the family's verify() accept. The ring is the only pairing the
+// family-wide test above reaches (no params).
+TEST(NcclHostPlan, SendrecvPlansFollowEveryPairing) {
+  const coll::Collective& c = coll::find_collective("sendrecv");
+  struct Pairing {
+    int n;
+    std::vector<int> domains;  // empty: one domain
+    std::map<std::string, std::string> params;
+  };
+  std::vector<Pairing> pairings;
+  for (int n : {1, 2, 3, 5, 8}) {
+    pairings.push_back({n, {}, {}});
+    for (int round = 0; round < round_robin_rounds(n); ++round) {
+      pairings.push_back({n, {}, {{"pairing", "round-robin"}, {"round", std::to_string(round)}}});
+    }
+  }
+  for (const auto& sizes : std::vector<std::vector<int>>{{1, 1}, {2, 1}, {3, 2}, {2, 2, 2, 2}, {4, 4}}) {
+    int n = 0;
+    for (int size : sizes) n += size;
+    for (int round = 0; round < round_robin_rounds(static_cast<int>(sizes.size())); ++round) {
+      pairings.push_back({n, sizes, {{"pairing", "rail"}, {"round", std::to_string(round)}}});
+    }
+  }
+  int checked = 0;
+  for (const auto& pairing : pairings) {
+    for (Dtype dtype : {Dtype::float32, Dtype::bfloat16, Dtype::float8e4m3}) {
+      const std::size_t elem = dtype_size(dtype);
+      coll::CaseContext ctx;
+      ctx.dtype = dtype;
+      ctx.num_ranks = pairing.n;
+      ctx.params = &pairing.params;
+      if (!pairing.domains.empty()) ctx.placement = placement_from_sizes(pairing.n, pairing.domains);
+      for (int rank = 0; rank < pairing.n; ++rank) {
+        ctx.rank = rank;
+        const std::string where = fmt::format("{} n={} domains {} rank {}", fmt::join(pairing.params, ","), pairing.n,
+                                              fmt::join(pairing.domains, ","), rank);
+        const coll::Shape s = c.shape(1000, dtype, rank, pairing.n);
+        const auto fplan = fill_plan(c.name(), s, ctx);
+        ASSERT_TRUE(fplan) << where;
+        std::vector<unsigned char> family(s.send_elems * elem, 0), planned(family.size(), 0);
+        c.fill(family.data(), s, ctx);
+        apply_plan_host(planned.data(), pattern_params(ctx), *fplan);
+        ASSERT_EQ(family, planned) << where << ": fill";
+
+        // What arrives: the recv_from peer's input, written by that peer's plan.
+        coll::CaseContext peer = ctx;
+        peer.rank = coll::sendrecv_peers(ctx).recv_from;
+        ASSERT_EQ(coll::sendrecv_peers(peer).send_to, rank) << where << ": the peer sends elsewhere";
+        std::vector<unsigned char> arrived(s.recv_elems * elem, 0);
+        apply_plan_host(arrived.data(), pattern_params(peer), *fill_plan(c.name(), s, peer));
+        const auto vplan = verify_plan(c.name(), s, ctx);
+        ASSERT_TRUE(vplan) << where;
+        EXPECT_EQ(count_wrong_host(arrived.data(), pattern_params(ctx), *vplan), 0u) << where << ": device check";
+        EXPECT_EQ(c.verify(arrived.data(), s, ctx), 0u) << where << ": family verify";
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 400);
 }
 
 TEST(NcclHostPlan, MaxSegmentCount) {

@@ -21,6 +21,7 @@
 #include "collbench/backend/nccl/pattern_hd.hpp"
 #include "collbench/coll/collective.hpp"
 #include "collbench/coll/pattern.hpp"
+#include "collbench/coll/sendrecv.hpp"
 #include "collbench/core/collective_facts.hpp"
 
 namespace collbench::backend::nccl {
@@ -85,8 +86,8 @@ inline std::optional<std::vector<hd::Segment>> fill_plan(std::string_view collec
       out.push_back(ctx.rank == ctx.root ? segment(0, s.send_elems, K::move, ctx.root, 0)
                                          : segment(0, s.send_elems, K::zero));
       break;
-    case CollectiveId::sendrecv:
-      out.push_back(segment(0, s.send_elems, K::move, ctx.rank, (ctx.rank + 1) % n));
+    case CollectiveId::sendrecv:  // the case's pairing (ring, round-robin, rail), as the family's fill
+      out.push_back(segment(0, s.send_elems, K::move, ctx.rank, coll::sendrecv_peers(ctx).send_to));
       break;
     default:
       return std::nullopt;
@@ -133,7 +134,7 @@ inline std::optional<std::vector<hd::Segment>> verify_plan(std::string_view coll
       out.push_back(segment(0, s.recv_elems, K::move, ctx.root, 0));
       break;
     case CollectiveId::sendrecv:
-      out.push_back(segment(0, s.recv_elems, K::move, (ctx.rank + n - 1) % n, ctx.rank));
+      out.push_back(segment(0, s.recv_elems, K::move, coll::sendrecv_peers(ctx).recv_from, ctx.rank));
       break;
     default:
       return std::nullopt;
