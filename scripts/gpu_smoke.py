@@ -8,9 +8,10 @@
       where it needs several domains) and EXPECT is `ok` where the family runs on N ranks
       (domains_needed: its own waiver asked by the binary) and `waived` where it cannot. The list
       must cover N ranks (`run --list-json --list-ranks N`; exit 2 otherwise).
-  records FILE --expect ok|waived --ranks N
+  records FILE --expect ok|waived|any --ranks N
       every case verified ok or waived with a reason; `ok`: at least one ok case, `waived`: every
-      case waived; the run header names N ranks (one GPU each: distinct GPU UUIDs where recorded).
+      case waived, `any`: either (a tool's records: locate, accept); the run header names N ranks
+      (one GPU each: distinct GPU UUIDs where recorded).
   nvls FILE --ranks N --machine nvswitch|standalone
       the NVLS harness: each requested algorithm ran (algo_used names it where collbench knows it)
       or was waived for a reason this machine is expected to give (expected_waivers: a node whose
@@ -240,7 +241,7 @@ def main(argv):
     a.add_argument("--tokens", default="128,4096")
     a = sub.add_parser("records")
     a.add_argument("file")
-    a.add_argument("--expect", choices=["ok", "waived"], default="ok")
+    a.add_argument("--expect", choices=["ok", "waived", "any"], default="ok")
     a.add_argument("--ranks", type=int, required=True)
     a = sub.add_parser("nvls")
     a.add_argument("file")

@@ -114,6 +114,27 @@ def test_smoke_script_runs_every_step_on_the_mpi_backend(tmp_path):
     # Two ranks really ran (the build's mpiexec, not N singletons): the header names both.
     header = json.loads((tmp_path / "allreduce-np2.jsonl").read_text().splitlines()[0])
     assert len(header["hosts"]) == 2
+    # Step 8: locate and accept ran on 2 ranks and every record they wrote was checked.
+    for step, files in (("locate", ("records-pairwise.jsonl", "records-skew.jsonl")),
+                        ("accept", ("records-default.jsonl", "records-ranks-per-domain-1.jsonl"))):
+        assert f"== {step} records (2 ranks)" in res.stderr
+        for name in files:
+            assert f"{tmp_path}/{step}-np2/{name}: " in res.stderr and "expected any on 2 rank(s)" in res.stderr
+
+
+def test_records_check_any_accepts_waivers_and_refuses_failures(tmp_path):
+    nvls = [json.loads(line) for line in (DATA / "h200-2026-12-04-nvls-1.jsonl").read_text().splitlines()]
+    path = tmp_path / "tool.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in nvls))
+    mixed = checks("records", path, "--expect", "any", "--ranks", 1)
+    assert mixed.returncode == 0, mixed.stdout
+    cases = [r for r in nvls if r.get("kind") == "case"]
+    assert {r["status"] for r in cases} == {"ok", "waived"}  # the data holds both kinds
+    failed = next(r for r in cases if r["status"] == "ok")
+    failed.update(status="failed", reason="1 wrong element(s) on rank 0")
+    path.write_text("".join(json.dumps(r) + "\n" for r in nvls))
+    bad = checks("records", path, "--expect", "any", "--ranks", 1)
+    assert bad.returncode == 1 and "bad case: " + failed["case_key"] + " failed" in bad.stdout, bad.stdout
 
 
 def test_records_check_on_the_h200_run(tmp_path):
