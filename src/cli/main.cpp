@@ -93,6 +93,11 @@ std::optional<int> parse_arguments(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
+// How long the ranks of an input error wait for each other to find that every rank found it
+// (MpiSession::every_rank_arrives): generous for ranks that reach the same check at different
+// times, short beside a job that would otherwise wait forever.
+constexpr double kInputErrorAgreement_s = 10.0;
+
 // Runs the parsed subcommand (inside an MPI session when it needs one); every way out keeps the
 // exit-code contract (docs/errors.md).
 int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& argc, char**& argv) {
@@ -115,9 +120,11 @@ int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& a
     if (session) run::abort_job(static_cast<int>(ExitCode::bad_input));
     return static_cast<int>(ExitCode::bad_input);
   } catch (const Error& e) {
-    if (e.code() == ExitCode::bad_input) {
-      // Input errors are detected identically on every rank (or agreed through rank 0):
-      // one message, and an orderly exit on every rank.
+    // Input errors are mostly found by every rank alike (the same flags and files, or agreed
+    // through rank 0): one message, and an orderly exit on every rank. One found by this rank
+    // alone (its own environment, a library missing on its node) leaves the others waiting in a
+    // collective: this rank names itself and ends the job, still with exit 2.
+    if (e.code() == ExitCode::bad_input && (!session || session->every_rank_arrives(kInputErrorAgreement_s))) {
       print_error(e.what());
       return static_cast<int>(e.code());
     }

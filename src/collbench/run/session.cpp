@@ -37,11 +37,31 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   signals_ = std::make_unique<StopSignals>(rank_);
+  if (size_ > 1) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    CB_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    exit_comm_ = backend::MpiCommHandle(dup);
+  }
+}
+
+bool MpiSession::every_rank_arrives(double timeout_s) {
+  if (size_ <= 1 || exit_comm_.get() == MPI_COMM_NULL) return true;
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (MPI_Ibarrier(exit_comm_.get(), &req) != MPI_SUCCESS) return false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    int done = 0;
+    if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+    if (done != 0) return true;
+    if (std::chrono::steady_clock::now() > give_up) return false;  // the job is aborted: req is left
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 MpiSession::~MpiSession() {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (finalized == 0) exit_comm_ = backend::MpiCommHandle();  // freed before MPI_Finalize
   if (owns_ && finalized == 0) {
     backend::free_mpi_types();
     MPI_Finalize();

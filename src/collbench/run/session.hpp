@@ -28,10 +28,18 @@ class MpiSession {
   [[nodiscard]] int rank() const { return rank_; }
   [[nodiscard]] int size() const { return size_; }
 
+  // Whether every rank reaches this call within `timeout_s` (an MPI_Ibarrier on the session's own
+  // communicator, polled): how an input error learns that every rank found it (validation of the
+  // same flags and files, or an error agreed through rank 0) rather than this rank alone (its own
+  // environment, a library missing on its node), while the others wait in a collective for it.
+  // True at once on one rank. Called once, on the way out.
+  [[nodiscard]] bool every_rank_arrives(double timeout_s);
+
  private:
   int rank_ = 0;
   int size_ = 1;
   bool owns_ = false;
+  backend::MpiCommHandle exit_comm_;      // every_rank_arrives' communicator, duplicated at the start
   std::unique_ptr<StopSignals> signals_;  // SIGINT and SIGTERM stop the run with exit 3
 };
 
