@@ -140,6 +140,34 @@ def test_frozen_rank_0_is_reported_by_rank_1(tmp_path, validator, np):
         validator.validate(json.loads(line))
 
 
+def test_frozen_ranks_0_and_1_give_one_report_from_rank_2(tmp_path, validator):
+    # Ranks 0 and 1 frozen together (a node lost where ranks 0 and 1 share it): the next reporter in
+    # line (rank 2, 12 s after its deadline) speaks alone, and names only 0 and 1 as silent; rank
+    # 3, alive, answers it even while it would report itself (before, ranks 2 and 3 both reported,
+    # each naming the other as silent).
+    out = tmp_path / "r.jsonl"
+    env = dict(os.environ, XDG_CONFIG_HOME=_EMPTY_CONFIG)
+    env.pop("COLLBENCH_FAULT", None)
+    proc = subprocess.Popen([MPIEXEC, "-n", "4", BIN] + ARGS + ["--timeout", "2s", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    pids = rank_pids_after_two_cases(out, proc)
+    try:
+        os.kill(pids[1], signal.SIGSTOP)
+        code, err, elapsed = signal_and_wait(proc, pids[0], signal.SIGSTOP)
+    finally:
+        for r in (0, 1):
+            if proc.poll() is None:
+                os.kill(pids[r], signal.SIGCONT)
+    assert code == 3, err
+    assert elapsed < 40, elapsed
+    reports = [line for line in err.splitlines() if line.startswith("collbench: error: watchdog:")]
+    assert len(reports) == 1, err
+    assert re.search(r"; no answer from: 0 \(host [^)]+\), 1 \(host [^)]+\) \(reported by rank 2: rank 0 did not\); "
+                     r"aborting \(exit 3\)$", reports[0]), reports[0]
+    for line in out.read_text().splitlines():
+        validator.validate(json.loads(line))
+
+
 # locate runs its methods one after the other (issue 37 item 5): between two phases no case runs,
 # yet a stop signal there must end the job as during a case: the rank's report, and MPI_Abort
 # with exit 3 (one rank's own exit lets Hydra answer with the signal it kills the others with).

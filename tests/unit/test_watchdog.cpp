@@ -1,6 +1,9 @@
 // Which ranks the watchdog names, and its message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "collbench/run/watchdog.hpp"
 
 using namespace collbench::run;
@@ -51,4 +54,38 @@ TEST(Watchdog, MessageNamesHostAndPhase) {
 TEST(Watchdog, DefaultTimeoutGrowsWithBytes) {
   EXPECT_DOUBLE_EQ(default_timeout_s(0), 300.0);
   EXPECT_DOUBLE_EQ(default_timeout_s(8000000000ULL), 380.0);
+}
+
+// Who reports a passed deadline when rank 0 does not: one backup at a time, each 6 s after the one
+// before, so that a lost node or a frozen rank 0 gives one report, not one per surviving rank.
+TEST(Watchdog, DeadlineReportersOnOneHost) {
+  EXPECT_EQ(deadline_reporters({}, 1), (std::vector<int>{0}));
+  EXPECT_EQ(deadline_reporters({}, 4), (std::vector<int>{0, 1, 2, 3}));  // one host: rank order
+  EXPECT_EQ(deadline_reporters({0, 0, 0, 0}, 4), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_DOUBLE_EQ(deadline_report_delay_s(0, {}, 4, 6.0), 0.0);
+  EXPECT_DOUBLE_EQ(deadline_report_delay_s(1, {}, 4, 6.0), 6.0);  // rank 0 frozen: rank 1, as before
+  EXPECT_DOUBLE_EQ(deadline_report_delay_s(2, {}, 4, 6.0), 12.0);
+  EXPECT_DOUBLE_EQ(deadline_report_delay_s(3, {}, 4, 6.0), 18.0);  // ranks 0-2 frozen: rank 3, alone
+}
+
+TEST(Watchdog, DeadlineReportersCoverALostNodeWithOneRankPerHost) {
+  // Three hosts of four (an NVL72 tray or an HGX node per host): rank 0 frozen -> rank 1 at 6 s;
+  // rank 0's host lost -> rank 4, the first of the next host, at 12 s; then rank 8 at 18 s; the
+  // rest only after every host's first rank.
+  const std::vector<int> hosts{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2};
+  EXPECT_EQ(deadline_reporters(hosts, 12), (std::vector<int>{0, 1, 4, 8, 2, 3, 5, 6, 7, 9, 10, 11}));
+  EXPECT_DOUBLE_EQ(deadline_report_delay_s(4, hosts, 12, 6.0), 12.0);
+  EXPECT_DOUBLE_EQ(deadline_report_delay_s(8, hosts, 12, 6.0), 18.0);
+  EXPECT_DOUBLE_EQ(deadline_report_delay_s(5, hosts, 12, 6.0), 36.0);
+  // Hosts interleaved (round-robin placement) and one rank per host.
+  EXPECT_EQ(deadline_reporters({0, 1, 0, 1}, 4), (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_EQ(deadline_reporters({0, 1, 2}, 3), (std::vector<int>{0, 1, 2}));
+  // Every rank has exactly one place.
+  for (int n : {1, 2, 7, 72, 1024}) {
+    std::vector<int> h(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) h[static_cast<std::size_t>(r)] = r / 4;
+    auto order = deadline_reporters(h, n);
+    std::sort(order.begin(), order.end());
+    for (int r = 0; r < n; ++r) ASSERT_EQ(order[static_cast<std::size_t>(r)], r) << n;
+  }
 }

@@ -28,9 +28,9 @@ constexpr int kReplyTag = 7402;
 constexpr int kReplySize = 5;  // case, iteration, phase, seconds in phase, stage
 constexpr double kAnswerWait_s = 3.0;
 constexpr auto kPollPeriod = std::chrono::milliseconds(100);
-// A rank other than 0 reports a passed deadline only this long after it (rank 0, alive, has
-// reported and aborted by then: kAnswerWait_s plus abort_job's second); ranks 2 and up wait twice
-// as long, so that one rank reports when rank 0 is gone.
+// The step between the backups that report a passed deadline when rank 0 does not
+// (deadline_report_delay_s): the one before has reported and aborted by then (kAnswerWait_s plus
+// abort_job's second, with room to spare).
 constexpr double kBackupDelay_s = 6.0;
 // Stop signals and dead ranks: rank 0 reports at once and aborts the job kStopGrace_s later; the
 // other ranks report only after kReportDelay_s, so that a signal sent to every rank (mpiexec
@@ -62,6 +62,18 @@ long pid_namespace() {
 
 std::tuple<int, int, int> progress_key(const RankPosition& p) {
   return {p.case_index, static_cast<int>(p.stage), p.iteration};
+}
+
+// Hosts numbered in order of first appearance, per rank.
+std::vector<int> host_numbers(const std::vector<std::string>& hosts) {
+  std::vector<int> out;
+  std::vector<std::string> seen;
+  for (const auto& h : hosts) {
+    const auto it = std::find(seen.begin(), seen.end(), h);
+    out.push_back(static_cast<int>(it - seen.begin()));
+    if (it == seen.end()) seen.push_back(h);
+  }
+  return out;
 }
 
 }  // namespace
@@ -130,6 +142,41 @@ std::string watchdog_message(const std::vector<RankPosition>& positions, int cas
       silent.empty() ? "none" : silent);
 }
 
+std::vector<int> deadline_reporters(const std::vector<int>& host_of, int size) {
+  const auto host = [&](int r) {
+    const auto i = static_cast<std::size_t>(r);
+    return i < host_of.size() ? host_of[i] : 0;
+  };
+  std::vector<int> order{0};
+  std::vector<bool> placed(static_cast<std::size_t>(std::max(size, 1)), false);
+  placed[0] = true;
+  const auto place = [&](int r) {
+    if (placed[static_cast<std::size_t>(r)]) return;
+    placed[static_cast<std::size_t>(r)] = true;
+    order.push_back(r);
+  };
+  for (int r = 1; r < size; ++r) {  // the next rank on rank 0's host
+    if (host(r) == host(0)) {
+      place(r);
+      break;
+    }
+  }
+  std::vector<int> hosts_seen{host(0)};
+  for (int r = 1; r < size; ++r) {  // the first rank of every other host, in host order
+    if (std::find(hosts_seen.begin(), hosts_seen.end(), host(r)) != hosts_seen.end()) continue;
+    hosts_seen.push_back(host(r));
+    place(r);
+  }
+  for (int r = 1; r < size; ++r) place(r);
+  return order;
+}
+
+double deadline_report_delay_s(int rank, const std::vector<int>& host_of, int size, double step_s) {
+  const std::vector<int> order = deadline_reporters(host_of, size);
+  const auto at = std::find(order.begin(), order.end(), rank);
+  return at == order.end() ? 0.0 : step_s * static_cast<double>(at - order.begin());
+}
+
 std::string dead_rank_message(int dead_rank, const std::string& host, long pid, const std::string& where) {
   return fmt::format(
       "rank {} (host {}, pid {}) died (its process is gone) {}; the run cannot go on without it (exit 3): {}",
@@ -141,6 +188,7 @@ Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
   MPI_Query_thread(&provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  deadline_delay_s_ = deadline_report_delay_s(rank_, host_numbers(hosts_), size_, kBackupDelay_s);
   if (backend::sim::active()) {  // the reason is recorded in the run header's `simulated.watchdog`
     if (rank_ == 0)
       std::fprintf(stderr, "collbench: note: simulation: the watchdog is off (%s)\n",
@@ -154,6 +202,9 @@ Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
   }
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  // A peer that is gone (its node lost, the launcher not killing the job) must read as "no
+  // answer", not end this rank with MPI's fatal error before the report.
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
   comm_ = backend::MpiCommHandle(dup);
   find_local_ranks();
   MPI_Irecv(&query_buf_, 1, MPI_INT, MPI_ANY_SOURCE, kQueryTag, dup, &query_);
@@ -258,17 +309,22 @@ std::string Watchdog::where() const {
   return where_text(p.case_index, label, p.stage, p.iteration);
 }
 
+// Every query that has arrived (several ranks may ask at once), each answered with where this
+// rank is. Also called while this rank asks the others itself, so that two reporters hear each other.
 void Watchdog::answer_queries() {
-  int arrived = 0;
-  MPI_Status status{};
-  MPI_Test(&query_, &arrived, &status);
-  if (arrived == 0) return;
-  const RankPosition p = self_position();
-  const double reply[kReplySize] = {static_cast<double>(p.case_index), static_cast<double>(p.iteration),
-                                    static_cast<double>(static_cast<int>(p.phase)), p.seconds_in_phase,
-                                    static_cast<double>(static_cast<int>(p.stage))};
-  MPI_Send(reply, kReplySize, MPI_DOUBLE, status.MPI_SOURCE, kReplyTag, comm_.get());
-  MPI_Irecv(&query_buf_, 1, MPI_INT, MPI_ANY_SOURCE, kQueryTag, comm_.get(), &query_);
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status{};
+    if (query_ == MPI_REQUEST_NULL || MPI_Test(&query_, &arrived, &status) != MPI_SUCCESS || arrived == 0) return;
+    const RankPosition p = self_position();
+    const double reply[kReplySize] = {static_cast<double>(p.case_index), static_cast<double>(p.iteration),
+                                      static_cast<double>(static_cast<int>(p.phase)), p.seconds_in_phase,
+                                      static_cast<double>(static_cast<int>(p.stage))};
+    MPI_Request sent = MPI_REQUEST_NULL;  // the asker posted its receive first: this completes
+    MPI_Isend(reply, kReplySize, MPI_DOUBLE, status.MPI_SOURCE, kReplyTag, comm_.get(), &sent);
+    MPI_Wait(&sent, MPI_STATUS_IGNORE);
+    MPI_Irecv(&query_buf_, 1, MPI_INT, MPI_ANY_SOURCE, kQueryTag, comm_.get(), &query_);
+  }
 }
 
 double Watchdog::report_delay_s() const {
@@ -288,8 +344,7 @@ void Watchdog::loop() {
 void Watchdog::check_deadline() {
   const double deadline = deadline_.load(std::memory_order_relaxed);
   if (deadline <= 0) return;
-  const double backup = rank_ == 0 ? 0.0 : kBackupDelay_s * std::min(rank_, 2);
-  if (MPI_Wtime() > deadline + backup) fire();
+  if (MPI_Wtime() > deadline + deadline_delay_s_) fire();
 }
 
 void Watchdog::check_signal() {
@@ -344,13 +399,18 @@ std::vector<RankPosition> Watchdog::ask_every_rank() {
   }
   positions[static_cast<std::size_t>(rank_)] = self_position();
   const double give_up = MPI_Wtime() + kAnswerWait_s;
+  std::vector<bool> lost(static_cast<std::size_t>(size_), false);  // the request failed: a peer gone
   for (bool all = false; !all && MPI_Wtime() < give_up;) {
     all = true;
+    answer_queries();  // another rank asking at the same time hears from this one
     for (int r = 0; r < size_; ++r) {
       auto& p = positions[static_cast<std::size_t>(r)];
-      if (p.answered) continue;
+      if (p.answered || lost[static_cast<std::size_t>(r)]) continue;
       int done = 0;
-      MPI_Test(&recvs[static_cast<std::size_t>(r)], &done, MPI_STATUS_IGNORE);
+      if (MPI_Test(&recvs[static_cast<std::size_t>(r)], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        lost[static_cast<std::size_t>(r)] = true;
+        continue;
+      }
       all = all && done != 0;
       if (done == 0) continue;
       const auto& a = replies[static_cast<std::size_t>(r)];

@@ -3,8 +3,9 @@
 // watches. When rank 0's deadline passes, its thread asks every rank where it is over a private
 // communicator that the stuck collective does not use, names the case, the iteration and the
 // ranks that did not arrive (or did not answer at all), and aborts the job with exit code 3
-// (docs/interfaces.md section 4). Should rank 0 itself be gone, rank 1 (then the others) reports
-// a few seconds later instead. The same thread stops the run on SIGINT or SIGTERM (signals.hpp)
+// (docs/interfaces.md section 4). Should rank 0 itself be gone, one backup reports a few seconds
+// later instead (deadline_reporters: the next rank on rank 0's host, then the first of each other
+// host). The same thread stops the run on SIGINT or SIGTERM (signals.hpp)
 // and when a rank on this node has died (its process is gone), naming the signal or the rank
 // (issue 20 item 4, docs/errors.md "Run-time faults"). Needs MPI_THREAD_MULTIPLE; without it the
 // watchdog is off and says so.
@@ -71,6 +72,16 @@ std::string watchdog_message(const std::vector<RankPosition>& positions, int cas
 //  run cannot go on without it (exit 3): ..."
 std::string dead_rank_message(int dead_rank, const std::string& host, long pid, const std::string& where);
 
+// Who reports a passed deadline, in turn (host_of: a host number per rank; empty: one host). Rank
+// 0 first. A backup must be alive where rank 0 is not, and only one should speak: next the next
+// rank on rank 0's host (rank 0 frozen), then the first rank of every other host in host order
+// (rank 0's node lost), then every other rank in rank order. Pure.
+std::vector<int> deadline_reporters(const std::vector<int>& host_of, int size);
+
+// Seconds after a passed deadline at which `rank` reports it: step_s x its place in
+// deadline_reporters, so that the one before has reported and aborted the job by then.
+double deadline_report_delay_s(int rank, const std::vector<int>& host_of, int size, double step_s);
+
 class Watchdog {
  public:
   // Collective: duplicates MPI_COMM_WORLD for its own traffic and starts the thread.
@@ -105,10 +116,11 @@ class Watchdog {
   int rank_ = 0;
   int size_ = 1;
   std::vector<std::string> hosts_;
-  std::vector<long> pids_;        // per rank
-  std::vector<int> local_ranks_;  // other ranks of this node, in this pid namespace
-  double signal_seen_ = 0.0;      // when the watching thread first saw a stop signal
-  int dead_rank_ = -1;            // a local rank whose process is gone
+  std::vector<long> pids_;         // per rank
+  double deadline_delay_s_ = 0.0;  // deadline_report_delay_s of this rank
+  std::vector<int> local_ranks_;   // other ranks of this node, in this pid namespace
+  double signal_seen_ = 0.0;       // when the watching thread first saw a stop signal
+  int dead_rank_ = -1;             // a local rank whose process is gone
   double dead_seen_ = 0.0;
   backend::MpiCommHandle comm_;
   std::atomic<int> case_{-1};
