@@ -122,6 +122,15 @@ TEST(NcclRefusal, OtherAnswersAreFailuresNotRefusals) {
   }
 }
 
+TEST(NcclRefusal, DeviceCommunicatorRefusesOnlyWhatEveryRankDecidesBeforeItsBootstrap) {
+  // cb-multimem's ncclDevCommCreate: no symmetric support (ncclInvalidUsage) and no multicast
+  // (ncclInvalidArgument) are waivers; a CUDA, system, internal or remote error, which one rank can
+  // meet while its peers wait inside NCCL's bootstrap, ends the run instead (exit 3).
+  EXPECT_TRUE(devcomm_refusal(kNcclResultInvalidUsage));
+  EXPECT_TRUE(devcomm_refusal(kNcclResultInvalidArgument));
+  for (int rc : {0, 1, 2, 3, 6, 7}) EXPECT_FALSE(devcomm_refusal(rc)) << rc;
+}
+
 TEST(NcclRefusal, NcclsOwnChoiceNeverRefuses) {
   for (const char* algo : {"auto", "flat", "hierarchical", "symmetric"}) {
     EXPECT_EQ(refusal(kNcclResultInvalidUsage, algo, NcclOp::allreduce), "") << algo;

@@ -20,7 +20,7 @@
 
 namespace collbench::backend::nccl {
 static_assert(kNcclResultSuccess == ncclSuccess && kNcclResultInternalError == ncclInternalError &&
-              kNcclResultInvalidUsage == ncclInvalidUsage);
+              kNcclResultInvalidArgument == ncclInvalidArgument && kNcclResultInvalidUsage == ncclInvalidUsage);
 
 namespace {
 

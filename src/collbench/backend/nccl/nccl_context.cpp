@@ -286,7 +286,9 @@ void CommOwner::probe_multimem() {
   // The LSA team must be the whole communicator before a device communicator is worth asking for.
   if (lsa_ranks_ < 2 || lsa_ranks_ != size_) return;
   const ncclResult_t rc = MultimemDevComm::create(get(), multimem_);
-  if (rc != ncclSuccess) devcomm_error_ = nccl_error_text(rc, get());
+  if (rc == ncclSuccess) return;
+  if (!devcomm_refusal(rc)) throw_nccl_error(rc, get(), "ncclDevCommCreate (cb-multimem)", __FILE__, __LINE__);
+  devcomm_error_ = nccl_error_text(rc, get());
 }
 
 bool abort_requested() noexcept {

@@ -232,7 +232,20 @@ inline std::string algo_used_for(const AlgoSettings& s, NcclOp op) {
 }
 
 // ncclResult_t values (nccl.h; a stable ABI: nccl_comm.cpp static_asserts them against nccl.h).
-inline constexpr int kNcclResultSuccess = 0, kNcclResultInternalError = 3, kNcclResultInvalidUsage = 5;
+inline constexpr int kNcclResultSuccess = 0, kNcclResultInternalError = 3, kNcclResultInvalidArgument = 4,
+                     kNcclResultInvalidUsage = 5;
+
+// Whether NCCL's answer `rc` to ncclDevCommCreate (cb-multimem's device communicator) is a verdict
+// every rank reaches alike before any exchange with its peers, so that the runner may agree on it
+// as a waiver: no symmetric-memory support (ncclInvalidUsage, checked first in ncclDevCommCreate)
+// or multicast asked for where the communicator has none (ncclInvalidArgument, "Multicast support
+// requested for team but none available", before the team's handle is broadcast; dev_runtime.cc,
+// 2.28.9). Any other answer can come from one rank while its peers wait inside NCCL's bootstrap
+// (the multicast group's creation on the team's rank 0, the world barrier after it): a failure
+// that ends the job (exit 3), not a waiver that ranks stuck in NCCL could never agree on.
+inline constexpr bool devcomm_refusal(int rc) {
+  return rc == kNcclResultInvalidUsage || rc == kNcclResultInvalidArgument;
+}
 
 // The warning NCCL (enqueue.cc) leaves as its last error when no algorithm/protocol pair is left
 // for a call, compared without case: "Error : no algorithm/protocol available" up to 2.29, "No
