@@ -148,6 +148,7 @@ class SweepRun {
   CaseRun start_case(std::size_t position);
   void bind_comm(CaseRun& cr);
   void waive_step(CaseRun& cr);
+  std::optional<std::string> capability_waiver(CaseRun& cr);
   void make_record(CaseRun& cr);
   void show_progress(const CaseRun& cr, int pass = -1) const;
   void waive(record::CaseRecord& rec, const std::string& reason);
@@ -325,12 +326,17 @@ void SweepRun::waive_step(CaseRun& cr) {
   }
   if (!waiver) waiver = coll.waiver(cr.ctx0);
   if (!waiver && cr.levels) waiver = cr.comm->group_waiver();
-  // The machine's capability (in-switch algorithms; collective over all ranks).
-  if (!waiver) {
-    waiver =
-        backend::backend_policy(c.backend).capability_waiver(*cr.bs->backend, *cr.comm, c.collective, c.dtype, c.redop);
-  }
+  if (!waiver) waiver = capability_waiver(cr);
   cr.waiver = std::move(waiver);
+}
+
+// The machine's capability on the communicator the case is bound to (in-switch algorithms: the
+// NCCL backend probes that communicator here, collectively over all ranks, so that no launch has
+// to; every rank gets the same verdict).
+std::optional<std::string> SweepRun::capability_waiver(CaseRun& cr) {
+  const plan::Case& c = *cr.c;
+  return backend::backend_policy(c.backend).capability_waiver(*cr.bs->backend, *cr.comm, c.collective, c.dtype,
+                                                              c.redop);
 }
 
 // The record before the case runs: identity, shape, case key, workload, progress, fault.
@@ -515,6 +521,9 @@ void SweepRun::repeat_case(PendingCase& p, std::size_t position, int pass) {
     p.active = claim(p.cr);
   } else if (p.active && !p.waived) {
     bind_comm(p.cr);
+    // A later repeat runs on fresh communicators: their capability is asked again, collectively,
+    // before the first launch would probe it on its own (cb-multimem's device communicator).
+    p.cr.waiver = capability_waiver(p.cr);
   }
   if (!p.active) return;
   if (!p.waived) {
