@@ -84,6 +84,24 @@ def test_signal_to_mpiexec_stops_within_a_second_with_exit_3(tmp_path, validator
     assert len(records) - 1 >= int(stops[0][3])  # the cases before the one named are in the file
 
 
+def test_a_signal_delivered_twice_is_one_stop_with_one_report(tmp_path):
+    # Slurm signals every task and srun forwards the same signal: each rank gets it twice, a few
+    # milliseconds apart. That is one stop: the watchdog's one report, not every rank leaving at
+    # once with its fallback line (a repeat a second or more later still forces the exit).
+    out = tmp_path / "r.jsonl"
+    proc = start(out, 2)
+    rank_pids_after_two_cases(out, proc)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3, err
+    assert time.monotonic() - t0 < 1.5
+    lines = [line for line in err.splitlines() if line.startswith("collbench: error")]
+    assert len(lines) == 1 and STOP.match(lines[0]) and " during case " in lines[0], err
+
+
 @pytest.mark.parametrize("np,victim,signame", [(2, 1, "SIGTERM"), (4, 3, "SIGTERM"), (4, 0, "SIGINT"),
                                                (2, 0, "SIGINT")])
 def test_signal_to_one_rank_names_it_and_exits_3(tmp_path, validator, np, victim, signame):

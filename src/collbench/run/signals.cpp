@@ -2,6 +2,7 @@
 #include "collbench/run/signals.hpp"
 
 #include <fmt/format.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,10 +40,31 @@ void write_all(const char* p, std::size_t n) noexcept {
   }
 }
 
+// When the first stop signal came (CLOCK_MONOTONIC ns; 0: none yet).
+std::atomic<long long> g_first_ns{0};
+static_assert(std::atomic<long long>::is_always_lock_free, "the handler reads it");
+// A repeat within this long of the first is the same stop delivered twice (Slurm signals every
+// task and srun forwards the same signal; a launcher that relays to a process group), not a second
+// request: the watchdog still reports it once.
+constexpr long long kRepeatIsSameStop_ns = 1'000'000'000;
+
+long long monotonic_ns() noexcept {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);  // async-signal-safe (POSIX)
+  return static_cast<long long>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 extern "C" void on_stop_signal(int signum) {
   const bool repeated = g_signal != 0;
-  if (!repeated) g_signal = signum;
-  if (g_watched.load(std::memory_order_relaxed) && !repeated) return;  // the watchdog reports it
+  const long long now = monotonic_ns();
+  if (!repeated) {
+    g_signal = signum;
+    g_first_ns.store(now, std::memory_order_relaxed);
+  }
+  if (g_watched.load(std::memory_order_relaxed)) {
+    if (!repeated) return;                                                                // the watchdog reports it
+    if (now - g_first_ns.load(std::memory_order_relaxed) < kRepeatIsSameStop_ns) return;  // delivered twice
+  }
   for (std::size_t i = 0; i < kStopSignals.size(); ++i) {
     if (kStopSignals[i] == signum) write_all(g_lines[i].text.data(), g_lines[i].size);
   }
