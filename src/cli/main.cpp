@@ -97,6 +97,28 @@ std::optional<int> parse_arguments(CLI::App& app, int argc, char** argv) {
 // (MpiSession::every_rank_arrives): generous for ranks that reach the same check at different
 // times, short beside a job that would otherwise wait forever.
 constexpr double kInputErrorAgreement_s = 10.0;
+constexpr double kInputErrorLate_s = 1.0;  // then this rank's message goes out before the wait ends
+
+// Input errors are mostly found by every rank alike (the same flags and files, or agreed through
+// rank 0): one message, and an orderly exit on every rank. One found by this rank alone (its own
+// environment, a library missing on its node) leaves the others waiting in a collective: this
+// rank names itself (after a second, before a short --timeout's watchdog ends the job) and ends
+// the job, still with exit 2 (docs/errors.md, "An input error on one rank only").
+int exit_on_input_error(run::MpiSession* session, const Error& e) {
+  const std::string mine = fmt::format("collbench: error (rank {}): {}\n", run::world_rank(), e.what());
+  bool told = false;
+  const auto tell = [&] {
+    told = true;
+    std::fputs(mine.c_str(), stderr);
+    std::fflush(stderr);
+  };
+  if (session == nullptr || session->every_rank_arrives(kInputErrorAgreement_s, kInputErrorLate_s, tell)) {
+    if (!told) print_error(e.what());
+    return static_cast<int>(e.code());
+  }
+  if (!told) tell();
+  run::abort_job(static_cast<int>(e.code()));
+}
 
 // Runs the parsed subcommand (inside an MPI session when it needs one); every way out keeps the
 // exit-code contract (docs/errors.md).
@@ -120,14 +142,7 @@ int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& a
     if (session) run::abort_job(static_cast<int>(ExitCode::bad_input));
     return static_cast<int>(ExitCode::bad_input);
   } catch (const Error& e) {
-    // Input errors are mostly found by every rank alike (the same flags and files, or agreed
-    // through rank 0): one message, and an orderly exit on every rank. One found by this rank
-    // alone (its own environment, a library missing on its node) leaves the others waiting in a
-    // collective: this rank names itself and ends the job, still with exit 2.
-    if (e.code() == ExitCode::bad_input && (!session || session->every_rank_arrives(kInputErrorAgreement_s))) {
-      print_error(e.what());
-      return static_cast<int>(e.code());
-    }
+    if (e.code() == ExitCode::bad_input) return exit_on_input_error(session.get(), e);
     // A run-time failure may be local to this rank: abort the job so no rank waits forever.
     std::fprintf(stderr, "collbench: error (rank %d): %s\n", collbench::run::world_rank(), e.what());
     if (session) run::abort_job(static_cast<int>(e.code()));

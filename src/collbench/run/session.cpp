@@ -44,16 +44,24 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   }
 }
 
-bool MpiSession::every_rank_arrives(double timeout_s) {
+bool MpiSession::every_rank_arrives(double timeout_s, double late_s, const std::function<void()>& on_late) {
   if (size_ <= 1 || exit_comm_.get() == MPI_COMM_NULL) return true;
   MPI_Request req = MPI_REQUEST_NULL;
   if (MPI_Ibarrier(exit_comm_.get(), &req) != MPI_SUCCESS) return false;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto start = std::chrono::steady_clock::now();
+  const auto late = start + std::chrono::duration<double>(late_s);
+  const auto give_up = start + std::chrono::duration<double>(timeout_s);
+  bool told = !on_late;
   for (;;) {
     int done = 0;
     if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
     if (done != 0) return true;
-    if (std::chrono::steady_clock::now() > give_up) return false;  // the job is aborted: req is left
+    const auto now = std::chrono::steady_clock::now();
+    if (!told && now > late) {
+      told = true;
+      on_late();
+    }
+    if (now > give_up) return false;  // the job is aborted: req is left
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
