@@ -104,8 +104,12 @@ constexpr double kInputErrorLate_s = 1.0;  // then this rank's message goes out 
 // environment, a library missing on its node) leaves the others waiting in a collective: this
 // rank names itself (after a second, before a short --timeout's watchdog ends the job) and ends
 // the job, still with exit 2 (docs/errors.md, "An input error on one rank only").
-int exit_on_input_error(run::MpiSession* session, const Error& e) {
-  const std::string mine = fmt::format("collbench: error (rank {}): {}\n", run::world_rank(), e.what());
+// Called after the catch block, with the error's text copied: under SimGrid the ranks are
+// contexts of one thread, and the MPI calls here switch to others, whose exception handling
+// would free a caught exception still in use.
+int exit_on_input_error(run::MpiSession* session, const std::string& message) {
+  constexpr int kCode = static_cast<int>(ExitCode::bad_input);
+  const std::string mine = fmt::format("collbench: error (rank {}): {}\n", run::world_rank(), message);
   bool told = false;
   const auto tell = [&] {
     told = true;
@@ -113,17 +117,18 @@ int exit_on_input_error(run::MpiSession* session, const Error& e) {
     std::fflush(stderr);
   };
   if (session == nullptr || session->every_rank_arrives(kInputErrorAgreement_s, kInputErrorLate_s, tell)) {
-    if (!told) print_error(e.what());
-    return static_cast<int>(e.code());
+    if (!told) print_error(message);
+    return kCode;
   }
   if (!told) tell();
-  run::abort_job(static_cast<int>(e.code()));
+  run::abort_job(kCode);
 }
 
 // Runs the parsed subcommand (inside an MPI session when it needs one); every way out keeps the
 // exit-code contract (docs/errors.md).
 int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& argc, char**& argv) {
   std::unique_ptr<run::MpiSession> session;
+  std::optional<std::string> input_error;  // handled after the catch (exit_on_input_error)
   try {
     if (sub.needs_mpi) {
       run::set_stop_outcome(sub.stop_outcome.empty() ? std::string(run::kRunStopOutcome) : sub.stop_outcome);
@@ -142,16 +147,19 @@ int run_subcommand(const cli::Subcommand& sub, const cli::Action& action, int& a
     if (session) run::abort_job(static_cast<int>(ExitCode::bad_input));
     return static_cast<int>(ExitCode::bad_input);
   } catch (const Error& e) {
-    if (e.code() == ExitCode::bad_input) return exit_on_input_error(session.get(), e);
-    // A run-time failure may be local to this rank: abort the job so no rank waits forever.
-    std::fprintf(stderr, "collbench: error (rank %d): %s\n", collbench::run::world_rank(), e.what());
-    if (session) run::abort_job(static_cast<int>(e.code()));
-    return static_cast<int>(e.code());
+    if (e.code() != ExitCode::bad_input) {
+      // A run-time failure may be local to this rank: abort the job so no rank waits forever.
+      std::fprintf(stderr, "collbench: error (rank %d): %s\n", collbench::run::world_rank(), e.what());
+      if (session) run::abort_job(static_cast<int>(e.code()));
+      return static_cast<int>(e.code());
+    }
+    input_error = e.what();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "collbench: internal error (rank %d): %s\n", collbench::run::world_rank(), e.what());
     if (session) run::abort_job(static_cast<int>(ExitCode::aborted));
     return static_cast<int>(ExitCode::aborted);
   }
+  return exit_on_input_error(session.get(), *input_error);
 }
 
 }  // namespace

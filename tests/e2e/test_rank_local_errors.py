@@ -1,6 +1,6 @@
 """An input error that one rank finds alone (its own environment, a library missing on its node)
 must not leave the other ranks waiting forever in the collective they went on to: that rank names
-itself and ends the job with exit 2 (docs/errors.md, "Input errors on one rank"). An input error
+itself and ends the job with exit 2 (docs/errors.md, "An input error on one rank only"). An input error
 that every rank finds still gives one message and an orderly exit 2, at once."""
 import os
 import subprocess

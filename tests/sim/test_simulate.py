@@ -150,3 +150,21 @@ def test_front_page_figures_script_runs_at_reduced_size(tmp_path):
             assert setting in header["simulated"]["config"]
         assert [(c["algo_requested"], c["algo_used"], c["status"]) for c in cases] == [("linear", "linear", "ok")]
         assert cases[0]["simulated"] is True and cases[0]["wrong"]["total"] == 0
+
+
+def test_an_input_error_on_every_simulated_rank_exits_2_with_one_message(tmp_path):
+    # The ranks of an input error agree before they leave (run/session.cpp every_rank_arrives): in
+    # a simulation the ranks are contexts of one thread, so that agreement must not run inside the
+    # catch block, whose exception another rank's handling would free (before, several ranks
+    # returned garbage such as 160 at 8 ranks), and it is a plain barrier (no host-time limit).
+    env_fault = dict(os.environ, COLLBENCH_FAULT="bogus")
+    env_fault["BUILD_DIR"] = str(Path(BIN).resolve().parents[1])
+    cmd = [str(SIMULATE), "--ranks", str(RANKS), "--system", "gb300-nvl72", "--work-dir", str(tmp_path / "work"), "--",
+           "run", "allreduce", "-b", "8", "-e", "8"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env_fault)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    returns = [line.rsplit(":", 1)[1].strip() for line in proc.stderr.splitlines() if "Return value :" in line]
+    assert returns == ["2"] * RANKS, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("collbench: error")]
+    assert errors == ["collbench: error: COLLBENCH_FAULT: unknown fault kind 'bogus'; accepted: corrupt, delay, slow, "
+                      "slow-pair, hang"], proc.stderr[-3000:]

@@ -33,8 +33,8 @@ class MpiSession {
   // communicator, polled): how an input error learns that every rank found it (validation of the
   // same flags and files, or an error agreed through rank 0) rather than this rank alone (its own
   // environment, a library missing on its node), while the others wait in a collective for it.
-  // True at once on one rank. Called once, on the way out. `on_late` runs once when the others
-  // have not all come after `late_s` (to say why this rank waits before a watchdog ends the job).
+  // True at once on one rank; in a simulation, a plain barrier. Called once, on the way out. `on_late` runs once when
+  // the others have not all come after `late_s` (to say why this rank waits before a watchdog ends the job).
   [[nodiscard]] bool every_rank_arrives(double timeout_s, double late_s = 0.0,
                                         const std::function<void()>& on_late = {});
 

@@ -55,16 +55,16 @@ long long monotonic_ns() noexcept {
 }
 
 extern "C" void on_stop_signal(int signum) {
-  const bool repeated = g_signal != 0;
-  const long long now = monotonic_ns();
-  if (!repeated) {
-    g_signal = signum;
-    g_first_ns.store(now, std::memory_order_relaxed);
-  }
-  if (g_watched.load(std::memory_order_relaxed)) {
-    if (!repeated) return;                                                                // the watchdog reports it
-    if (now - g_first_ns.load(std::memory_order_relaxed) < kRepeatIsSameStop_ns) return;  // delivered twice
-  }
+  // The first signal claims the time first (a repeat can arrive in another thread, or nested in
+  // this handler, at once), then names itself.
+  const long long now = std::max(monotonic_ns(), 1LL);
+  long long first = 0;
+  const bool repeated = !g_first_ns.compare_exchange_strong(first, now, std::memory_order_relaxed);
+  if (!repeated) g_signal = signum;
+  if (!repeated && g_watched.load(std::memory_order_relaxed)) return;  // the watchdog reports it
+  // Delivered twice: the first stop is under way (the watchdog's report, or its last steps after
+  // the watchdog ended); a repeat a second or more later forces the exit here.
+  if (repeated && now - first < kRepeatIsSameStop_ns) return;
   for (std::size_t i = 0; i < kStopSignals.size(); ++i) {
     if (kStopSignals[i] == signum) write_all(g_lines[i].text.data(), g_lines[i].size);
   }

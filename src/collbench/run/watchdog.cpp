@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 
 #include "collbench/backend/mpi/simulation.hpp"
 #include "collbench/backend/policy.hpp"
@@ -67,12 +68,8 @@ std::tuple<int, int, int> progress_key(const RankPosition& p) {
 // Hosts numbered in order of first appearance, per rank.
 std::vector<int> host_numbers(const std::vector<std::string>& hosts) {
   std::vector<int> out;
-  std::vector<std::string> seen;
-  for (const auto& h : hosts) {
-    const auto it = std::find(seen.begin(), seen.end(), h);
-    out.push_back(static_cast<int>(it - seen.begin()));
-    if (it == seen.end()) seen.push_back(h);
-  }
+  std::unordered_map<std::string, int> seen;
+  for (const auto& h : hosts) out.push_back(seen.emplace(h, static_cast<int>(seen.size())).first->second);
   return out;
 }
 
@@ -188,7 +185,6 @@ Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
   MPI_Query_thread(&provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  deadline_delay_s_ = deadline_report_delay_s(rank_, host_numbers(hosts_), size_, kBackupDelay_s);
   if (backend::sim::active()) {  // the reason is recorded in the run header's `simulated.watchdog`
     if (rank_ == 0)
       std::fprintf(stderr, "collbench: note: simulation: the watchdog is off (%s)\n",
@@ -200,6 +196,7 @@ Watchdog::Watchdog(std::vector<std::string> hosts) : hosts_(std::move(hosts)) {
     if (rank_ == 0) std::fprintf(stderr, "collbench: warning: MPI gives no MPI_THREAD_MULTIPLE: the watchdog is off\n");
     return;
   }
+  deadline_delay_s_ = deadline_report_delay_s(rank_, host_numbers(hosts_), size_, kBackupDelay_s);
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   // A peer that is gone (its node lost, the launcher not killing the job) must read as "no
