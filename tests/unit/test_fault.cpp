@@ -45,3 +45,21 @@ TEST(Fault, Rejections) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'corrupt'"), std::string::npos);
   }
 }
+
+TEST(Fault, HangAtTheRunsStart) {
+  const auto f = FaultPlan::parse("hang:rank=1,start=1");
+  EXPECT_TRUE(f.hang_at_start(1));
+  EXPECT_FALSE(f.hang_at_start(0));
+  for (int c = 0; c < 3; ++c) EXPECT_FALSE(f.hang(1, c, 0)) << c;  // never again inside a case
+  EXPECT_FALSE(FaultPlan::parse("hang:rank=1").hang_at_start(1));
+  EXPECT_FALSE(FaultPlan::parse("hang:rank=1,start=0").hang_at_start(1));
+  try {
+    FaultPlan::parse("hang:rank=1,start=1,case=2");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "COLLBENCH_FAULT item 'hang:rank=1,start=1,case=2': start=1 (at the run's start, before any case) "
+              "excludes case, iter and warmup");
+  }
+  EXPECT_THROW(FaultPlan::parse("corrupt:rank=1,start=1"), InputError);  // a hang's key only
+}

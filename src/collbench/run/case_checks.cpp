@@ -7,8 +7,11 @@
 #include <map>
 #include <tuple>
 
+#include "collbench/backend/policy.hpp"
+#include "collbench/coll/collective.hpp"
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
+#include "collbench/overlap/spec.hpp"
 #include "collbench/run/control_row_gather.hpp"
 #include "collbench/run/measure.hpp"
 #include "collbench/run/memory_budget.hpp"
@@ -139,6 +142,31 @@ plan::Sweep checked_sweep(const plan::Sweep& sweep, const Control& control, cons
     for (const auto& n : sizes.notes) std::fprintf(stderr, "collbench: note: %s\n", n.c_str());
   }
   return std::move(sizes.sweep);
+}
+
+void validate_cases(const plan::Sweep& sweep) {
+  for (const auto& c : sweep.cases) {
+    coll::find_collective(c.collective).check_params(c.params);
+    if (!c.overlap.empty()) {
+      overlap::parse_compute_spec(c.overlap);
+      const int stages = coll::find_collective(c.collective).num_stages();
+      if (c.overlap_chunks > 0 && stages > 2) {
+        throw InputError(
+            fmt::format("--overlap-chunks: {} has {} stages; the pipeline takes 1 or 2", c.collective, stages));
+      }
+      if (c.overlap_chunks > 0) pipeline_chunk_case(c, c.overlap_chunks);
+    } else if (c.overlap_chunks > 0) {
+      throw InputError("--overlap-chunks needs --overlap COMPUTE (e.g. --overlap gemm:workload=deepseek-v3)");
+    }
+    backend::backend_policy(c.backend).check_buffers(c.buffers);
+    backend::check_graph(c.backend, c.graph);
+    if (c.graph > 0 && !c.overlap.empty()) {
+      throw InputError(
+          fmt::format("--graph/-G {} with --overlap: overlap mode times each launch beside its compute "
+                      "load, not a graph replay; drop one of them",
+                      c.graph));
+    }
+  }
 }
 
 }  // namespace collbench::run

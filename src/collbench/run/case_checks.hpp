@@ -46,4 +46,9 @@ SizeCheck drop_empty_sizes(const plan::Sweep& sweep, const Placement& placement)
 plan::Sweep checked_sweep(const plan::Sweep& sweep, const Control& control, const ProcessInfo& info,
                           const Placement& placement);
 
+// Every case checked up front, before anything is allocated (the same outcome on every rank: pure
+// checks): the family's parameters, the overlap spec and its chunks, the buffer kind and --graph for
+// the backend. InputError naming the flag and the value.
+void validate_cases(const plan::Sweep& sweep);
+
 }  // namespace collbench::run

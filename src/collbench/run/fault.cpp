@@ -21,7 +21,7 @@ std::vector<std::string> keys_for(const std::string& kind) {
   if (kind == "delay") return {"rank", "us", "case", "iter"};
   if (kind == "slow") return {"factor", "case", "iter"};
   if (kind == "slow-pair") return {"a", "b", "factor", "case", "iter"};
-  return {"rank", "case", "iter", "warmup"};  // hang
+  return {"rank", "case", "iter", "warmup", "start"};  // hang
 }
 
 double number(const std::string& item, const std::string& key, const std::string& value) {
@@ -46,6 +46,7 @@ const KeySetter kKeySetters[] = {
     {"case", true, [](FaultItem& f, double v) { f.case_index = static_cast<int>(v); }},
     {"iter", true, [](FaultItem& f, double v) { f.iter = static_cast<int>(v); }},
     {"warmup", true, [](FaultItem& f, double v) { f.warmup = static_cast<int>(v); }},
+    {"start", true, [](FaultItem& f, double v) { f.at_start = v != 0; }},
     {"us", false, [](FaultItem& f, double v) { f.us = v; }},
     {"factor", false, [](FaultItem& f, double v) { f.factor = v; }},
     {"a", true, [](FaultItem& f, double v) { f.a = static_cast<int>(v); }},
@@ -90,6 +91,11 @@ void check_item(const FaultItem& f) {
         fmt::format("COLLBENCH_FAULT item '{}': iter=I (timed iteration I) and warmup=W (warm-up "
                     "iteration W) exclude each other",
                     item));
+  }
+  if (f.at_start && (f.case_index || f.iter || f.warmup)) {
+    throw InputError(fmt::format(
+        "COLLBENCH_FAULT item '{}': start=1 (at the run's start, before any case) excludes case, iter and warmup",
+        item));
   }
   if (f.kind == "slow-pair" && (f.a < 0 || f.b < 0)) {
     throw InputError(fmt::format("COLLBENCH_FAULT item '{}': needs a=A,b=B", item));
@@ -212,9 +218,14 @@ double FaultPlan::pair_factor(int rank_a, int rank_b, int case_index) const {
 
 bool FaultPlan::hang(int rank, int case_index, int iter) const {
   for (const auto& f : items_) {
-    if (f.kind == "hang" && !f.warmup && f.rank == rank && selects(f, case_index, iter)) return true;
+    if (f.kind == "hang" && !f.warmup && !f.at_start && f.rank == rank && selects(f, case_index, iter)) return true;
   }
   return false;
+}
+
+bool FaultPlan::hang_at_start(int rank) const {
+  return std::any_of(items_.begin(), items_.end(),
+                     [rank](const FaultItem& f) { return f.kind == "hang" && f.at_start && f.rank == rank; });
 }
 
 bool FaultPlan::hang_in_warmup(int rank, int case_index, int warmup_iter) const {

@@ -1,6 +1,7 @@
 // Fault injection (docs/interfaces.md section 6): COLLBENCH_FAULT="kind:key=value,...;..." with
 // kinds corrupt, delay, slow, slow-pair, hang; `case=K` and `iter=I` select where an item
-// applies (default everywhere); a hang's `warmup=W` puts it in warm-up iteration W. Test-only;
+// applies (default everywhere); a hang's `warmup=W` puts it in warm-up iteration W, its `start=1`
+// at the run's start, before the first case (where the backends start). Test-only;
 // every affected record carries the string.
 #pragma once
 
@@ -18,6 +19,7 @@ struct FaultItem {
   std::optional<int> case_index;
   std::optional<int> iter;
   std::optional<int> warmup;  // hang: in warm-up iteration W instead of a timed iteration
+  bool at_start = false;      // hang: at the run's start (start=1), before its first case
   double us = 0.0;            // delay
   double factor = 1.0;        // slow, slow-pair
   int a = -1, b = -1;         // slow-pair
@@ -43,6 +45,7 @@ class FaultPlan {
   [[nodiscard]] double pair_factor(int rank_a, int rank_b, int case_index) const;
   [[nodiscard]] bool hang(int rank, int case_index, int iter) const;
   [[nodiscard]] bool hang_in_warmup(int rank, int case_index, int warmup_iter) const;
+  [[nodiscard]] bool hang_at_start(int rank) const;  // hang:rank=R,start=1
   [[nodiscard]] const std::vector<FaultItem>& items() const { return items_; }
 
  private:

@@ -22,7 +22,6 @@
 #include "collbench/core/error.hpp"
 #include "collbench/core/units.hpp"
 #include "collbench/model/system_profile.hpp"
-#include "collbench/overlap/spec.hpp"
 #include "collbench/plan/comm_schedule.hpp"
 #include "collbench/report/console_writer.hpp"
 #include "collbench/report/table.hpp"
@@ -60,32 +59,6 @@ plan::Sweep prepared_sweep(const plan::Sweep& requested) {
     if (const auto d = coll::find_collective(c.collective).case_dtype(c.params)) c.dtype = *d;
   }
   return sweep;
-}
-
-// Every case checked up front (same outcome on every rank: pure checks).
-void validate_cases(const plan::Sweep& sweep) {
-  for (const auto& c : sweep.cases) {
-    coll::find_collective(c.collective).check_params(c.params);
-    if (!c.overlap.empty()) {
-      overlap::parse_compute_spec(c.overlap);
-      const int stages = coll::find_collective(c.collective).num_stages();
-      if (c.overlap_chunks > 0 && stages > 2) {
-        throw InputError(
-            fmt::format("--overlap-chunks: {} has {} stages; the pipeline takes 1 or 2", c.collective, stages));
-      }
-      if (c.overlap_chunks > 0) pipeline_chunk_case(c, c.overlap_chunks);
-    } else if (c.overlap_chunks > 0) {
-      throw InputError("--overlap-chunks needs --overlap COMPUTE (e.g. --overlap gemm:workload=deepseek-v3)");
-    }
-    backend::backend_policy(c.backend).check_buffers(c.buffers);
-    backend::check_graph(c.backend, c.graph);
-    if (c.graph > 0 && !c.overlap.empty()) {
-      throw InputError(
-          fmt::format("--graph/-G {} with --overlap: overlap mode times each launch beside its compute "
-                      "load, not a graph replay; drop one of them",
-                      c.graph));
-    }
-  }
 }
 
 // System profile for bounds: --system / the sweep's `system:`, else a calibrated cpu-local.
@@ -147,6 +120,8 @@ class SweepRun {
   bool claim(const CaseRun& cr);
   CaseRun start_case(std::size_t position);
   void bind_comm(CaseRun& cr);
+  void start_watchdog();
+  void start_step(const char* step);
   void waive_step(CaseRun& cr);
   std::optional<std::string> capability_waiver(CaseRun& cr);
   void make_record(CaseRun& cr);
@@ -195,6 +170,7 @@ class SweepRun {
 SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
     : options_(options), sweep_(prepared_sweep(requested)), info_(gather_process_info(control_)) {
   root_ = control_.rank() == 0;
+  start_watchdog();
   validate_repeats(sweep_, options_.repeats);  // before any note: a bad k is the only message
   // --format files: decided once, on rank 0, whose file system the writers use.
   on_root_agreed(control_,
@@ -206,20 +182,36 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
   validate_cases(sweep_);
   check_verify_mode(options_.verify, sweep_);  // --verify device on a host-only backend: exit 2 now
   // Roots, sizes that round to 0 B, buffers against memory: before anything is allocated.
+  start_step("checking sizes against memory");
+  if (watchdog_ && faults_.hang_at_start(info_.rank)) watchdog_->hang_here();  // COLLBENCH_FAULT=hang:...,start=1
   sweep_ = checked_sweep(sweep_, control_, info_, placement_);
   run_id_ = control_.broadcast_string(root_ ? new_run_id() : std::string{});
   config_ = sweep_config_json(sweep_, placement_, progress_name_);
   if (options_.repeats > 1) config_["repeats"] = options_.repeats;  // --resume continues only the same k
+  start_step("opening the results file");
   results_ = open_results_file(control_, options_.out_path, options_.out_mode, config_, faults_.text());
   summary_.cases_failed = results_.failed_before;  // earlier failures of a resumed file count
+  start_step("starting the backends");
   start_backends();
+  if (watchdog_) watchdog_->at(-1, -1, Phase::idle, 0.0);  // started: each case sets its own deadline
+  write_header();
+}
+
+// The watchdog watches the run's start too (a rank held in its first CUDA or NVML call, or in a
+// library load, would otherwise leave the others in their first collective for good): created
+// first (collective), unless the caller shares one.
+void SweepRun::start_watchdog() {
   if (options_.shared_watchdog != nullptr) {
     watchdog_ = options_.shared_watchdog;
   } else if (options_.watchdog) {
     own_watchdog_ = std::make_unique<Watchdog>(host_names(info_));
     watchdog_ = own_watchdog_.get();
   }
-  write_header();
+  start_step("reading the sweep");
+}
+
+void SweepRun::start_step(const char* step) {
+  if (watchdog_) watchdog_->at_run_start(step, options_.timeout_s > 0 ? options_.timeout_s : default_timeout_s(0));
 }
 
 void SweepRun::resolve_layout() {

@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -73,6 +74,40 @@ std::vector<int> host_numbers(const std::vector<std::string>& hosts) {
   return out;
 }
 
+// "0-3, 5, 7-8": ascending ranks as ranges.
+std::string rank_ranges(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", ranks[i]);
+    if (j > i) out += fmt::format("-{}", ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// The watchdog's line for a timeout during the run's start (watchdog_message, kRunStart).
+std::string run_start_message(const std::vector<RankPosition>& positions, const std::string& step, double timeout_s,
+                              const std::function<std::string(int)>& host_of, const std::string& silent) {
+  std::string injected;
+  std::vector<int> starting;
+  for (const auto& p : positions) {
+    if (!p.answered) continue;
+    if (p.phase == Phase::fault || p.phase == Phase::delay) {
+      injected += fmt::format("{}{} (host {}: {}, {:.1f} s)", injected.empty() ? "" : "; ", p.rank, host_of(p.rank),
+                              phase_text(p.phase), p.seconds_in_phase);
+    } else {
+      starting.push_back(p.rank);
+    }
+  }
+  return fmt::format(
+      "watchdog: the run's start ({}) exceeded the {:.3g} s timeout; ranks that did not arrive: {}; still starting: {} "
+      "(a rank held in a GPU, NVML or library call looks like those waiting for it); no answer from: {}",
+      step, timeout_s, injected.empty() ? "none told apart" : injected,
+      starting.empty() ? "none" : rank_ranges(starting), silent.empty() ? "none" : silent);
+}
+
 }  // namespace
 
 double default_timeout_s(std::uint64_t bytes) {
@@ -94,6 +129,7 @@ std::string stage_text(Stage stage, int iteration) {
 }
 
 std::string where_text(int case_index, const std::string& case_label, Stage stage, int iteration) {
+  if (case_index == kRunStart) return fmt::format("during the run's start ({})", case_label);
   if (case_index < 0) return "between cases";
   return fmt::format("during case {} ({}) {}", case_index, case_label, stage_text(stage, iteration));
 }
@@ -125,13 +161,17 @@ std::string watchdog_message(const std::vector<RankPosition>& positions, int cas
   std::string late;
   for (int r : ranks_not_arrived(positions)) {
     const auto& p = positions[static_cast<std::size_t>(r)];
-    late += fmt::format("{}{} (host {}: {}, case {} {}, {:.1f} s)", late.empty() ? "" : "; ", r, host_of(r),
-                        phase_text(p.phase), p.case_index, stage_text(p.stage, p.iteration), p.seconds_in_phase);
+    const std::string at = p.case_index == kRunStart
+                               ? std::string("the run's start")
+                               : fmt::format("case {} {}", p.case_index, stage_text(p.stage, p.iteration));
+    late += fmt::format("{}{} (host {}: {}, {}, {:.1f} s)", late.empty() ? "" : "; ", r, host_of(r),
+                        phase_text(p.phase), at, p.seconds_in_phase);
   }
   std::string silent;
   for (const auto& p : positions) {
     if (!p.answered) silent += fmt::format("{}{} (host {})", silent.empty() ? "" : ", ", p.rank, host_of(p.rank));
   }
+  if (case_index == kRunStart) return run_start_message(positions, case_label, timeout_s, host_of, silent);
   const auto stage = static_cast<Stage>(std::get<1>(front) < 0 ? 0 : std::get<1>(front));
   return fmt::format(
       "watchdog: case {} ({}) {} exceeded the {:.3g} s timeout; ranks that did not arrive: {}; no answer from: {}",
@@ -282,6 +322,19 @@ void Watchdog::at(int case_index, int iteration, Phase phase, double timeout_s, 
 void Watchdog::set_case_label(std::string label) {
   std::lock_guard<std::mutex> lock(label_mutex_);
   case_label_ = std::move(label);
+}
+
+void Watchdog::at_run_start(const std::string& step, double timeout_s) {
+  set_case_label(step);
+  at(kRunStart, -1, Phase::host, timeout_s, Stage::setup);
+}
+
+void Watchdog::hang_here() {
+  const RankPosition p = self_position();
+  at(p.case_index, p.iteration, Phase::fault, timeout_s_.load(), p.stage);
+  std::fprintf(stderr, "collbench: injected hang on rank %d %s\n", rank_, where().c_str());
+  std::fflush(stderr);
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
 RankPosition Watchdog::self_position() const {

@@ -55,7 +55,12 @@ struct RankPosition {
 // "setup", "verification", "warm-up iteration 2", "iteration 7"
 std::string stage_text(Stage stage, int iteration);
 
-// "case 3 (allreduce 1024 B float32) warm-up iteration 2", or "between cases" (case_index < 0).
+// The case index a rank publishes during the run's start (before its first case: sizes against
+// memory, the results file, the backends' start), with the step as the case label.
+inline constexpr int kRunStart = -2;
+
+// "case 3 (allreduce 1024 B float32) warm-up iteration 2", "during the run's start (starting the
+// backends)" (kRunStart), or "between cases" (case_index < 0).
 std::string where_text(int case_index, const std::string& case_label, Stage stage, int iteration);
 
 // Pure: which ranks did not arrive. The front is the furthest (case, stage, iteration) any rank has
@@ -64,7 +69,10 @@ std::string where_text(int case_index, const std::string& case_label, Stage stag
 std::vector<int> ranks_not_arrived(const std::vector<RankPosition>& positions);
 
 // "case 2 (allreduce 4096 B) iteration 3 exceeded the 5 s timeout; ranks that did not arrive:
-//  1 (host h1: injected hang, 6.1 s); no answer from: none"
+//  1 (host h1: injected hang, 6.1 s); no answer from: none". For kRunStart: "the run's start
+// (starting the backends) exceeded ...", where the ranks still in the step's own work cannot be
+// told from those waiting for them in its collectives: they are listed together as "still
+// starting", apart from an injected hang."
 std::string watchdog_message(const std::vector<RankPosition>& positions, int case_index, const std::string& case_label,
                              double timeout_s, const std::vector<std::string>& hosts);
 
@@ -96,6 +104,10 @@ class Watchdog {
   // iteration of the timed stage is the case's setup.
   void at(int case_index, int iteration, Phase phase, double timeout_s, Stage stage = Stage::timed);
   void set_case_label(std::string label);
+  // A step of the run's start (kRunStart, the step as the label), bounded by `timeout_s`.
+  void at_run_start(const std::string& step, double timeout_s);
+  // An injected hang where this rank is (COLLBENCH_FAULT hang ... start=1): published as such.
+  [[noreturn]] void hang_here();
 
  private:
   void loop();
