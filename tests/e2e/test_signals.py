@@ -216,7 +216,8 @@ def pids_after_the_skew_phase(out_dir, proc):
     raise AssertionError("the skew phase did not end within 60 s")
 
 
-LOCATE_STOP = re.compile(r"^collbench: error: rank 1 \(host [^,]+, pid (\d+)\) received SIGTERM between cases; "
+LOCATE_STOP = re.compile(r"^collbench: error: rank 1 \(host [^,]+, pid (\d+)\) received SIGTERM (?:between cases|during "
+                         r"the run's start \([a-z ]+\)); "
                          r"stopping the run \(exit 3\): no report is written; with --out-dir, the records of the "
                          r"cases finished before it stay in its records-\*\.jsonl", re.M)
 

@@ -89,3 +89,34 @@ TEST(Watchdog, DeadlineReportersCoverALostNodeWithOneRankPerHost) {
     for (int r = 0; r < n; ++r) ASSERT_EQ(order[static_cast<std::size_t>(r)], r) << n;
   }
 }
+
+// A timeout during the run's start: the furthest step names it; a rank at an earlier step or in an
+// injected hang did not arrive; the ranks at the furthest step are listed together as ranges (one
+// held in that step's own work cannot be told from those waiting for it); ranks past the start
+// are left out.
+TEST(Watchdog, RunStartMessageNamesTheStepAndTheRanksBehindIt) {
+  const auto start = [](int rank, RunStartStep step, Phase ph) {
+    RankPosition p = at(rank, kRunStart, static_cast<int>(step), ph);
+    p.stage = Stage::setup;
+    return p;
+  };
+  std::vector<RankPosition> p{start(0, RunStartStep::backends, Phase::host),
+                              start(1, RunStartStep::memory, Phase::host),
+                              start(2, RunStartStep::backends, Phase::host),
+                              start(3, RunStartStep::backends, Phase::host),
+                              start(4, RunStartStep::backends, Phase::fault),
+                              start(5, RunStartStep::backends, Phase::host),
+                              at(6, 0, -1, Phase::host),
+                              start(7, RunStartStep::backends, Phase::host)};
+  p[7].answered = false;
+  const std::vector<std::string> hosts{"h0", "h0", "h0", "h0", "h1", "h1", "h1", "h1"};
+  EXPECT_EQ(watchdog_message(p, kRunStart, "starting the backends", 60.0, hosts),
+            "watchdog: the run's start (starting the backends) exceeded the 60 s timeout; ranks that did not arrive: "
+            "1 (host h0: host work, checking sizes against memory, 2.5 s); 4 (host h1: injected hang, "
+            "starting the backends, 2.5 s); still starting: 0, 2-3, 5 (a rank held in a GPU, NVML or library call "
+            "looks like those waiting for it); no answer from: 7 (host h1)");
+  EXPECT_EQ(where_text(kRunStart, "opening the results file", Stage::setup, 2),
+            "during the run's start (opening the results file)");
+  EXPECT_EQ(run_start_step_text(0), "checking the options");
+  EXPECT_EQ(run_start_step_text(4), "?");
+}

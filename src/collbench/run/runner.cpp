@@ -121,7 +121,7 @@ class SweepRun {
   CaseRun start_case(std::size_t position);
   void bind_comm(CaseRun& cr);
   void start_watchdog();
-  void start_step(const char* step);
+  void start_step(RunStartStep step);
   void waive_step(CaseRun& cr);
   std::optional<std::string> capability_waiver(CaseRun& cr);
   void make_record(CaseRun& cr);
@@ -170,8 +170,8 @@ class SweepRun {
 SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
     : options_(options), sweep_(prepared_sweep(requested)), info_(gather_process_info(control_)) {
   root_ = control_.rank() == 0;
-  start_watchdog();
   validate_repeats(sweep_, options_.repeats);  // before any note: a bad k is the only message
+  start_watchdog();
   // --format files: decided once, on rank 0, whose file system the writers use.
   on_root_agreed(control_,
                  [&] { report::check_run_output_files(options_.outputs, options_.out_path, options_.out_mode); });
@@ -182,16 +182,16 @@ SweepRun::SweepRun(const RunnerOptions& options, const plan::Sweep& requested)
   validate_cases(sweep_);
   check_verify_mode(options_.verify, sweep_);  // --verify device on a host-only backend: exit 2 now
   // Roots, sizes that round to 0 B, buffers against memory: before anything is allocated.
-  start_step("checking sizes against memory");
+  start_step(RunStartStep::memory);
   if (watchdog_ && faults_.hang_at_start(info_.rank)) watchdog_->hang_here();  // COLLBENCH_FAULT=hang:...,start=1
   sweep_ = checked_sweep(sweep_, control_, info_, placement_);
   run_id_ = control_.broadcast_string(root_ ? new_run_id() : std::string{});
   config_ = sweep_config_json(sweep_, placement_, progress_name_);
   if (options_.repeats > 1) config_["repeats"] = options_.repeats;  // --resume continues only the same k
-  start_step("opening the results file");
+  start_step(RunStartStep::results_file);
   results_ = open_results_file(control_, options_.out_path, options_.out_mode, config_, faults_.text());
   summary_.cases_failed = results_.failed_before;  // earlier failures of a resumed file count
-  start_step("starting the backends");
+  start_step(RunStartStep::backends);
   start_backends();
   if (watchdog_) watchdog_->at(-1, -1, Phase::idle, 0.0);  // started: each case sets its own deadline
   write_header();
@@ -207,10 +207,10 @@ void SweepRun::start_watchdog() {
     own_watchdog_ = std::make_unique<Watchdog>(host_names(info_));
     watchdog_ = own_watchdog_.get();
   }
-  start_step("reading the sweep");
+  start_step(RunStartStep::options);
 }
 
-void SweepRun::start_step(const char* step) {
+void SweepRun::start_step(RunStartStep step) {
   if (watchdog_) watchdog_->at_run_start(step, options_.timeout_s > 0 ? options_.timeout_s : default_timeout_s(0));
 }
 

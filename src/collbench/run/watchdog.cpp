@@ -87,16 +87,24 @@ std::string rank_ranges(const std::vector<int>& ranks) {
   return out;
 }
 
-// The watchdog's line for a timeout during the run's start (watchdog_message, kRunStart).
-std::string run_start_message(const std::vector<RankPosition>& positions, const std::string& step, double timeout_s,
+// The watchdog's line for a timeout during the run's start (watchdog_message, kRunStart). The
+// furthest step any rank reached names it; a rank at an earlier step (or in an injected hang) did
+// not arrive; those at the furthest step are listed together, as one held in that step's own work
+// looks like those waiting for it in the step's collective. Ranks past the start are left out.
+std::string run_start_message(const std::vector<RankPosition>& positions, double timeout_s,
                               const std::function<std::string(int)>& host_of, const std::string& silent) {
-  std::string injected;
+  int front = -1;
+  for (const auto& p : positions) {
+    if (p.answered && p.case_index == kRunStart) front = std::max(front, p.iteration);
+  }
+  std::string late;
   std::vector<int> starting;
   for (const auto& p : positions) {
-    if (!p.answered) continue;
-    if (p.phase == Phase::fault || p.phase == Phase::delay) {
-      injected += fmt::format("{}{} (host {}: {}, {:.1f} s)", injected.empty() ? "" : "; ", p.rank, host_of(p.rank),
-                              phase_text(p.phase), p.seconds_in_phase);
+    if (!p.answered || p.case_index != kRunStart) continue;
+    if (p.phase == Phase::fault || p.phase == Phase::delay || p.iteration < front) {
+      late += fmt::format("{}{} (host {}: {}, {}, {:.1f} s)", late.empty() ? "" : "; ", p.rank, host_of(p.rank),
+                          p.phase == Phase::host ? std::string_view("host work") : phase_text(p.phase),
+                          run_start_step_text(p.iteration), p.seconds_in_phase);
     } else {
       starting.push_back(p.rank);
     }
@@ -104,7 +112,7 @@ std::string run_start_message(const std::vector<RankPosition>& positions, const 
   return fmt::format(
       "watchdog: the run's start ({}) exceeded the {:.3g} s timeout; ranks that did not arrive: {}; still starting: {} "
       "(a rank held in a GPU, NVML or library call looks like those waiting for it); no answer from: {}",
-      step, timeout_s, injected.empty() ? "none told apart" : injected,
+      run_start_step_text(front), timeout_s, late.empty() ? "none told apart" : late,
       starting.empty() ? "none" : rank_ranges(starting), silent.empty() ? "none" : silent);
 }
 
@@ -171,7 +179,7 @@ std::string watchdog_message(const std::vector<RankPosition>& positions, int cas
   for (const auto& p : positions) {
     if (!p.answered) silent += fmt::format("{}{} (host {})", silent.empty() ? "" : ", ", p.rank, host_of(p.rank));
   }
-  if (case_index == kRunStart) return run_start_message(positions, case_label, timeout_s, host_of, silent);
+  if (case_index == kRunStart) return run_start_message(positions, timeout_s, host_of, silent);
   const auto stage = static_cast<Stage>(std::get<1>(front) < 0 ? 0 : std::get<1>(front));
   return fmt::format(
       "watchdog: case {} ({}) {} exceeded the {:.3g} s timeout; ranks that did not arrive: {}; no answer from: {}",
@@ -324,9 +332,16 @@ void Watchdog::set_case_label(std::string label) {
   case_label_ = std::move(label);
 }
 
-void Watchdog::at_run_start(const std::string& step, double timeout_s) {
-  set_case_label(step);
-  at(kRunStart, -1, Phase::host, timeout_s, Stage::setup);
+std::string_view run_start_step_text(int step) {
+  static constexpr std::array<std::string_view, 4> kSteps{"checking the options", "checking sizes against memory",
+                                                          "opening the results file", "starting the backends"};
+  return step >= 0 && static_cast<std::size_t>(step) < kSteps.size() ? kSteps[static_cast<std::size_t>(step)] : "?";
+}
+
+void Watchdog::at_run_start(RunStartStep step, double timeout_s) {
+  const int n = static_cast<int>(step);
+  set_case_label(std::string(run_start_step_text(n)));
+  at(kRunStart, n, Phase::host, std::max(timeout_s, kRunStartMinTimeout_s), Stage::setup);
 }
 
 void Watchdog::hang_here() {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -55,9 +56,15 @@ struct RankPosition {
 // "setup", "verification", "warm-up iteration 2", "iteration 7"
 std::string stage_text(Stage stage, int iteration);
 
-// The case index a rank publishes during the run's start (before its first case: sizes against
-// memory, the results file, the backends' start), with the step as the case label.
+// The case index a rank publishes during the run's start (before its first case), with the step
+// (RunStartStep) as the iteration and its text as the case label. Each step is bounded by
+// --timeout, but never by less than kRunStartMinTimeout_s: a start can be slow for good reasons
+// (CUDA contexts, NCCL loaded from a shared file system, --resume reading a large file), and an
+// input error found by one rank must reach its own exit (2) first (main.cpp, 10 s).
 inline constexpr int kRunStart = -2;
+inline constexpr double kRunStartMinTimeout_s = 60.0;
+enum class RunStartStep : int { options = 0, memory = 1, results_file = 2, backends = 3 };
+std::string_view run_start_step_text(int step);  // "checking sizes against memory"; "?" out of range
 
 // "case 3 (allreduce 1024 B float32) warm-up iteration 2", "during the run's start (starting the
 // backends)" (kRunStart), or "between cases" (case_index < 0).
@@ -104,8 +111,8 @@ class Watchdog {
   // iteration of the timed stage is the case's setup.
   void at(int case_index, int iteration, Phase phase, double timeout_s, Stage stage = Stage::timed);
   void set_case_label(std::string label);
-  // A step of the run's start (kRunStart, the step as the label), bounded by `timeout_s`.
-  void at_run_start(const std::string& step, double timeout_s);
+  // A step of the run's start (kRunStart), bounded by max(timeout_s, kRunStartMinTimeout_s).
+  void at_run_start(RunStartStep step, double timeout_s);
   // An injected hang where this rank is (COLLBENCH_FAULT hang ... start=1): published as such.
   [[noreturn]] void hang_here();
 
