@@ -83,10 +83,9 @@ void add_placement_flags(CLI::App& app, PlacementFlags& f) {
   app.add_option("--progress", f.progress, "MPI progress: auto (yield when ranks exceed cores), spin, yield")
       ->check(CLI::IsMember({"auto", "spin", "yield"}))
       ->default_str("auto");
-  app.add_option(
-      "--timeout", f.timeout,
-      "Watchdog: longest a collective, a barrier or a step of the run's start may take (e.g. 30s); default 300s + 1s "
-      "per 100MB");
+  app.add_option("--timeout", f.timeout,
+                 "Watchdog: longest a collective or barrier may take (e.g. 30s), and each step of the run's start (at "
+                 "least 60s); default 300s + 1s per 100MB");
   app.add_option("--verify", f.verify,
                  "Where inputs are written and results checked: auto (on the GPU with the nccl backend, for the "
                  "families with a device plan; else on the host), host (always on the host: debugging), device "
