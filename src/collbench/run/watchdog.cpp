@@ -158,14 +158,19 @@ std::vector<int> ranks_not_arrived(const std::vector<RankPosition>& positions) {
 
 std::string watchdog_message(const std::vector<RankPosition>& positions, int case_index, const std::string& case_label,
                              double timeout_s, const std::vector<std::string>& hosts) {
+  const auto host_of = [&hosts](int r) {
+    return r >= 0 && static_cast<std::size_t>(r) < hosts.size() ? hosts[static_cast<std::size_t>(r)] : std::string("?");
+  };
+  std::string silent;
+  for (const auto& p : positions) {
+    if (!p.answered) silent += fmt::format("{}{} (host {})", silent.empty() ? "" : ", ", p.rank, host_of(p.rank));
+  }
+  if (case_index == kRunStart) return run_start_message(positions, timeout_s, host_of, silent);
   // The furthest point of the case any rank reached.
   std::tuple<int, int, int> front{-1, -1, -1};
   for (const auto& p : positions) {
     if (p.answered && p.case_index == case_index) front = std::max(front, progress_key(p));
   }
-  const auto host_of = [&hosts](int r) {
-    return r >= 0 && static_cast<std::size_t>(r) < hosts.size() ? hosts[static_cast<std::size_t>(r)] : std::string("?");
-  };
   std::string late;
   for (int r : ranks_not_arrived(positions)) {
     const auto& p = positions[static_cast<std::size_t>(r)];
@@ -175,11 +180,6 @@ std::string watchdog_message(const std::vector<RankPosition>& positions, int cas
     late += fmt::format("{}{} (host {}: {}, {}, {:.1f} s)", late.empty() ? "" : "; ", r, host_of(r),
                         phase_text(p.phase), at, p.seconds_in_phase);
   }
-  std::string silent;
-  for (const auto& p : positions) {
-    if (!p.answered) silent += fmt::format("{}{} (host {})", silent.empty() ? "" : ", ", p.rank, host_of(p.rank));
-  }
-  if (case_index == kRunStart) return run_start_message(positions, timeout_s, host_of, silent);
   const auto stage = static_cast<Stage>(std::get<1>(front) < 0 ? 0 : std::get<1>(front));
   return fmt::format(
       "watchdog: case {} ({}) {} exceeded the {:.3g} s timeout; ranks that did not arrive: {}; no answer from: {}",
